@@ -1,0 +1,40 @@
+"""Knowledge-base errors.
+
+::
+
+    KnowledgeError                 base of every knowledge-base failure
+    ├── KnowledgeCapabilityError   an operation the backend does not declare
+    └── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an identity
+
+Finding nothing is not a failure: a read that matches no records returns an empty list.
+``KnowledgeCapabilityError`` is deliberately not a ``NotImplementedError``, so it stays
+distinguishable from an unimplemented abstract method. ``KnowledgeBuilder`` turns every one
+of these into a string at the tool boundary.
+"""
+
+from __future__ import annotations
+
+
+class KnowledgeError(Exception):
+    """Base class of every knowledge-base failure."""
+
+
+class KnowledgeCapabilityError(KnowledgeError):
+    """An operation was called on a backend that does not declare it."""
+
+    def __init__(self, backend: str, operation: str, detail: str = "") -> None:
+        """Create the error.
+
+        Args:
+            backend: The backend's name.
+            operation: The operation that is not declared (``search``, ``query``, ...).
+            detail: Extra guidance appended to the message.
+        """
+        self.backend = backend
+        self.operation = operation
+        message = f"Backend '{backend}' does not support {operation}."
+        super().__init__(f"{message} {detail}".strip())
+
+
+class KnowledgePathError(KnowledgeError):
+    """A path escaped a document store's root or cannot serve as an identity."""

@@ -1,0 +1,435 @@
+"""``KnowledgeBuilder``: a set of backends in, capability-gated agent tools out.
+
+The tools are plain Python callables with Google-style docstrings (frameworks turn those
+into tool descriptions). They never raise: every failure, from an unknown backend name to an
+exception inside an SDK, comes back as a string the agent can act on.
+
+Gating reads the declarations only (:class:`KnowledgeCapabilities`), never manager classes:
+``get_schemas``, ``read_kb``, ``write_kb`` and ``get_all_kb_descriptions`` are always built
+(``write_kb`` is dropped with ``build(writable=False)``); ``search_kb``, ``fetch_kb`` and
+``browse_kb`` are added only when some registered backend declares search, fetch or browse.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from agentkernel.knowledgebase.base import KnowledgeBase
+from agentkernel.knowledgebase.errors import KnowledgeCapabilityError, KnowledgeError
+from agentkernel.knowledgebase.model import Record
+
+logger = logging.getLogger(__name__)
+
+Tool = Callable[..., str]
+
+_MAX_LIMIT = 1000
+
+
+class KnowledgeBuilder:
+    """Compose knowledge bases and build the agent's knowledge tools.
+
+    Example:
+        >>> tools = KnowledgeBuilder([okf_manager], semantic_map={"<KB>": "tables"}).build()
+        >>> [tool.__name__ for tool in tools]  # doctest: +SKIP
+        ['get_schemas', 'read_kb', 'write_kb', 'get_all_kb_descriptions',
+         'search_kb', 'fetch_kb', 'browse_kb']
+    """
+
+    def __init__(
+        self,
+        backends: Iterable[KnowledgeBase],
+        semantic_map: Mapping[str, str] | None = None,
+    ) -> None:
+        """Register backends.
+
+        Args:
+            backends: The knowledge bases to expose; their ``backend_name`` values must be
+                non-empty and unique.
+            semantic_map: Placeholder tokens (``"<MONGO_SOURCE>"``) mapped to the physical
+                names they stand for; resolved in queries, paths and ids at call time.
+
+        Raises:
+            TypeError: A backend is not a ``KnowledgeBase``, or ``semantic_map`` is not a
+                mapping of strings to strings.
+            ValueError: No backends, or an empty or duplicate backend name.
+        """
+        registered: dict[str, KnowledgeBase] = {}
+        for backend in backends:
+            if not isinstance(backend, KnowledgeBase):
+                raise TypeError(
+                    f"KnowledgeBuilder takes KnowledgeBase instances, got {type(backend).__name__}"
+                )
+            name = backend.backend_name
+            if not isinstance(name, str) or not name.strip():
+                raise ValueError(
+                    f"A {type(backend).__name__} has an empty backend_name; give it a name."
+                )
+            if name in registered:
+                raise ValueError(f"Duplicate backend name {name!r}: backend names must be unique.")
+            registered[name] = backend
+        if not registered:
+            raise ValueError("KnowledgeBuilder needs at least one backend.")
+        mapping = dict(semantic_map or {})
+        for key, value in mapping.items():
+            if not isinstance(key, str) or not isinstance(value, str) or not key:
+                raise TypeError(
+                    f"semantic_map maps placeholder strings to strings; got {key!r}: {value!r}"
+                )
+        self._backends = registered
+        # longest token first, so "<SRC_V2>" is not eaten by "<SRC>"
+        self._semantic_map = dict(sorted(mapping.items(), key=lambda kv: -len(kv[0])))
+
+    @property
+    def backends(self) -> dict[str, KnowledgeBase]:
+        """The registered backends by name, in registration order."""
+        return dict(self._backends)
+
+    @property
+    def semantic_map(self) -> dict[str, str]:
+        """The placeholder map used at call time."""
+        return dict(self._semantic_map)
+
+    def resolve(self, text: str) -> str:
+        """Replace every ``semantic_map`` placeholder in ``text`` with its target.
+
+        Args:
+            text: A query, path or id as the agent wrote it.
+
+        Returns:
+            The text the backend receives.
+        """
+        for token, target in self._semantic_map.items():
+            text = text.replace(token, target)
+        return text
+
+    def declares(self, operation: str) -> list[str]:
+        """Name the backends declaring a capability.
+
+        Args:
+            operation: ``search``, ``query``, ``fetch``, ``browse`` or ``writable``.
+
+        Returns:
+            Their names, in registration order.
+        """
+        return [n for n, b in self._backends.items() if getattr(b.capabilities, operation)]
+
+    def build(self, writable: bool = True) -> list[Tool]:
+        """Build the tool callables.
+
+        Args:
+            writable: When false, ``write_kb`` is left out.
+
+        Returns:
+            ``get_schemas``, ``read_kb``, ``write_kb``, ``get_all_kb_descriptions``, then
+            ``search_kb``, ``fetch_kb`` and ``browse_kb``, each only when some registered
+            backend declares its capability.
+        """
+        tools: list[Tool] = [self._get_schemas_tool(), self._read_kb_tool()]
+        if writable:
+            tools.append(self._write_kb_tool())
+        tools.append(self._descriptions_tool())
+        if self.declares("search"):
+            tools.append(self._search_kb_tool())
+        if self.declares("fetch"):
+            tools.append(self._fetch_kb_tool())
+        if self.declares("browse"):
+            tools.append(self._browse_kb_tool())
+        return tools
+
+    # -- shared plumbing ----------------------------------------------------------------
+
+    def _backend(self, name: Any) -> KnowledgeBase | str:
+        backend = self._backends.get(name) if isinstance(name, str) else None
+        if backend is None:
+            return f"Unknown backend '{name}'. Available: {list(self._backends)}"
+        return backend
+
+    def _run(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> Any:
+        """Run a backend call, turning any failure into the string the agent sees."""
+        try:
+            return call()
+        except KnowledgeCapabilityError as exc:
+            return self._capability_message(backend.backend_name, exc.operation, str(exc))
+        except KnowledgeError as exc:
+            return f"Error from backend '{backend.backend_name}' during {operation}: {exc}"
+        except Exception as exc:
+            logger.warning(
+                "backend %r failed during %s", backend.backend_name, operation, exc_info=True
+            )
+            return (
+                f"Error from backend '{backend.backend_name}' during {operation}: "
+                f"{type(exc).__name__}: {exc}"
+            )
+
+    def _capability_message(self, name: str, operation: str, detail: str = "") -> str:
+        flag = {"write": "writable"}.get(operation, operation)
+        able = (
+            self.declares(flag)
+            if flag in ("search", "query", "fetch", "browse", "writable")
+            else []
+        )
+        detail = detail or f"Backend '{name}' does not support {operation}."
+        return f"{detail} Backends that support {operation}: {able}"
+
+    def _records(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> str:
+        result = self._run(backend, operation, call)
+        if isinstance(result, str):
+            return result
+        try:
+            return backend.format_results(list(result or []))
+        except Exception as exc:
+            return f"Error formatting results from '{backend.backend_name}': {exc}"
+
+    # -- the tools ----------------------------------------------------------------------
+
+    def _get_schemas_tool(self) -> Tool:
+        builder = self
+
+        def get_schemas() -> str:
+            """Describe every knowledge base: its schema and the operations it declares.
+
+            Call this first. Each entry's "capabilities" says which tools serve it
+            (search, query with its query_language, fetch, browse, writable).
+
+            Returns:
+                JSON mapping each backend name to its schema.
+            """
+            schemas: dict[str, Any] = {}
+            for name, backend in builder._backends.items():
+                try:
+                    schemas[name] = backend.schema()
+                except Exception as exc:
+                    schemas[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            return json.dumps(schemas, indent=2, default=str, ensure_ascii=False)
+
+        return get_schemas
+
+    def _descriptions_tool(self) -> Tool:
+        builder = self
+
+        def get_all_kb_descriptions() -> str:
+            """List every knowledge base with a short description, to choose where to look.
+
+            Returns:
+                One line per backend: its name and what it holds.
+            """
+            lines = []
+            for name, backend in builder._backends.items():
+                try:
+                    description = backend.get_description()
+                except Exception as exc:
+                    description = f"(description unavailable: {type(exc).__name__}: {exc})"
+                lines.append(f"- {name}: {description}")
+            return "\n".join(lines)
+
+        return get_all_kb_descriptions
+
+    def _read_kb_tool(self) -> Tool:
+        builder = self
+
+        def read_kb(backend: str, query: str, limit: int = 3) -> str:
+            """Retrieve knowledge from one backend, whatever kind it is.
+
+            Backends with a query language (see get_schemas) run the query as a statement
+            in that language; every other backend treats it as a search.
+
+            Args:
+                backend: The backend name, as listed by get_schemas.
+                query: A statement in the backend's query_language, or search text.
+                limit: The most records to return (default 3).
+
+            Returns:
+                The matching records, one per line, or a message saying what went wrong.
+            """
+            kb = builder._backend(backend)
+            if isinstance(kb, str):
+                return kb
+            problem = _check_text("query", query) or _check_limit(limit)
+            if problem:
+                return problem
+            statement = builder.resolve(query)
+            if kb.capabilities.query:
+                return builder._records(kb, "query", lambda: kb.query(statement, limit=limit))
+            return builder._records(kb, "search", lambda: kb.search(statement, limit=limit))
+
+        return read_kb
+
+    def _search_kb_tool(self) -> Tool:
+        builder = self
+
+        def search_kb(backend: str, query: str, limit: int = 3) -> str:
+            """Rank a backend's records by relevance to the query, best first.
+
+            Only backends declaring search serve this; use read_kb for the others.
+
+            Args:
+                backend: The backend name, as listed by get_schemas.
+                query: What to look for, in natural language or keywords.
+                limit: The most records to return (default 3).
+
+            Returns:
+                The best matches, one per line; ids in [brackets] can be passed to fetch_kb.
+            """
+            kb = builder._backend(backend)
+            if isinstance(kb, str):
+                return kb
+            if not kb.capabilities.search:
+                return builder._capability_message(kb.backend_name, "search")
+            problem = _check_text("query", query) or _check_limit(limit)
+            if problem:
+                return problem
+            text = builder.resolve(query)
+            return builder._records(kb, "search", lambda: kb.search(text, limit=limit))
+
+        return search_kb
+
+    def _fetch_kb_tool(self) -> Tool:
+        builder = self
+
+        def fetch_kb(backend: str, ids: str) -> str:
+            """Fetch whole records by identity, for example ids shown in [brackets].
+
+            Args:
+                backend: The backend name, as listed by get_schemas.
+                ids: One id, or several separated by commas.
+
+            Returns:
+                The full records, or a message saying what went wrong.
+            """
+            kb = builder._backend(backend)
+            if isinstance(kb, str):
+                return kb
+            if not kb.capabilities.fetch:
+                return builder._capability_message(kb.backend_name, "fetch")
+            problem = _check_text("ids", ids)
+            if problem:
+                return problem
+            wanted = [builder.resolve(part.strip()) for part in ids.split(",") if part.strip()]
+            if not wanted:
+                return "Give at least one id to fetch (several may be separated by commas)."
+            result = builder._run(kb, "fetch", lambda: kb.fetch(wanted))
+            if isinstance(result, str):
+                return result
+            rows = list(result or [])
+            found = {
+                str(row.get("metadata", {}).get("id"))
+                for row in rows
+                if isinstance(row, Mapping) and isinstance(row.get("metadata"), Mapping)
+            }
+            missing = [i for i in wanted if i not in found]
+            text = kb.format_results(rows) if rows else "No results."
+            if missing:
+                text += f"\nNot found: {missing}"
+            return text
+
+        return fetch_kb
+
+    def _browse_kb_tool(self) -> Tool:
+        builder = self
+
+        def browse_kb(backend: str, path: str = "", limit: int = 50) -> str:
+            """List what a namespace of a backend holds, starting from its root.
+
+            Args:
+                backend: The backend name, as listed by get_schemas.
+                path: The namespace to list; empty for the root.
+                limit: The most entries to return (default 50).
+
+            Returns:
+                The entries under the path, or a message saying what went wrong.
+            """
+            kb = builder._backend(backend)
+            if isinstance(kb, str):
+                return kb
+            if not kb.capabilities.browse:
+                return builder._capability_message(kb.backend_name, "browse")
+            if not isinstance(path, str):
+                return f"path must be a string, got {type(path).__name__}."
+            problem = _check_limit(limit)
+            if problem:
+                return problem
+            where = builder.resolve(path)
+            return builder._records(kb, "browse", lambda: kb.browse(where, limit=limit))
+
+        return browse_kb
+
+    def _write_kb_tool(self) -> Tool:
+        builder = self
+
+        def write_kb(
+            backend: str,
+            text: str = "",
+            source: str = "agent",
+            query: str = "",
+            params_json: str = "{}",
+        ) -> str:
+            """Persist knowledge to a writable backend.
+
+            Give text to store a note or document; for a backend with a query language,
+            give a write statement in query (with its parameters in params_json).
+
+            Args:
+                backend: The backend name; get_schemas shows which are writable.
+                text: The knowledge to store. For documents, the first line is the title.
+                source: Who or what the knowledge came from (default "agent").
+                query: A write statement in the backend's query_language, if it has one.
+                params_json: The statement's parameters as a JSON object (default "{}").
+
+            Returns:
+                What was written, or a message saying why nothing was.
+            """
+            kb = builder._backend(backend)
+            if isinstance(kb, str):
+                return kb
+            if not kb.capabilities.writable:
+                return (
+                    f"Backend '{kb.backend_name}' is read-only. "
+                    f"Knowledge bases that accept writes: {builder.declares('writable')}"
+                )
+            for label, value in (("text", text), ("source", source), ("query", query)):
+                problem = _check_text(label, value, allow_empty=True)
+                if problem:
+                    return problem
+            if not text.strip() and not query.strip():
+                return (
+                    "Nothing to write: give text, or a query for a backend with a query language."
+                )
+            try:
+                params = json.loads(params_json or "{}")
+            except (TypeError, json.JSONDecodeError) as exc:
+                return f'params_json is not valid JSON ({exc}); give an object such as {{"id": 1}}.'
+            if not isinstance(params, dict):
+                return f"params_json must be a JSON object, got {type(params).__name__}."
+            metadata: dict[str, Any] = {"source": source}
+            if query.strip():
+                metadata["query"] = builder.resolve(query)
+                metadata["params"] = params
+            record: Record = {"text": text, "metadata": metadata}
+            result = builder._run(kb, "write", lambda: kb.write([record]))
+            if isinstance(result, str):
+                return result
+            written = [str(i) for i in result] if isinstance(result, Sequence) else []
+            if written:
+                return f"Wrote {len(written)} record(s) to '{kb.backend_name}': {written}"
+            return f"Wrote 1 record to '{kb.backend_name}'."
+
+        return write_kb
+
+
+def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> str | None:
+    if not isinstance(value, str):
+        return f"{label} must be a string, got {type(value).__name__}."
+    if not allow_empty and not value.strip():
+        return f"{label} must not be empty."
+    return None
+
+
+def _check_limit(limit: Any) -> str | None:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        return f"limit must be a whole number, got {limit!r}."
+    if not 1 <= limit <= _MAX_LIMIT:
+        return f"limit must be between 1 and {_MAX_LIMIT}, got {limit}."
+    return None

@@ -1,0 +1,111 @@
+"""The data of the contract: capability declarations and record shapes.
+
+No I/O and no third-party import happens here; these types are read by the tool layer to
+decide which tools exist and how ``read_kb`` routes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, TypedDict
+
+Record = Mapping[str, Any]
+"""A knowledge record: ``{"text": str, "metadata": {...}}``. Never validated at runtime."""
+
+SearchMode = Literal["semantic", "lexical"]
+
+_SEARCH_MODES = ("semantic", "lexical")
+_OPERATIONS = ("search", "query", "fetch", "browse", "writable")
+
+
+class KnowledgeMetadata(TypedDict, total=False):
+    """Conventional metadata keys of a record; documentation only, never validated.
+
+    Attributes:
+        id: Comma-free identity; required on every record of a fetch-capable backend.
+        source: Where the record came from.
+        title: A human-readable title.
+        kind: What sort of thing the record is (a concept type, a node label, ...).
+        trust: ``unverified``, ``machine-confirmed`` or ``human-reviewed`` (OKF).
+        stale: Whether the record is past its ``stale_after`` (OKF).
+        links: Identities the record links to, known after a fetch (OKF).
+    """
+
+    id: str
+    source: str
+    title: str
+    kind: str
+    trust: str
+    stale: bool
+    links: list[str]
+
+
+class KnowledgeRecord(TypedDict):
+    """The shape of a record: text plus conventional metadata."""
+
+    text: str
+    metadata: KnowledgeMetadata
+
+
+@dataclass(frozen=True)
+class KnowledgeCapabilities:
+    """What a backend declares it can do; the tool layer routes on nothing else.
+
+    Attributes:
+        kinds: Open taxonomy of what the backend holds (``vector``, ``structured``, ``graph``,
+            ``document``, ...). Default ``[]``.
+        search: Implements ``search(query, limit)``. Default ``False``.
+        search_mode: ``"semantic"``, ``"lexical"`` or ``None``; advisory only, it does not
+            imply ``search``. Default ``None``.
+        query: Implements ``query(statement, limit)``. Default ``False``.
+        query_language: The language ``query`` takes, for example ``"cypher"`` or ``"sql"``;
+            required exactly when ``query`` is true. Default ``None``.
+        fetch: Implements ``fetch(ids)``. Default ``False``.
+        browse: Implements ``browse(path, limit)``. Default ``False``.
+        writable: Implements ``write(records)``. Default ``False``.
+        derives_schema: ``schema()`` self-describes without ``add_schema()``. Default ``False``.
+    """
+
+    kinds: list[str] = field(default_factory=list)
+    search: bool = False
+    search_mode: SearchMode | None = None
+    query: bool = False
+    query_language: str | None = None
+    fetch: bool = False
+    browse: bool = False
+    writable: bool = False
+    derives_schema: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.kinds, str) or not all(isinstance(k, str) for k in self.kinds):
+            raise TypeError(f"kinds must be a list of strings, got {self.kinds!r}")
+        object.__setattr__(self, "kinds", list(self.kinds))
+        for flag in (*_OPERATIONS, "derives_schema"):
+            value = getattr(self, flag)
+            if not isinstance(value, bool):
+                raise TypeError(f"{flag} must be a bool, got {value!r}")
+        if self.search_mode is not None and self.search_mode not in _SEARCH_MODES:
+            raise ValueError(
+                f"search_mode must be one of {list(_SEARCH_MODES)} or None, "
+                f"got {self.search_mode!r}"
+            )
+        if self.query_language is not None and not isinstance(self.query_language, str):
+            raise TypeError(f"query_language must be a string, got {self.query_language!r}")
+
+    def operations(self) -> list[str]:
+        """Return the declared operations, in contract order.
+
+        Returns:
+            The names among ``search``, ``query``, ``fetch``, ``browse``, ``writable`` that
+            are declared true.
+        """
+        return [op for op in _OPERATIONS if getattr(self, op)]
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the declaration as a JSON-serialisable dict (what ``schema()`` reports).
+
+        Returns:
+            Every field with its value.
+        """
+        return asdict(self)

@@ -1,0 +1,1 @@
+"""The Open Knowledge Format (OKF 0.2) representation of document stores."""
