@@ -9,14 +9,21 @@ supplied it (an agent tool, a link in a document, its own walk), goes through
 from __future__ import annotations
 
 import importlib
+import logging
 import posixpath
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.errors import KnowledgePathError
+
+logger = logging.getLogger(__name__)
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -27,7 +34,8 @@ class StoredFile:
         path: Bundle-relative POSIX path (``"tables/orders.md"``).
         size: Size in bytes.
         token: Change token: differs whenever the content may have changed
-            (``"<mtime_ns>:<size>"`` locally, the ETag on S3).
+            (``"<mtime_ns>:<size>:<inode>"`` locally, so a rename-into-place write is seen
+            even within one timestamp tick; the ETag on S3). Opaque: compare, never parse.
     """
 
     path: str
@@ -47,12 +55,19 @@ def clean_path(path: str) -> str:
 
     Raises:
         KnowledgePathError: The path is not a string, is absolute, holds ``..``, a NUL byte,
-            a backslash, or a drive letter.
+            a backslash, a drive letter, a control character, or a lone surrogate.
     """
     if not isinstance(path, str):
         raise KnowledgePathError(f"A path must be a string, got {type(path).__name__}.")
     if "\x00" in path:
         raise KnowledgePathError(f"Path {path!r} contains a NUL byte.")
+    if _CONTROL.search(path):
+        raise KnowledgePathError(f"Path {path!r} contains a control character.")
+    if not path.isascii():
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:
+            raise KnowledgePathError(f"Path {path!r} is not valid Unicode text.") from None
     if "\\" in path:
         raise KnowledgePathError(f"Path {path!r} contains a backslash; use '/' separators.")
     if path.startswith("/") or (len(path) >= 2 and path[1] == ":"):
@@ -61,6 +76,45 @@ def clean_path(path: str) -> str:
     if ".." in parts:
         raise KnowledgePathError(f"Path {path!r} climbs out of the bundle with '..'.")
     return posixpath.join(*parts) if parts else ""
+
+
+def clean_file_path(path: str) -> str:
+    """Like :func:`clean_path`, for a path that must name a visible file.
+
+    Hidden entries (any segment starting with ``.``, such as ``.git/config`` or a store's own
+    temporary files) are not part of a bundle: walks skip them, and access refuses them, so an
+    agent can neither read repository internals nor plant a ``.git/hooks`` script.
+
+    Args:
+        path: A path as given by a caller.
+
+    Returns:
+        The cleaned path (never ``""``).
+
+    Raises:
+        KnowledgePathError: As :func:`clean_path`, or the path names the root or a hidden entry.
+    """
+    cleaned = clean_path(path)
+    if not cleaned:
+        raise KnowledgePathError(f"Path {path!r} names the bundle root, not a file.")
+    if any(part.startswith(".") for part in cleaned.split("/")):
+        raise KnowledgePathError(f"Path {path!r} names a hidden entry, which is not in the bundle.")
+    return cleaned
+
+
+def is_walkable(path: str) -> bool:
+    """Whether a path met during a walk may be listed: clean, canonical and not hidden.
+
+    Args:
+        path: A path relative to the store root, as the walk spelled it.
+
+    Returns:
+        True when ``clean_file_path(path) == path``, so the listed path reads back the same file.
+    """
+    try:
+        return clean_file_path(path) == path
+    except KnowledgePathError:
+        return False
 
 
 class DocumentStore(ABC):
@@ -151,9 +205,33 @@ class DocumentStore(ABC):
 
     @property
     def diagnostics(self) -> list[str]:
-        """Problems met while walking (skipped entries and why), oldest first."""
+        """Problems met by the most recent walk (skipped entries and why), oldest first.
+
+        Each walk starts a fresh list (see :meth:`_reset_diagnostics`), so a bundle refreshed
+        every few minutes reports its current problems, not an ever-growing history. Copy the
+        list after a walk to keep it.
+        """
         found: list[str] = self.__dict__.setdefault("_diagnostics", [])
         return found
+
+    def _reset_diagnostics(self) -> None:
+        """Start a fresh diagnostics list; implementations call it when a walk begins.
+
+        The old list object is left untouched, so a caller holding it keeps what it saw.
+        """
+        self.__dict__["_diagnostics"] = []
+
+    def _diagnose(self, message: str) -> None:
+        """Record one skipped entry; log it at WARNING the first time, at DEBUG on later walks.
+
+        Args:
+            message: What was skipped and why, naming the path.
+        """
+        logged: set[str] = self.__dict__.setdefault("_logged_diagnostics", set())
+        level = logging.DEBUG if message in logged else logging.WARNING
+        logged.add(message)
+        logger.log(level, "%s: %s", self.location, message)
+        self.diagnostics.append(message)
 
     def close(self) -> None:
         """Release clients; the default does nothing."""
@@ -182,6 +260,8 @@ class DocumentStore(ABC):
         Raises:
             AKConfigError: The value is empty, has an unknown scheme, or names something that
                 is not a ``DocumentStore`` subclass.
+            FileNotFoundError: A local root does not exist (stores fail at construction).
+            MissingExtraError: An ``s3://`` value without the ``aws`` extra installed.
         """
         if not isinstance(value, str) or not value.strip():
             raise AKConfigError(f"A document store URI must be a non-empty string, got {value!r}.")
@@ -198,7 +278,7 @@ class DocumentStore(ABC):
             host, _, path = host_and_path.partition("/")
             if host not in ("", "localhost"):
                 raise AKConfigError(f"A file URI names no remote host, got {value!r}.")
-            return _local_store("/" + path, **kwargs)
+            return _local_store("/" + unquote(path), **kwargs)
         if scheme == "s3":
             if not rest.startswith("//") or not rest[2:].split("/", 1)[0]:
                 raise AKConfigError(f"An S3 URI needs 's3://bucket/prefix', got {value!r}.")
@@ -221,16 +301,32 @@ def _local_store(root: str, **kwargs: Any) -> DocumentStore:
 
 
 def _python_store(dotted: str, value: str, **kwargs: Any) -> DocumentStore:
-    module_name, _, class_name = dotted.strip().rpartition(".")
+    return load_store_class(dotted.strip(), value)(**kwargs)
+
+
+def load_store_class(dotted: str, context: str | None = None) -> type[DocumentStore]:
+    """Import a ``DocumentStore`` subclass named by its dotted path.
+
+    Args:
+        dotted: ``package.module.ClassName``.
+        context: What named it (a URI, a configuration entry), for the error message.
+
+    Returns:
+        The class.
+
+    Raises:
+        AKConfigError: The path is malformed, cannot be imported, or names something that is
+            not a ``DocumentStore`` subclass.
+    """
+    where = f" in {context}" if context else ""
+    module_name, _, class_name = dotted.rpartition(".")
     if not module_name or not class_name:
-        raise AKConfigError(f"A python: store needs 'python:package.module.Class', got {value!r}.")
+        raise AKConfigError(f"A store class needs 'package.module.Class', got {dotted!r}{where}.")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise AKConfigError(
-            f"Cannot import module {module_name!r} for store {value!r}: {exc}"
-        ) from exc
+        raise AKConfigError(f"Cannot import module {module_name!r}{where}: {exc}") from exc
     store_class = getattr(module, class_name, None)
     if not (isinstance(store_class, type) and issubclass(store_class, DocumentStore)):
-        raise AKConfigError(f"{dotted!r} in {value!r} is not a DocumentStore subclass.")
-    return store_class(**kwargs)
+        raise AKConfigError(f"{dotted!r}{where} is not a DocumentStore subclass.")
+    return store_class

@@ -1,0 +1,342 @@
+"""``LocalDocumentStore``: a bundle in a directory on the local filesystem.
+
+Containment is checked twice for every path: lexically by :func:`clean_file_path` (no ``..``,
+no absolute path, no NUL byte, no backslash, nothing hidden), then physically by resolving
+symlinks and refusing any target outside the root. Files are opened without following a final
+symlink and must be regular files, so a path swapped for a symlink or a FIFO after the check
+is refused rather than followed or blocked on. (A directory component swapped for a symlink
+between the check and the open is outside this store's threat model: that needs write access
+to the bundle directory itself.)
+
+Writes go to a hidden temporary file in the target's directory, are flushed to disk, and are
+renamed into place, so a reader sees the old bytes or the new, never a torn file.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+
+from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.knowledgebase.store._fs import (
+    current_umask,
+    fsync_directory,
+    probe_writable,
+    remove_quietly,
+)
+from agentkernel.knowledgebase.store.base import (
+    DocumentStore,
+    StoredFile,
+    clean_file_path,
+    clean_path,
+    is_walkable,
+)
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["LocalDocumentStore"]
+
+
+class LocalDocumentStore(DocumentStore):
+    """A bundle stored in a local directory.
+
+    Example:
+        >>> store = LocalDocumentStore("./bundle", writable=False)  # doctest: +SKIP
+        >>> [f.path for f in store.walk()]  # doctest: +SKIP
+        ['index.md', 'tables/orders.md']
+    """
+
+    def __init__(self, root: str | os.PathLike[str], writable: bool | None = None) -> None:
+        """Open a directory as a store; no file is read.
+
+        Args:
+            root: The bundle directory; it must exist. Symlinks in it are resolved once, here.
+            writable: ``None`` probes the filesystem (a temporary file is created in the root
+                and removed); ``False`` makes the store read-only whatever the permissions;
+                ``True`` declares it writable (a write that the filesystem refuses still
+                raises ``PermissionError``).
+
+        Raises:
+            FileNotFoundError: ``root`` does not exist (the message hints at ``python:`` when
+                the value looks like a dotted class path).
+            NotADirectoryError: ``root`` is not a directory.
+        """
+        given = os.fspath(root)
+        real = os.path.realpath(given)
+        if not os.path.isdir(real):
+            if os.path.exists(real):
+                raise NotADirectoryError(f"Document store root {given!r} is not a directory.")
+            hint = ""
+            if "." in given and "/" not in given and not given.startswith("."):
+                hint = f"; to name a DocumentStore subclass write 'python:{given}'"
+            raise FileNotFoundError(f"Document store root {given!r} does not exist{hint}.")
+        self._root = real
+        self._prefix = real if real.endswith(os.sep) else real + os.sep
+        self._writable = probe_writable(real) if writable is None else bool(writable)
+        self._umask = current_umask()
+
+    @property
+    def root(self) -> str:
+        """The resolved absolute root directory."""
+        return self._root
+
+    @property
+    def writable(self) -> bool:
+        """Whether ``write`` may be called (probed or declared at construction)."""
+        return self._writable
+
+    @property
+    def location(self) -> str:
+        """The resolved root directory."""
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"LocalDocumentStore({self._root!r}, writable={self._writable})"
+
+    def walk(self, prefix: str = "") -> Iterator[StoredFile]:
+        """List every visible regular file below ``prefix``, depth first, sorted by name.
+
+        Hidden entries (``.git``, temporary files) are skipped silently; names that are not
+        clean bundle paths, symlinks resolving outside the root (or to a hidden entry), broken
+        symlinks, special files and symlink cycles are skipped with a diagnostic.
+
+        Args:
+            prefix: A directory relative to the root; ``""`` is the whole store. A prefix that
+                does not exist lists nothing.
+
+        Yields:
+            One ``StoredFile`` per regular file; its token is ``"<mtime_ns>:<size>:<inode>"``.
+
+        Raises:
+            KnowledgePathError: ``prefix`` is not a clean, visible relative path, or resolves
+                outside the root.
+            FileNotFoundError: The root itself no longer exists.
+            OSError: The root cannot be listed.
+        """
+        start = clean_path(prefix)
+        top = self._resolve(start) if start else self._root
+        self._reset_diagnostics()
+        if not os.path.isdir(self._root):
+            raise FileNotFoundError(f"Document store root {self._root!r} no longer exists.")
+        if not os.path.isdir(top):
+            return
+        top_stat = os.stat(top)
+        visited: set[tuple[int, int]] = set()
+        # Real directories first, depth first; directories reached through a symlink last, so
+        # a directory is listed under its own path and an alias of it is the one skipped.
+        stack = [(top, start, (top_stat.st_dev, top_stat.st_ino))]
+        linked: list[tuple[str, str, tuple[int, int]]] = []  # (real path, bundle path, inode)
+        while stack or linked:
+            directory, rel, key = stack.pop() if stack else linked.pop(0)
+            if key in visited:
+                self._diagnose(f"skipped {rel!r}: a symlink to a directory already listed")
+                continue
+            visited.add(key)
+            try:
+                with os.scandir(directory) as listing:
+                    entries = sorted(listing, key=lambda entry: entry.name)
+            except OSError as exc:
+                if directory == self._root:
+                    raise
+                self._diagnose(f"skipped directory {rel!r}: cannot list it ({exc.strerror})")
+                continue
+            subdirectories: list[tuple[str, str, tuple[int, int]]] = []
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                child = f"{rel}/{entry.name}" if rel else entry.name
+                found = self._examine(entry, child)
+                if found is None:
+                    continue
+                real, info = found
+                if stat.S_ISREG(info.st_mode):
+                    yield StoredFile(child, info.st_size, _token(info))
+                elif stat.S_ISDIR(info.st_mode):
+                    queue = linked if real != entry.path else subdirectories
+                    queue.append((real, child, (info.st_dev, info.st_ino)))
+                else:
+                    self._diagnose(f"skipped {child!r}: not a regular file or directory")
+            stack.extend(reversed(subdirectories))
+
+    def read(self, path: str) -> bytes:
+        """Return the whole content of ``path``.
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            The file's bytes.
+
+        Raises:
+            KnowledgePathError: The path is not clean, is hidden, resolves outside the root,
+                or is not a regular file.
+            FileNotFoundError: No file is at ``path``.
+            IsADirectoryError: ``path`` is a directory.
+        """
+        with os.fdopen(self._open(path), "rb") as handle:
+            return handle.read()
+
+    def read_head(self, path: str, max_bytes: int) -> bytes:
+        """Return at most the first ``max_bytes`` bytes of ``path``; never reads more.
+
+        Args:
+            path: A bundle-relative path.
+            max_bytes: The most bytes to return (``0`` returns ``b""``).
+
+        Returns:
+            The leading bytes.
+
+        Raises:
+            ValueError: ``max_bytes`` is negative.
+            KnowledgePathError: As :meth:`read`.
+            FileNotFoundError: No file is at ``path``.
+        """
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}.")
+        with os.fdopen(self._open(path), "rb") as handle:
+            return handle.read(max_bytes)
+
+    def write(self, path: str, data: bytes, *, overwrite: bool = True) -> StoredFile:
+        """Store ``data`` at ``path`` through a temporary file renamed into place.
+
+        Args:
+            path: A bundle-relative path; missing directories are created.
+            data: The complete new content.
+            overwrite: When false, the file is linked into place with ``link(2)``, which
+                fails if the target exists: the check and the write are one atomic step, so
+                of concurrent writers exactly one wins.
+
+        Returns:
+            The stored file with its new change token.
+
+        Raises:
+            PermissionError: The store is read-only, or the filesystem refuses the write.
+            KnowledgePathError: The path escapes the root or is hidden.
+            FileExistsError: ``overwrite`` is false and ``path`` exists.
+            NotADirectoryError: A file stands where a parent directory is needed.
+        """
+        if not self._writable:
+            raise PermissionError(
+                f"Document store {self._root} is read-only: cannot write {path!r}."
+            )
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
+        cleaned = clean_file_path(path)
+        target = self._resolve(path)
+        parent = os.path.dirname(target)
+        try:
+            os.makedirs(parent, exist_ok=True)
+        except FileExistsError:
+            raise NotADirectoryError(f"Cannot write {path!r}: a file is in the way.") from None
+        if os.path.realpath(parent) != parent:
+            raise KnowledgePathError(f"Path {path!r} changed under the store while writing.")
+        fd, temp = tempfile.mkstemp(
+            prefix=f".{os.path.basename(target)[:64]}.", suffix=".tmp", dir=parent
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), self._mode_for(target))
+                os.fsync(handle.fileno())
+                info = os.fstat(handle.fileno())
+            if overwrite:
+                os.replace(temp, target)
+            else:
+                try:
+                    os.link(temp, target)
+                except FileExistsError:
+                    raise FileExistsError(
+                        f"{cleaned!r} already exists in {self._root}; not overwritten."
+                    ) from None
+                os.unlink(temp)
+        except BaseException:
+            remove_quietly(temp)
+            raise
+        fsync_directory(parent)
+        logger.debug("wrote %s (%d bytes) in %s", cleaned, info.st_size, self._root)
+        return StoredFile(cleaned, info.st_size, _token(info))
+
+    def _resolve(self, path: str) -> str:
+        """Map a caller's path to a real path inside the root, or refuse it."""
+        parts = clean_file_path(path).split("/")
+        real = os.path.join(self._root, *parts)
+        current = self._root
+        for part in parts:  # as os.path.realpath, but stat only below the (resolved) root
+            current = os.path.join(current, part)
+            try:
+                if stat.S_ISLNK(os.lstat(current).st_mode):
+                    real = os.path.realpath(real)
+                    break
+            except OSError:
+                break  # nothing exists from here on, so nothing below can be a symlink
+        if not real.startswith(self._prefix):
+            raise KnowledgePathError(f"Path {path!r} resolves outside {self._root}.")
+        inside = real[len(self._prefix) :]
+        if any(part.startswith(".") for part in inside.split(os.sep)):
+            raise KnowledgePathError(f"Path {path!r} resolves to a hidden entry.")
+        return real
+
+    def _open(self, path: str) -> int:
+        """Open ``path`` read-only as a file descriptor of a regular file inside the root."""
+        real = self._resolve(path)
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC
+        try:
+            fd = os.open(real, flags)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise KnowledgePathError(f"Path {path!r} became a symlink.") from exc
+            raise
+        try:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(f"Path {path!r} is a directory in {self._root}.")
+            if not stat.S_ISREG(mode):
+                raise KnowledgePathError(f"Path {path!r} is not a regular file.")
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def _examine(self, entry: os.DirEntry[str], child: str) -> tuple[str, os.stat_result] | None:
+        """Stat one walk entry, following a contained symlink; ``None`` when it is skipped."""
+        if not is_walkable(child) or not _encodable(entry.name):
+            self._diagnose(f"skipped {child!r}: its name is not a clean bundle path")
+            return None
+        try:
+            if not entry.is_symlink():
+                return entry.path, entry.stat(follow_symlinks=False)
+            real = os.path.realpath(entry.path)
+            inside = real[len(self._prefix) :] if real.startswith(self._prefix) else None
+            if real == self._root:
+                inside = ""  # a link to the root: listed once, below, as a directory alias
+            if inside is None or any(p.startswith(".") for p in inside.split(os.sep)):
+                self._diagnose(f"skipped {child!r}: a symlink resolving outside the bundle")
+                return None
+            return real, os.stat(real)
+        except OSError as exc:
+            self._diagnose(f"skipped {child!r}: {exc.strerror or exc}")
+            return None
+
+    def _mode_for(self, target: str) -> int:
+        try:
+            return stat.S_IMODE(os.stat(target).st_mode)
+        except OSError:
+            return 0o666 & ~self._umask
+
+
+def _token(info: os.stat_result) -> str:
+    return f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}"
+
+
+def _encodable(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes surface as lone surrogates
+        return False
+    return True
