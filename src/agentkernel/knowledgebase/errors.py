@@ -4,7 +4,9 @@
 
     KnowledgeError                 base of every knowledge-base failure
     ├── KnowledgeCapabilityError   an operation the backend does not declare
-    └── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an identity
+    ├── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an identity
+    ├── SQLRefusedError            a SQL statement refused before execution (not read-only)
+    └── SQLQueryError              the database reported an error for an accepted statement
 
 Finding nothing is not a failure: a read that matches no records returns an empty list.
 ``KnowledgeCapabilityError`` is deliberately not a ``NotImplementedError``, so it stays
@@ -38,3 +40,11 @@ class KnowledgeCapabilityError(KnowledgeError):
 
 class KnowledgePathError(KnowledgeError):
     """A path escaped a document store's root or cannot serve as an identity."""
+
+
+class SQLRefusedError(KnowledgeError):
+    """A statement was refused before execution: it is not exactly one read-only statement."""
+
+
+class SQLQueryError(KnowledgeError):
+    """The database reported an error for an accepted statement (syntax, missing table, ...)."""
