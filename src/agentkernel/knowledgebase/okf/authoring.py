@@ -1,0 +1,198 @@
+"""Turning records into OKF documents for write-through.
+
+Two cases, from the manual. A record naming ``metadata["id"]`` is a whole document (as
+``fetch`` returned it, perhaps edited) and is written exactly as given, after checking it is a
+concept. A record without an id is authored on the caller's behalf: titled from the first
+line of its text, stamped ``generated: {by, at}``, and slugged from that title.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
+from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.knowledgebase.okf.concept import (
+    ConceptError,
+    concept_id,
+    is_reserved,
+    parse_concept,
+)
+from agentkernel.knowledgebase.store.base import clean_path
+
+_MAX_TITLE = 120
+_MAX_SLUG = 60
+_MAX_DESCRIPTION = 240
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
+
+DEFAULT_TYPE = "Note"
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A document ready to store.
+
+    Attributes:
+        path: Where it goes (a candidate path when ``exact`` is false: a suffix may be added).
+        data: The bytes to write.
+        exact: Whether the path was named by the caller (written in place, replacing).
+    """
+
+    path: str
+    data: bytes
+    exact: bool
+
+
+def draft(record: Record, *, actor: str, now_iso: str, prefix: str) -> Draft:
+    """Prepare one record for writing.
+
+    Args:
+        record: ``{"text": ..., "metadata": {...}}``.
+        actor: ``generated.by`` for authored documents.
+        now_iso: ``generated.at``: ISO 8601 with an offset.
+        prefix: Directory authored documents go to.
+
+    Returns:
+        The draft.
+
+    Raises:
+        KnowledgeError: The record is malformed, or a document named by id is not a concept.
+        KnowledgePathError: The id is not a usable concept id.
+    """
+    if not isinstance(record, Mapping):
+        raise KnowledgeError(f"A record must be a mapping, got {type(record).__name__}.")
+    text = record.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise KnowledgeError("A record needs non-empty 'text' to write.")
+    metadata = record.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise KnowledgeError(f"'metadata' must be a mapping, got {type(metadata).__name__}.")
+    given_id = metadata.get("id")
+    if given_id is not None and str(given_id).strip():
+        return _exact(str(given_id), text)
+    return _authored(text, metadata, actor=actor, now_iso=now_iso, prefix=prefix)
+
+
+def with_suffix(path: str, attempt: int) -> str:
+    """Return the ``attempt``-th alternative of a slugged path (``x.md``, ``x-2.md``, ...).
+
+    Args:
+        path: The first candidate.
+        attempt: 1 for the path itself, 2 and up for suffixed alternatives.
+
+    Returns:
+        The candidate path.
+    """
+    return path if attempt <= 1 else f"{path[:-3]}-{attempt}.md"
+
+
+def title_from_text(text: str) -> str:
+    """Derive a title from the first non-empty line of a text (markdown heading marks dropped).
+
+    Args:
+        text: The record's text.
+
+    Returns:
+        The title, at most 120 characters.
+    """
+    for line in text.splitlines():
+        cleaned = " ".join(_HEADING.sub("", line).split()).strip(" *_`")
+        if cleaned:
+            return cleaned if len(cleaned) <= _MAX_TITLE else cleaned[: _MAX_TITLE - 1] + "…"
+    return "Untitled"
+
+
+def slugify(title: str) -> str:
+    """Make a file-name slug: ASCII lower-case words joined by ``-``.
+
+    Args:
+        title: The title.
+
+    Returns:
+        The slug (``"note"`` when nothing usable remains).
+    """
+    folded = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    words = re.findall(r"[a-z0-9]+", folded.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > _MAX_SLUG:
+            break
+        slug = candidate
+    return slug or (words[0][:_MAX_SLUG] if words else "note")
+
+
+def _exact(given_id: str, text: str) -> Draft:
+    if "," in given_id:
+        raise KnowledgePathError(f"Concept id {given_id!r} contains a comma.")
+    path = clean_path(given_id.strip().lstrip("/"))
+    if not path:
+        raise KnowledgePathError("A concept id must name a document, not the bundle root.")
+    if not path.lower().endswith(".md"):
+        path += ".md"
+    if is_reserved(path):
+        raise KnowledgePathError(
+            f"{concept_id(path)!r} is reserved (index.md and log.md are never concepts)."
+        )
+    data = text.encode("utf-8")
+    try:
+        parse_concept(path, "", len(data), data, complete=True)
+    except ConceptError as exc:
+        raise KnowledgeError(
+            f"Not written: the text for {concept_id(path)!r} is not an OKF concept ({exc}). "
+            "A record naming an id is written exactly as given, so its text must be the whole "
+            "document: '---' frontmatter with a 'type', then the body."
+        ) from exc
+    return Draft(path, data, exact=True)
+
+
+def _authored(
+    text: str, metadata: Mapping[str, Any], *, actor: str, now_iso: str, prefix: str
+) -> Draft:
+    title = _string(metadata.get("title")) or title_from_text(text)
+    kind = _string(metadata.get("type")) or _string(metadata.get("kind")) or DEFAULT_TYPE
+    meta: dict[str, Any] = {"type": kind, "title": title}
+    description = _string(metadata.get("description")) or _description(text, title)
+    if description:
+        meta["description"] = description
+    tags = metadata.get("tags")
+    if isinstance(tags, list | tuple) and all(isinstance(t, str) for t in tags) and tags:
+        meta["tags"] = list(tags)
+    for key in ("status", "stale_after"):
+        value = _string(metadata.get(key))
+        if value:
+            meta[key] = value
+    meta["generated"] = {"by": actor, "at": now_iso}
+    source = _string(metadata.get("source"))
+    if source:
+        meta["sources"] = [{"resource": source}]
+    body = text if text.endswith("\n") else text + "\n"
+    document = frontmatter.render(meta, body)
+    directory = clean_path(prefix)
+    name = f"{slugify(title)}.md"
+    path = f"{directory}/{name}" if directory else name
+    return Draft(path, document.encode("utf-8"), exact=False)
+
+
+def _description(text: str, title: str) -> str:
+    lines = text.splitlines()
+    rest = " ".join(" ".join(lines[1:]).split()) if len(lines) > 1 else ""
+    if not rest:
+        return ""
+    match = _SENTENCE.match(rest)
+    sentence = match.group(1) if match else rest
+    if sentence == title:
+        return ""
+    return sentence if len(sentence) <= _MAX_DESCRIPTION else sentence[: _MAX_DESCRIPTION - 1] + "…"
+
+
+def _string(value: Any) -> str:
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return ""
+    return " ".join(str(value).split())

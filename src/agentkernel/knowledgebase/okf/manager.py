@@ -1,0 +1,562 @@
+"""``OKFManager``: an Open Knowledge Format bundle served from any ``DocumentStore``.
+
+Search and browse answer from an in-process manifest (frontmatter plus a bounded token index
+per concept); only fetch reads a whole document. ``connect()`` walks the store once, from
+``__init__``; afterwards an operation costs one clock comparison, except the call crossing
+the ``refresh_seconds`` boundary, which lists the store and re-reads only the documents whose
+change token moved. A failed refresh keeps the last good manifest and records a diagnostic.
+Writes go through to the store and update the manifest and the index in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import posixpath
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from agentkernel.knowledgebase.document import DocumentKnowledgeBase
+from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
+from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+from agentkernel.knowledgebase.okf import authoring, frontmatter
+from agentkernel.knowledgebase.okf import browse as navigation
+from agentkernel.knowledgebase.okf.concept import ConceptError, parse_concept
+from agentkernel.knowledgebase.okf.links import resolve_links
+from agentkernel.knowledgebase.okf.manifest import Manifest
+from agentkernel.knowledgebase.okf.records import (
+    directory_record,
+    format_records,
+    full_record,
+    reserved_record,
+    summary_record,
+)
+from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, scan
+from agentkernel.knowledgebase.store.base import DocumentStore, clean_path
+
+logger = logging.getLogger(__name__)
+
+OKF_VERSION = "0.2"
+_MAX_SUFFIX = 1000
+
+
+@dataclass(frozen=True)
+class RefreshStats:
+    """What the last walk did.
+
+    Attributes:
+        listed: Files the listing returned.
+        reads: Documents read (bounded leading reads).
+        changed: Concepts added or replaced.
+        dropped: Documents that left the manifest.
+        seconds: Wall time of the walk.
+    """
+
+    listed: int
+    reads: int
+    changed: int
+    dropped: int
+    seconds: float
+
+
+class OKFManager(DocumentKnowledgeBase):
+    """Serve an OKF 0.2 bundle to agents: lexical search, fetch, browse, write-through.
+
+    Example:
+        >>> from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
+        >>> kb = OKFManager(LocalDocumentStore("./bundle", writable=False), name="OKF")
+        ... # doctest: +SKIP
+        >>> kb.search("orders freshness alert")  # doctest: +SKIP
+
+    Class attributes bound each walk and may be overridden in a subclass:
+    ``head_bytes`` (the leading read per document, 16 KiB), ``max_document_bytes``
+    (larger documents are skipped, 4 MiB) and ``read_workers`` (concurrent reads, 8).
+    """
+
+    head_bytes: int = 16 * 1024
+    max_document_bytes: int = 4 * 1024 * 1024
+    read_workers: int = 8
+
+    def __init__(
+        self,
+        store: DocumentStore,
+        name: str = "",
+        description: str | None = None,
+        refresh_seconds: float | None = 300.0,
+        max_concepts: int = 10_000,
+        write_actor: str | None = None,
+        write_prefix: str = "generated",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Attach a store and walk it once.
+
+        Args:
+            store: Where the bundle lives (``LocalDocumentStore``, ``S3DocumentStore``, yours).
+            name: The backend name agents address; defaults to one naming the location.
+            description: What the agent is told the bundle holds; derived when omitted.
+            refresh_seconds: Seconds between refreshes; ``None`` disables refresh (call
+                :meth:`reload` when the bundle changes).
+            max_concepts: The most concepts served; a larger bundle is truncated (reported in
+                the schema).
+            write_actor: ``generated.by`` stamped on authored documents (an OKF actor such as
+                ``ingest_agent/1.0``); defaults to ``agentkernel/okf``.
+            write_prefix: Directory authored documents are written to.
+            clock: Seconds since the epoch; drives refresh, staleness and ``generated.at``.
+
+        Raises:
+            TypeError: An argument has the wrong type.
+            ValueError: An argument is out of range.
+            KnowledgePathError: ``write_prefix`` is not a clean relative path.
+            OSError: The store cannot be listed (a misconfigured store fails here).
+        """
+        if refresh_seconds is not None and (
+            isinstance(refresh_seconds, bool)
+            or not isinstance(refresh_seconds, int | float)
+            or not refresh_seconds > 0
+        ):
+            raise ValueError(
+                f"refresh_seconds must be a positive number or None, got {refresh_seconds!r}"
+            )
+        if isinstance(max_concepts, bool) or not isinstance(max_concepts, int) or max_concepts < 1:
+            raise ValueError(f"max_concepts must be a positive integer, got {max_concepts!r}")
+        if write_actor is not None and (
+            not isinstance(write_actor, str) or not write_actor.strip()
+        ):
+            raise ValueError(f"write_actor must be a non-empty string or None, got {write_actor!r}")
+        if not isinstance(write_prefix, str):
+            raise TypeError(f"write_prefix must be a string, got {type(write_prefix).__name__}")
+        if description is not None and not isinstance(description, str):
+            raise TypeError(
+                f"description must be a string or None, got {type(description).__name__}"
+            )
+        super().__init__(
+            store,
+            KnowledgeCapabilities(
+                kinds=["document"],
+                search=True,
+                search_mode="lexical",
+                fetch=True,
+                browse=True,
+                writable=True,
+                derives_schema=True,
+            ),
+            name or None,
+        )
+        self._description = description
+        self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
+        self._max_concepts = max_concepts
+        self._write_actor = write_actor or "agentkernel/okf"
+        self._write_prefix = clean_path(write_prefix.strip().strip("/"))
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._refresh_lock = threading.Lock()
+        self._manifest = Manifest()
+        self._walk_diagnostics: list[str] = []
+        self._refresh_error: str | None = None
+        self._next_refresh = math.inf
+        self.last_refresh: RefreshStats | None = None
+        self.connect()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def connect(self, **kwargs: Any) -> None:
+        """Walk the whole store into the manifest (called from ``__init__``).
+
+        Args:
+            **kwargs: Unused; accepted for the ``KnowledgeBase`` signature.
+
+        Raises:
+            OSError: The store cannot be listed.
+            KnowledgeError: The store refused the listing.
+        """
+        self._refresh(raise_errors=True)
+
+    def reload(self) -> RefreshStats:
+        """Refresh now, whatever the clock says: list the store, re-read what changed.
+
+        Returns:
+            What the walk did.
+
+        Raises:
+            OSError: The listing failed; the last good manifest is still served.
+            KnowledgeError: The store refused the listing; likewise.
+        """
+        stats = self._refresh(raise_errors=True)
+        assert stats is not None  # raise_errors: a failure raised instead
+        return stats
+
+    @property
+    def diagnostics(self) -> list[str]:
+        """Every current problem: skipped documents and why, store and refresh failures."""
+        with self._lock:
+            found = [f"{s.path}: {s.reason}" for s in self._manifest.skipped.values()]
+            found.sort()
+            found += self._walk_diagnostics
+            if self._refresh_error:
+                found.append(self._refresh_error)
+        return found
+
+    # -- the three abstract members ---------------------------------------------------------
+
+    def get_description(self) -> str:
+        """Describe the bundle for routing, with its diagnostics surfaced.
+
+        Returns:
+            The given description, or one derived from the manifest, followed by a count
+            and the first few diagnostics when there are any.
+        """
+        self._tick()
+        with self._lock:
+            concepts = len(self._manifest.concepts)
+            types = Counter(c.type for c in self._manifest.concepts.values())
+            namespaces = self._manifest.child_directories("")
+        diagnostics = self.diagnostics
+        if self._description:
+            text = self._description
+        else:
+            kinds = ", ".join(t for t, _ in types.most_common(6)) or "none"
+            where = f" in {', '.join(namespaces[:8])}" if namespaces else ""
+            text = (
+                f"OKF bundle at {self._store.location}: {concepts} concepts "
+                f"(types: {kinds}){where}. Browse it from the root, search it lexically, "
+                "fetch whole documents by id."
+            )
+        if diagnostics:
+            shown = "; ".join(diagnostics[:3])
+            more = f" (and {len(diagnostics) - 3} more)" if len(diagnostics) > 3 else ""
+            text += f" {len(diagnostics)} diagnostic(s): {shown}{more}."
+        return text
+
+    # -- operations ---------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
+        """Rank concepts by BM25 over title, description, tags, type, id and body head.
+
+        Args:
+            query: Keywords or a natural-language question.
+            limit: The most records.
+            **kwargs: Unused.
+
+        Returns:
+            Summaries, best first: description as text; id, title, type, trust, stale,
+            tags and score in metadata. Nothing is filtered on trust or staleness.
+        """
+        self._tick()
+        if not isinstance(query, str) or not query.strip() or limit < 1:
+            return []
+        now = self._now()
+        with self._lock:
+            hits = self._manifest.index.search(query, limit)
+            return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
+
+    def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
+        """Read whole documents by id, with their links resolved.
+
+        Concept ids return the document exactly as stored. ``<dir>/index`` and ``<dir>/log``
+        return those reserved files verbatim; ``<dir>/`` returns the directory's listing.
+
+        Args:
+            ids: Concept ids (paths without ``.md``).
+            **kwargs: Unused.
+
+        Returns:
+            One record per id found, in the order asked; unknown ids are left out.
+
+        Raises:
+            KnowledgePathError: An id climbs out of the bundle.
+        """
+        self._tick()
+        if isinstance(ids, str):
+            ids = [ids]
+        rows: list[Record] = []
+        for raw in ids:
+            with self._lock:
+                target = navigation.resolve(self._manifest, str(raw))
+            record = self._fetch_one(target)
+            if record is not None:
+                rows.append(record)
+        return rows
+
+    def browse(self, path: str = "", limit: int = 50, **kwargs: Any) -> list[Record]:
+        """List a directory: its ``index.md`` verbatim, else a listing derived from the manifest.
+
+        Args:
+            path: A directory (``""`` or ``/`` for the root), or a concept id for its summary.
+            limit: The most entries in a derived listing.
+            **kwargs: Unused.
+
+        Returns:
+            The records; empty when nothing is at ``path``.
+
+        Raises:
+            KnowledgePathError: The path climbs out of the bundle.
+        """
+        self._tick()
+        now = self._now()
+        with self._lock:
+            target = navigation.resolve(self._manifest, path)
+            if target.kind == "concept":
+                return [summary_record(self._manifest.concepts[target.path], now)]
+            if target.kind == "reserved":
+                directory = posixpath.dirname(target.path)
+            elif target.kind == "directory":
+                directory = target.path
+            else:
+                return []
+            index = navigation.index_path(self._manifest, directory)
+            cached = self._manifest.reserved[index].text if index else None
+            if index is None:
+                return navigation.derived_listing(self._manifest, directory, max(limit, 1), now)
+        if cached is None:
+            cached = self._read_text(index)
+        if cached is not None:
+            return [reserved_record(index, cached)]
+        with self._lock:
+            return navigation.derived_listing(self._manifest, directory, max(limit, 1), now)
+
+    def write(self, records: Iterable[Record], **kwargs: Any) -> list[str]:
+        """Write concepts through to the store; visible to every operation on the next call.
+
+        A record without ``metadata["id"]`` is authored: titled from its first line, stamped
+        ``generated: {by, at}``, written under ``write_prefix`` at a path slugged from the
+        title (a suffix avoids collisions; nothing is overwritten). A record naming an id is
+        written exactly as given, replacing that concept; its text must be a whole OKF
+        document.
+
+        Args:
+            records: ``{"text": ..., "metadata": {...}}`` records. Authored records may give
+                ``type`` (default ``Note``), ``title``, ``description``, ``tags``, ``status``,
+                ``stale_after`` and ``source`` in metadata.
+            **kwargs: Unused.
+
+        Returns:
+            The concept ids written, in order.
+
+        Raises:
+            KnowledgeError: A record is malformed; nothing is written when any record is.
+            KnowledgePathError: A given id is unsafe or reserved.
+        """
+        self._tick()
+        now = datetime.fromtimestamp(self._clock(), UTC)
+        stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        drafts = [
+            authoring.draft(r, actor=self._write_actor, now_iso=stamp, prefix=self._write_prefix)
+            for r in records
+        ]
+        written: list[str] = []
+        for item in drafts:
+            written.append(self._write_one(item))
+        return written
+
+    def format_results(self, rows: Sequence[Record]) -> str:
+        """Render records with id, title, type, trust and staleness on every line.
+
+        Args:
+            rows: Records from an operation.
+
+        Returns:
+            The text the agent sees.
+        """
+        return format_records(rows)
+
+    # -- schema -------------------------------------------------------------------------
+
+    def _derived_schema(self) -> dict[str, Any]:
+        self._tick()
+        with self._lock:
+            manifest = self._manifest
+            types = Counter(c.type for c in manifest.concepts.values())
+            root_index = navigation.index_path(manifest, "")
+            root_text = manifest.reserved[root_index].text if root_index else None
+            reserved = sorted(manifest.reserved)
+            schema: dict[str, Any] = {
+                "format": "Open Knowledge Format",
+                "okf_version": _declared_version(root_text) or OKF_VERSION,
+                "location": self._store.location,
+                "concepts": len(manifest.concepts),
+                "types": dict(types.most_common()),
+                "namespaces": manifest.child_directories(""),
+                "reserved_files": reserved[:200],
+                "reserved_file_count": len(reserved),
+                "diagnostics": len(self.diagnostics),
+                "truncated": manifest.truncated,
+                "max_concepts": self._max_concepts,
+            }
+        if self.capabilities.writable:
+            schema["write_prefix"] = self._write_prefix
+        schema["usage"] = (
+            "browse_kb with path '' shows the root (an index.md verbatim when the bundle has "
+            "one); search_kb ranks concepts by title, description, tags, type, id and body; "
+            "fetch_kb takes the [ids] shown (comma-separated) and returns whole documents "
+            "with their links. Every record states its trust tier (unverified, "
+            "machine-confirmed, human-reviewed) and whether it is stale; weigh both."
+        )
+        return schema
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), UTC)
+
+    def _tick(self) -> None:
+        if self._clock() >= self._next_refresh:
+            self._refresh(raise_errors=False)
+
+    def _limits(self) -> ScanLimits:
+        return ScanLimits(
+            max_concepts=self._max_concepts,
+            head_bytes=self.head_bytes,
+            max_document_bytes=self.max_document_bytes,
+            workers=self.read_workers,
+        )
+
+    def _refresh(self, *, raise_errors: bool) -> RefreshStats | None:
+        if not self._refresh_lock.acquire(blocking=raise_errors):
+            return None  # another caller is refreshing; keep serving the current manifest
+        try:
+            started = time.perf_counter()
+            with self._lock:
+                known = {
+                    path: self._manifest.token_of(path) or "" for path in self._manifest.paths()
+                }
+            try:
+                result = scan(self._store, known, self._limits())
+            except Exception as exc:
+                message = (
+                    f"refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+                    f"serving the last good manifest: {type(exc).__name__}: {exc}"
+                )
+                logger.warning("OKF bundle %s: %s", self._store.location, message)
+                with self._lock:
+                    self._refresh_error = message
+                if raise_errors:
+                    raise
+                return None
+            stats = self._apply(result, known, started)
+            self.last_refresh = stats
+            return stats
+        finally:
+            if self._refresh_seconds is not None:
+                self._next_refresh = self._clock() + self._refresh_seconds
+            self._refresh_lock.release()
+
+    def _apply(self, result: ScanResult, known: dict[str, str], started: float) -> RefreshStats:
+        manifest = self._manifest
+        with self._lock:
+
+            def untouched(path: str) -> bool:
+                # a write since the snapshot wins over what the walk saw
+                return (manifest.token_of(path) or "") == known.get(path, "")
+
+            dropped = 0
+            for path in result.drops:
+                if untouched(path) and manifest.drop(path):
+                    dropped += 1
+            changed = 0
+            for concept in result.concepts:
+                if untouched(concept.path):
+                    manifest.put_concept(concept)
+                    changed += 1
+            for reserved in result.reserved:
+                if untouched(reserved.path):
+                    manifest.put_reserved(reserved)
+            for skipped in result.skipped:
+                if untouched(skipped.path):
+                    manifest.put_skipped(skipped)
+            manifest.truncated = result.truncated
+            self._walk_diagnostics = result.store_diagnostics + result.errors
+            if result.truncated:
+                self._walk_diagnostics.append(
+                    f"truncated: the bundle holds more than max_concepts={self._max_concepts} "
+                    "concepts; the rest are not served"
+                )
+            self._refresh_error = None
+        seconds = time.perf_counter() - started
+        return RefreshStats(result.listed, result.reads, changed, dropped, seconds)
+
+    def _fetch_one(self, target: navigation.Target) -> Record | None:
+        if target.kind == "reserved":
+            text = self._read_text(target.path)
+            return None if text is None else reserved_record(target.path, text)
+        if target.kind == "directory":
+            rows = self.browse(target.path, limit=1000)
+            listing = directory_record(target.path, self._count_under(target.path))
+            return {"text": format_records(rows), "metadata": listing["metadata"]}
+        if target.kind != "concept":
+            return None
+        with self._lock:
+            concept = self._manifest.concepts.get(target.path)
+        if concept is None:
+            return None
+        try:
+            data = self._store.read(concept.path)
+        except FileNotFoundError:
+            return None
+        try:
+            text = data.decode("utf-8")
+            fresh = parse_concept(concept.path, concept.token, len(data), data, complete=True)
+        except (UnicodeDecodeError, ConceptError) as exc:
+            logger.warning("%s changed into something unreadable: %s", concept.path, exc)
+            return None
+        with self._lock:
+            links = resolve_links(
+                concept.path,
+                fresh.body_head,
+                lambda cid: cid in self._manifest.concepts,
+                self._manifest.has_directory,
+            )
+        return full_record(fresh, text, links, self._now())
+
+    def _count_under(self, directory: str) -> int:
+        with self._lock:
+            return self._manifest.concepts_under(directory)
+
+    def _read_text(self, path: str) -> str | None:
+        try:
+            return self._store.read(path).decode("utf-8")
+        except (OSError, UnicodeDecodeError, KnowledgeError) as exc:
+            logger.warning("could not read %s: %s", path, exc)
+            return None
+
+    def _write_one(self, item: authoring.Draft) -> str:
+        if item.exact:
+            stored = self._store.write(item.path, item.data, overwrite=True)
+            path = item.path
+        else:
+            for attempt in range(1, _MAX_SUFFIX + 1):
+                path = authoring.with_suffix(item.path, attempt)
+                with self._lock:
+                    if self._manifest.token_of(path) is not None:
+                        continue
+                try:
+                    stored = self._store.write(path, item.data, overwrite=False)
+                    break
+                except FileExistsError:
+                    continue
+            else:
+                raise KnowledgePathError(
+                    f"No free name for {item.path!r} after {_MAX_SUFFIX} attempts."
+                )
+        head = item.data[: self.head_bytes]
+        concept = parse_concept(
+            path, stored.token, stored.size, head, complete=len(head) == len(item.data)
+        )
+        with self._lock:
+            self._manifest.put_concept(concept)
+        return concept.id
+
+
+def _declared_version(root_index: str | None) -> str | None:
+    if not root_index:
+        return None
+    try:
+        meta, _ = frontmatter.parse(root_index)
+    except frontmatter.FrontmatterError:
+        return None
+    version = meta.get("okf_version")
+    return str(version) if version is not None else None

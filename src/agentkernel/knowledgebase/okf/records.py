@@ -1,0 +1,165 @@
+"""Records an ``OKFManager`` returns, and how they read to an agent.
+
+Summaries (search and browse) carry what the manifest knows: id, title, type, description,
+tags, trust and staleness. A fetched record carries the whole document as written plus its
+resolved links. Reserved ``index.md`` files and directories are records too, with ids that
+``fetch`` accepts back (``tables/index``, ``tables/``), so every id an agent sees is usable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.links import Links
+
+KIND_INDEX = "index"
+KIND_LOG = "log"
+KIND_DIRECTORY = "directory"
+
+
+def summary_record(concept: Concept, now: datetime, score: float | None = None) -> Record:
+    """Describe a concept from the manifest alone.
+
+    Args:
+        concept: The manifest entry.
+        now: The instant staleness is judged at.
+        score: The search score, when ranked.
+
+    Returns:
+        A record whose text is the description (the title when there is none).
+    """
+    metadata: dict[str, Any] = _concept_metadata(concept, now)
+    if score is not None:
+        metadata["score"] = round(score, 4)
+    return {"text": concept.description or concept.title, "metadata": metadata}
+
+
+def full_record(concept: Concept, text: str, links: Links, now: datetime) -> Record:
+    """Describe a fetched concept: the whole document and its resolved links.
+
+    Args:
+        concept: The concept parsed from the document just read.
+        text: The whole document, exactly as stored.
+        links: Its bundle links, resolved.
+        now: The instant staleness is judged at.
+
+    Returns:
+        The record.
+    """
+    metadata: dict[str, Any] = _concept_metadata(concept, now)
+    metadata["links"] = list(links.concepts)
+    metadata["linked_directories"] = list(links.directories)
+    metadata["linked_files"] = list(links.reserved)
+    metadata["broken_links"] = list(links.broken)
+    metadata["frontmatter"] = concept.frontmatter
+    return {"text": text, "metadata": metadata}
+
+
+def reserved_record(path: str, text: str) -> Record:
+    """Describe an ``index.md`` or ``log.md`` returned verbatim.
+
+    Args:
+        path: Its bundle path.
+        text: Its whole text.
+
+    Returns:
+        The record; its id is the path without ``.md``.
+    """
+    directory = path.rpartition("/")[0]
+    kind = KIND_LOG if path.lower().endswith("log.md") else KIND_INDEX
+    where = f"{directory}/" if directory else "the bundle root"
+    return {
+        "text": text,
+        "metadata": {
+            "id": path[:-3],
+            "title": f"{path.rpartition('/')[2]} of {where}",
+            "kind": kind,
+            "source": path,
+            "verbatim": True,
+        },
+    }
+
+
+def directory_record(path: str, concepts: int, description: str = "") -> Record:
+    """Describe a subdirectory in a derived listing.
+
+    Args:
+        path: The directory's bundle path.
+        concepts: How many concepts it holds, at any depth.
+        description: A line about it, when one is known.
+
+    Returns:
+        The record; its id is the path with a trailing ``/``.
+    """
+    text = description or f"{concepts} concept{'s' if concepts != 1 else ''}"
+    return {
+        "text": text,
+        "metadata": {
+            "id": f"{path}/",
+            "title": f"{path}/",
+            "kind": KIND_DIRECTORY,
+            "concepts": concepts,
+            "source": f"{path}/",
+        },
+    }
+
+
+def format_records(rows: Sequence[Record]) -> str:
+    """Render records so an agent sees id, title, type, trust and staleness on every line.
+
+    Args:
+        rows: Records from search, browse or fetch.
+
+    Returns:
+        The text the tools return; ``"No results."`` when empty.
+    """
+    if not rows:
+        return "No results."
+    return "\n".join(_render(row) for row in rows)
+
+
+def _render(row: Record) -> str:
+    metadata = row.get("metadata") if isinstance(row, Mapping) else None
+    if not isinstance(metadata, Mapping):
+        return f"- {row}"
+    text = str(row.get("text", ""))
+    record_id = metadata.get("id", "")
+    kind = metadata.get("kind")
+    if kind in (KIND_INDEX, KIND_LOG):
+        return f"[{record_id}] {metadata.get('title', '')} (verbatim):\n{text.rstrip()}\n"
+    if kind == KIND_DIRECTORY:
+        return f"- [{record_id}] {metadata.get('title', '')} (directory): {text}"
+    stale = "STALE" if metadata.get("stale") else "fresh"
+    head = f"[{record_id}] {metadata.get('title', '')} ({kind}; {metadata.get('trust')}; {stale})"
+    if "links" in metadata:
+        lines = [head]
+        for label, key in (
+            ("links", "links"),
+            ("linked directories", "linked_directories"),
+            ("linked files", "linked_files"),
+            ("broken links", "broken_links"),
+        ):
+            values = metadata.get(key) or []
+            if values:
+                lines.append(f"{label}: {', '.join(str(v) for v in values)}")
+        lines.append(text.rstrip())
+        return "\n".join(lines) + "\n"
+    return f"- {head}: {text}"
+
+
+def _concept_metadata(concept: Concept, now: datetime) -> dict[str, Any]:
+    return {
+        "id": concept.id,
+        "title": concept.title,
+        "kind": concept.type,
+        "type": concept.type,
+        "description": concept.description,
+        "tags": list(concept.tags),
+        "trust": concept.trust,
+        "stale": concept.is_stale(now),
+        "source": concept.path,
+    }

@@ -1,0 +1,191 @@
+"""Walking a store into manifest changes, reading only what changed.
+
+:func:`scan` lists the store once, compares each document's change token with the tokens the
+manifest was built from, and reads (a bounded leading read) only new and changed documents.
+Unchanged documents cost nothing beyond the listing; documents gone from the listing become
+drops. It does no locking and changes nothing: the caller applies the returned
+:class:`ScanResult` to its manifest.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.knowledgebase.okf.concept import (
+    Concept,
+    ConceptError,
+    concept_id,
+    decode_head,
+    is_document,
+    is_reserved,
+    parse_concept,
+)
+from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
+from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ScanLimits:
+    """Bounds of one walk.
+
+    Attributes:
+        max_concepts: The most concept documents served; the rest are left out (truncated).
+        head_bytes: Size of the leading read each document gets.
+        max_document_bytes: Documents larger than this are skipped without a read.
+        workers: Concurrent reads (they are I/O: S3 GETs, disk reads).
+    """
+
+    max_concepts: int
+    head_bytes: int
+    max_document_bytes: int
+    workers: int = 8
+
+
+@dataclass
+class ScanResult:
+    """What a walk found, relative to the manifest it was compared with.
+
+    Attributes:
+        concepts: New or changed concepts.
+        reserved: New or changed reserved files.
+        skipped: New or changed documents that cannot be served, with the reason.
+        drops: Paths the manifest knows that are gone (deleted, or beyond truncation).
+        kept: Paths whose read failed transiently: the manifest keeps what it had.
+        truncated: Whether concepts were left out at ``max_concepts``.
+        store_diagnostics: What the store reported while walking (skipped unsafe entries).
+        errors: Transient per-document failures, as diagnostics.
+        listed: How many files the listing returned.
+        reads: How many documents were read.
+    """
+
+    concepts: list[Concept] = field(default_factory=list)
+    reserved: list[ReservedFile] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    drops: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    truncated: bool = False
+    store_diagnostics: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    listed: int = 0
+    reads: int = 0
+
+
+def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> ScanResult:
+    """List the store and read what changed since ``known``.
+
+    Args:
+        store: The document store.
+        known: Path to change token, as the manifest holds them.
+        limits: Bounds of the walk.
+
+    Returns:
+        The changes to apply.
+
+    Raises:
+        OSError: The listing failed (the store is unreachable, the root vanished, ...).
+        KnowledgeError: The store refused the listing.
+    """
+    earlier = store.diagnostics
+    seen = len(earlier)
+    listing = list(store.walk(""))
+    current = store.diagnostics
+    result = ScanResult(listed=len(listing))
+    # stores start a fresh list per walk; one that keeps appending gets its tail taken
+    result.store_diagnostics = list(current[seen:] if current is earlier else current)
+
+    documents = sorted((f for f in listing if is_document(f.path)), key=lambda f: f.path)
+    to_read: list[StoredFile] = []
+    present: set[str] = set()
+    ids_taken: dict[str, str] = {}
+    concept_count = 0
+    for stored in documents:
+        reserved = is_reserved(stored.path)
+        if not reserved:
+            cid = concept_id(stored.path)
+            if cid in ids_taken:
+                present.add(stored.path)
+                if known.get(stored.path) != stored.token:
+                    result.skipped.append(
+                        Skipped(stored.path, stored.token, f"same concept id as {ids_taken[cid]}")
+                    )
+                continue
+            if "," in cid:
+                present.add(stored.path)
+                if known.get(stored.path) != stored.token:
+                    reason = "a comma in the path (concept ids must be comma-free)"
+                    result.skipped.append(Skipped(stored.path, stored.token, reason))
+                continue
+            if concept_count >= limits.max_concepts:
+                result.truncated = True
+                continue
+            ids_taken[cid] = stored.path
+            concept_count += 1
+        present.add(stored.path)
+        if known.get(stored.path) == stored.token:
+            continue
+        if reserved and not stored.path.lower().endswith("index.md"):
+            result.reserved.append(ReservedFile(stored.path, stored.token, stored.size))
+        elif not reserved and stored.size > limits.max_document_bytes:
+            reason = f"oversized: {stored.size} bytes (the limit is {limits.max_document_bytes})"
+            result.skipped.append(Skipped(stored.path, stored.token, reason))
+        else:
+            to_read.append(stored)
+    result.drops = [path for path in known if path not in present]
+    _read_all(store, to_read, limits, result)
+    return result
+
+
+def _read_all(
+    store: DocumentStore, files: list[StoredFile], limits: ScanLimits, result: ScanResult
+) -> None:
+    def head(stored: StoredFile) -> bytes | Exception:
+        try:
+            return store.read_head(stored.path, limits.head_bytes)
+        except Exception as exc:  # a per-document failure must not stop the walk
+            return exc
+
+    result.reads = len(files)
+    heads: Iterable[bytes | Exception]
+    if limits.workers > 1 and len(files) > 16:
+        with ThreadPoolExecutor(max_workers=limits.workers, thread_name_prefix="okf-read") as pool:
+            heads = list(pool.map(head, files))
+    else:
+        heads = [head(f) for f in files]
+    for stored, data in zip(files, heads, strict=True):
+        if isinstance(data, FileNotFoundError):
+            result.drops.append(stored.path)  # deleted between listing and read
+        elif isinstance(data, KnowledgePathError):
+            result.skipped.append(Skipped(stored.path, stored.token, f"refused: {data}"))
+        elif isinstance(data, Exception):
+            logger.warning("could not read %s: %s", stored.path, data)
+            result.kept.append(stored.path)
+            result.errors.append(f"{stored.path}: read failed ({type(data).__name__}: {data})")
+        elif is_reserved(stored.path):
+            result.reserved.append(_reserved(stored, data, limits.head_bytes))
+        else:
+            complete = len(data) < limits.head_bytes or len(data) >= stored.size
+            try:
+                concept = parse_concept(
+                    stored.path, stored.token, stored.size, data, complete=complete
+                )
+            except ConceptError as exc:
+                result.skipped.append(Skipped(stored.path, stored.token, str(exc)))
+            else:
+                result.concepts.append(concept)
+
+
+def _reserved(stored: StoredFile, data: bytes, head_bytes: int) -> ReservedFile:
+    complete = len(data) < head_bytes or len(data) >= stored.size
+    text: str | None = None
+    if complete:
+        try:
+            text = decode_head(data, complete=True)
+        except ConceptError:
+            text = None
+    return ReservedFile(stored.path, stored.token, stored.size, text)

@@ -1,0 +1,136 @@
+"""The lexical index: exactness of the pruned top-k against exhaustive BM25, and updates in place.
+
+Pure computation; nothing to start. Hypothesis generates the corpora and queries.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentkernel.knowledgebase.okf.index import LexicalIndex, tokenize
+
+try:
+    import numpy  # noqa: F401
+except ImportError:
+    MODES: tuple[bool, ...] = (False,)
+else:
+    MODES = (False, True)  # the pure-Python scorer, and the numpy one
+
+words = st.sampled_from(
+    ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "mu"]
+)
+texts = st.lists(words, max_size=12).map(" ".join)
+docs = st.lists(st.tuples(texts, texts), min_size=1, max_size=25)
+
+
+def brute_force(
+    index: LexicalIndex, corpus: dict[str, dict[str, str]], query: str
+) -> dict[str, float]:
+    weights = index._weights  # the same weights, scored the slow way
+    n = len(corpus)
+    tfs: dict[str, dict[str, float]] = {}
+    lengths: dict[str, float] = {}
+    for key, fields in corpus.items():
+        counts: dict[str, float] = {}
+        length = 0.0
+        for name, text in fields.items():
+            tokens = tokenize(text)
+            length += weights.get(name, 1.0) * len(tokens)
+            for t in tokens:
+                counts[t] = counts.get(t, 0.0) + weights.get(name, 1.0)
+        tfs[key], lengths[key] = counts, length
+    average = sum(lengths.values()) / n or 1.0
+    scores: dict[str, float] = {}
+    for term in dict.fromkeys(tokenize(query)):
+        df = sum(1 for c in tfs.values() if term in c)
+        if not df:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        for key, counts in tfs.items():
+            tf = counts.get(term)
+            if tf:
+                norm = 1.2 * (1 - 0.75 + 0.75 * lengths[key] / average)
+                scores[key] = scores.get(key, 0.0) + idf * tf * 2.2 / (tf + norm)
+    return scores
+
+
+@settings(max_examples=150, deadline=None)
+@given(docs, texts, st.integers(min_value=1, max_value=6))
+def test_pruned_top_k_scores_match_exhaustive_bm25(corpus_list, query, limit) -> None:  # type: ignore[no-untyped-def]
+    corpus = {f"d{i}": {"title": t, "body": b} for i, (t, b) in enumerate(corpus_list)}
+    results = []
+    for mode, weights in [(m, w) for m in MODES for w in (None, {"title": 2.5, "body": 0.75})]:
+        index = LexicalIndex(weights, vectorized=mode)
+        for key, fields in corpus.items():
+            index.add(key, fields)
+        expected = brute_force(index, corpus, query)
+        got = index.search(query, limit)
+        best = sorted(expected.values(), reverse=True)[:limit]
+        assert [round(s, 9) for _, s in got] == [round(s, 9) for s in best]
+        for key, score in got:
+            assert math.isclose(expected[key], score, rel_tol=1e-9)
+        results.append([key for key, _ in got])
+    assert results[0] == results[2 % len(results)]  # both scorers break ties the same way
+
+
+@settings(max_examples=100, deadline=None)
+@given(docs, docs, texts)
+def test_incremental_updates_equal_a_fresh_build(first, second, query) -> None:  # type: ignore[no-untyped-def]
+    live = LexicalIndex(vectorized=MODES[-1])
+    for i, (t, b) in enumerate(first):
+        live.add(f"d{i}", {"title": t, "body": b})
+    live.search(query + " alpha beta", 3)  # builds caches that the updates below must keep right
+    final: dict[str, dict[str, str]] = {}
+    for i, (t, b) in enumerate(first):
+        final[f"d{i}"] = {"title": t, "body": b}
+    for i, (t, b) in enumerate(second):  # replace some, add some, remove every third
+        key = f"d{i * 2}"
+        live.add(key, {"title": t, "body": b})
+        final[key] = {"title": t, "body": b}
+    for key in list(final)[::3]:
+        assert live.remove(key)
+        del final[key]
+    fresh = LexicalIndex()
+    for key, fields in final.items():
+        fresh.add(key, fields)
+    assert len(live) == len(fresh) == len(final)
+    got = {k: round(s, 9) for k, s in live.search(query, 100)}
+    want = {k: round(s, 9) for k, s in fresh.search(query, 100)}
+    assert got == want
+
+
+def test_field_weights_rank_title_over_body() -> None:
+    index = LexicalIndex()
+    index.add("body", {"title": "something", "body": "orders orders"})
+    index.add("title", {"title": "orders", "body": "something else"})
+    assert [k for k, _ in index.search("orders", 2)] == ["title", "body"]
+    assert index.search("", 3) == [] and index.search("missing", 3) == []
+    assert not index.remove("nope")
+
+
+def test_tokenize_splits_identifiers_and_drops_stopwords() -> None:
+    assert tokenize("The tables/customer_orders-v2 of Café") == [
+        "tables",
+        "customer",
+        "orders",
+        "v2",
+        "café",
+    ]
+
+
+def test_scorers_agree_after_the_index_grows_past_its_caches() -> None:
+    indexes = [LexicalIndex(vectorized=mode) for mode in MODES]
+    for index in indexes:
+        for i in range(50):
+            index.add(f"d{i}", {"title": f"doc {i}", "body": "alpha beta" if i % 2 else "gamma"})
+        index.search("alpha gamma", 5)
+        for i in range(50, 2600):  # beyond the first length array
+            index.add(f"d{i % 1300}", {"title": f"doc {i}", "body": "alpha delta" * (i % 3 + 1)})
+    results = [index.search("alpha delta gamma doc 7", 20) for index in indexes]
+    assert all([k for k, _ in r] == [k for k, _ in results[0]] for r in results)
+    assert all(
+        math.isclose(a[1], b[1]) for r in results for a, b in zip(r, results[0], strict=True)
+    )
