@@ -1,0 +1,161 @@
+"""``config.yaml``: typed configuration of an agentkernel application.
+
+Where it comes from, in order: an explicit path or mapping passed to :func:`load_config`;
+the ``AK_CONFIG_PATH_OVERRIDE`` environment variable; ``./config.yaml``. Unknown top-level
+blocks are kept (another part of an application may own them); known blocks are validated
+strictly, and every mistake raises :class:`~agentkernel.errors.AKConfigError` naming the
+offending setting.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+
+from agentkernel.errors import AKConfigError
+
+CONFIG_ENV_VAR = "AK_CONFIG_PATH_OVERRIDE"
+DEFAULT_CONFIG_PATH = "config.yaml"
+
+
+class OKFDatabaseConfig(BaseModel):
+    """One OKF bundle and the agents that may reach it.
+
+    Attributes:
+        type: ``local``, ``s3``, or a dotted path to a ``DocumentStore`` subclass.
+        uri: A path, ``file://`` URI, ``s3://bucket/prefix``, or the custom store's location.
+        description: What the bundle holds, shown to agents.
+        refresh_seconds: Seconds between refreshes; ``None`` disables automatic refresh.
+        consumer: Agents that read the bundle.
+        producer: Agents that read it and add knowledge to it.
+        curator: Agents that read it and maintain it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: str
+    uri: str
+    description: str | None = None
+    refresh_seconds: float | None = 300.0
+    consumer: list[str] = Field(default_factory=list)
+    producer: list[str] = Field(default_factory=list)
+    curator: list[str] = Field(default_factory=list)
+
+    @field_validator("type", "uri")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+    @field_validator("refresh_seconds")
+    @classmethod
+    def _positive(cls, value: float | None) -> float | None:
+        if value is not None and value <= 0:
+            raise ValueError("must be a positive number of seconds, or null to disable refresh")
+        return value
+
+
+class OKFConfig(BaseModel):
+    """The ``okf`` block: its presence enables configuration-driven OKF.
+
+    Attributes:
+        databases: Bundles by name.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    databases: dict[str, OKFDatabaseConfig] = Field(default_factory=dict)
+
+
+class AKConfig(BaseModel):
+    """The whole ``config.yaml``; blocks other than the known ones are kept as given.
+
+    Attributes:
+        okf: The ``okf`` block, or ``None`` when the file has none.
+    """
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    okf: OKFConfig | None = None
+    _base_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The directory of the file this came from; relative local URIs resolve against it."""
+        return self._base_dir
+
+    @property
+    def extra_blocks(self) -> dict[str, Any]:
+        """Top-level blocks this package does not interpret, as they were given."""
+        return dict(self.model_extra or {})
+
+
+def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None = None) -> AKConfig:
+    """Load and validate the application configuration.
+
+    Args:
+        source: A path to a YAML file, an already-parsed mapping, or ``None`` for
+            ``$AK_CONFIG_PATH_OVERRIDE`` or else ``./config.yaml``.
+
+    Returns:
+        The validated configuration; an absent default file yields an empty configuration.
+
+    Raises:
+        AKConfigError: The file is missing (when named explicitly), unreadable, not YAML,
+            not a mapping, or a known block is invalid; the message names the setting.
+    """
+    if isinstance(source, Mapping):
+        return _validate(dict(source), "the configuration mapping")
+    if source is None:
+        override = os.environ.get(CONFIG_ENV_VAR)
+        if override:
+            return _load_file(Path(override), f"${CONFIG_ENV_VAR}")
+        default = Path(DEFAULT_CONFIG_PATH)
+        return _load_file(default, "default") if default.exists() else AKConfig()
+    if isinstance(source, str | os.PathLike):
+        return _load_file(Path(source), "given")
+    raise AKConfigError(f"Configuration must be a path or a mapping, got {type(source).__name__}.")
+
+
+def _load_file(path: Path, how: str) -> AKConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise AKConfigError(f"Configuration file {str(path)!r} ({how}) does not exist.") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AKConfigError(f"Cannot read configuration file {str(path)!r}: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise AKConfigError(f"Configuration file {str(path)!r} is not valid YAML: {exc}") from exc
+    if data is None:
+        return AKConfig()
+    if not isinstance(data, dict):
+        raise AKConfigError(f"Configuration file {str(path)!r} must hold a mapping at the top.")
+    config = _validate(data, repr(str(path)))
+    config._base_dir = path.resolve().parent
+    return config
+
+
+def _validate(data: dict[str, Any], where: str) -> AKConfig:
+    try:
+        return AKConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(error) for error in exc.errors())
+        raise AKConfigError(f"Invalid configuration in {where}: {problems}") from exc
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    location = [str(part) for part in error.get("loc", ())]
+    if len(location) >= 3 and location[:2] == ["okf", "databases"]:
+        field = ".".join(location[3:]) or "(the entry itself)"
+        place = f"okf database '{location[2]}', field '{field}'"
+    else:
+        place = "field '" + ".".join(location) + "'"
+    return f"{place}: {error.get('msg', 'invalid')}"

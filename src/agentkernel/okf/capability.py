@@ -1,0 +1,253 @@
+"""``OKFCapability``: the okf block of config.yaml turned into per-agent tools and prompts.
+
+Deciding an agent's tools and composing its instructions read configuration only. The
+``OKFManager`` of a database is created (and its bundle walked) the first time any agent's
+tool touches it, then shared by every agent holding a role in that database.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from agentkernel.config import AKConfig, OKFConfig, OKFDatabaseConfig, load_config
+from agentkernel.errors import AKConfigError
+from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
+from agentkernel.okf import prompts
+from agentkernel.okf._lazy import LazyBundle
+
+if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf.manager import OKFManager
+    from agentkernel.knowledgebase.store.base import DocumentStore
+
+logger = logging.getLogger(__name__)
+
+ROLES = ("consumer", "producer", "curator")
+_WRITING_ROLES = ("producer", "curator")
+
+
+class OKFCapability:
+    """Per-agent OKF tools and instructions from an ``okf`` configuration block."""
+
+    def __init__(self, okf: OKFConfig, base_dir: Path | None = None) -> None:
+        """Validate the block; opens no store.
+
+        Args:
+            okf: The validated ``okf`` block.
+            base_dir: Directory that relative local URIs resolve against (the config file's);
+                the working directory when ``None``.
+
+        Raises:
+            AKConfigError: A database names no agent, an agent is both producer and curator
+                of one database, or a ``type`` disagrees with its ``uri``.
+        """
+        for database, entry in okf.databases.items():
+            _validate_database(database, entry)
+        self._okf = okf
+        self._base_dir = base_dir
+        self._managers: dict[str, OKFManager] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(
+        cls, config_or_path: AKConfig | Mapping[str, Any] | str | os.PathLike[str] | None = None
+    ) -> OKFCapability | None:
+        """Build the capability from configuration.
+
+        Args:
+            config_or_path: A loaded ``AKConfig``, a mapping, a path to ``config.yaml``, or
+                ``None`` for the default location (see :func:`agentkernel.config.load_config`).
+
+        Returns:
+            The capability, or ``None`` when the configuration has no ``okf`` block.
+
+        Raises:
+            AKConfigError: The configuration is invalid.
+        """
+        config = (
+            config_or_path if isinstance(config_or_path, AKConfig) else load_config(config_or_path)
+        )
+        if config.okf is None:
+            return None
+        return cls(config.okf, config.base_dir)
+
+    # -- configuration only ---------------------------------------------------------------
+
+    def agents(self) -> list[str]:
+        """Every agent named in any database, in first-mention order."""
+        seen: dict[str, None] = {}
+        for entry in self._okf.databases.values():
+            for role in ROLES:
+                seen.update(dict.fromkeys(getattr(entry, role)))
+        return list(seen)
+
+    def roles_of(self, agent: str) -> dict[str, str]:
+        """Map each database the agent holds a role in to that role.
+
+        Args:
+            agent: The agent's name.
+
+        Returns:
+            Database name to ``consumer``, ``producer`` or ``curator``, in configuration order.
+        """
+        found: dict[str, str] = {}
+        for database, entry in self._okf.databases.items():
+            for role in (*_WRITING_ROLES, "consumer"):
+                if agent in getattr(entry, role):
+                    found[database] = role
+                    break
+        return found
+
+    def writable_for(self, agent: str) -> list[str]:
+        """Name the databases the agent may write to.
+
+        Args:
+            agent: The agent's name.
+
+        Returns:
+            Database names where the agent is a producer or curator.
+        """
+        return [db for db, role in self.roles_of(agent).items() if role in _WRITING_ROLES]
+
+    def instructions_for(self, agent: str) -> str:
+        """Compose the text appended to the agent's instructions.
+
+        Args:
+            agent: The agent's name.
+
+        Returns:
+            The navigation protocol with one sentence per role; ``""`` for an agent with no role.
+        """
+        descriptions = {db: e.description for db, e in self._okf.databases.items()}
+        return prompts.compose(self.roles_of(agent), descriptions)
+
+    def tools_for(self, agent: str) -> list[Callable[..., str]]:
+        """Build the agent's tools: plain callables in the ``KnowledgeBuilder`` order.
+
+        Args:
+            agent: The agent's name.
+
+        Returns:
+            No tools for an agent with no role; a consumer's six tools; ``write_kb`` as well
+            when the agent is a producer or curator somewhere. Building opens no store.
+        """
+        roles = self.roles_of(agent)
+        if not roles:
+            return []
+        bundles = [
+            LazyBundle(db, role in _WRITING_ROLES, functools.partial(self.manager, db))
+            for db, role in roles.items()
+        ]
+        writable = self.writable_for(agent)
+        tools = KnowledgeBuilder(bundles).build(writable=bool(writable))
+        return [_guard_writes(tool, agent, list(roles), writable) for tool in tools]
+
+    # -- first touch ---------------------------------------------------------------------
+
+    def manager(self, database: str) -> OKFManager:
+        """Return the database's shared manager, creating it (and walking it) on first use.
+
+        Args:
+            database: A database name from the okf block.
+
+        Returns:
+            The one ``OKFManager`` every agent with a role in the database shares.
+
+        Raises:
+            AKConfigError: The database is not configured, or its store cannot be built.
+        """
+        existing = self._managers.get(database)
+        if existing is not None:
+            return existing
+        with self._lock:
+            if database not in self._managers:
+                self._managers[database] = self._open(database)
+            return self._managers[database]
+
+    def _open(self, database: str) -> OKFManager:
+        from agentkernel.knowledgebase.okf.manager import OKFManager
+
+        entry = self._okf.databases.get(database)
+        if entry is None:
+            raise AKConfigError(
+                f"No okf database named {database!r}. Configured: {list(self._okf.databases)}"
+            )
+        store = self._store(database, entry)
+        writers = [a for role in _WRITING_ROLES for a in getattr(entry, role)]
+        if writers and not store.writable:
+            logger.warning(
+                "okf database %r is read-only (%s) but names writers %s: their writes will be "
+                "declined",
+                database,
+                store.location,
+                writers,
+            )
+        return OKFManager(
+            store,
+            name=database,
+            description=entry.description,
+            refresh_seconds=entry.refresh_seconds,
+        )
+
+    def _store(self, database: str, entry: OKFDatabaseConfig) -> DocumentStore:
+        from agentkernel.knowledgebase.store.base import DocumentStore, load_store_class
+
+        if entry.type in ("local", "s3"):
+            uri = entry.uri
+            if entry.type == "local" and self._base_dir is not None and "://" not in uri:
+                uri = str((self._base_dir / uri).resolve())
+            return DocumentStore.from_uri(uri)
+        store_class = load_store_class(entry.type, f"okf database {database!r}")
+        # A custom store is constructed from its location, as configured in `uri`.
+        factory = cast("Callable[[str], DocumentStore]", store_class)
+        return factory(entry.uri)
+
+
+def _validate_database(database: str, entry: OKFDatabaseConfig) -> None:
+    if not any(getattr(entry, role) for role in ROLES):
+        raise AKConfigError(
+            f"okf database {database!r} names no agent: list at least one under "
+            "consumer, producer or curator (a bundle nobody can reach is a mistake)."
+        )
+    both = sorted(set(entry.producer) & set(entry.curator))
+    if both:
+        raise AKConfigError(
+            f"okf database {database!r} names {both} as both producer and curator; "
+            "give each agent one role per database."
+        )
+    is_s3 = entry.uri.lower().startswith("s3://")
+    kind = entry.type
+    if (kind == "local" and is_s3) or (kind == "s3" and not is_s3):
+        raise AKConfigError(
+            f"okf database {database!r}: type {kind!r} disagrees with uri {entry.uri!r} "
+            "(type local takes a path or file:// URI, type s3 an s3://bucket/prefix URI)."
+        )
+    if kind not in ("local", "s3") and "." not in kind:
+        raise AKConfigError(
+            f"okf database {database!r}: unknown type {kind!r}; use 'local', 's3' or a dotted "
+            "path to a DocumentStore subclass."
+        )
+
+
+def _guard_writes(
+    tool: Callable[..., str], agent: str, databases: list[str], writable: list[str]
+) -> Callable[..., str]:
+    """Refuse ``write_kb`` on a database where the agent is only a consumer, naming both."""
+    if tool.__name__ != "write_kb":
+        return tool
+
+    @functools.wraps(tool)
+    def write_kb(backend: str, *args: Any, **kwargs: Any) -> str:
+        if backend in databases and backend not in writable:
+            return (
+                f"Agent '{agent}' has read-only access to '{backend}'. "
+                f"Knowledge bases it may write to: {writable}."
+            )
+        return tool(backend, *args, **kwargs)
+
+    return write_kb
