@@ -1,0 +1,254 @@
+"""Serve a ``KnowledgeBuilder``'s tools over MCP, on stdio or streamable HTTP.
+
+Example:
+    >>> from agentkernel.mcp import create_server
+    >>> server = create_server(KnowledgeBuilder([okf]), name="knowledge")  # doctest: +SKIP
+    >>> server.run_stdio()  # doctest: +SKIP
+
+The server lists exactly the tools ``KnowledgeBuilder.build(writable)`` returns, with
+annotation hints taken from the backends' capability declarations (see
+:mod:`agentkernel.mcp._tools`). A tool call never brings the server down: invalid arguments,
+the builder's refusals ("Unknown backend ...", "Backend 'x' is read-only ...") and exceptions
+raised by a tool all come back as ``isError`` results carrying a message the model can act on.
+An unknown tool name is answered the same way (an ``isError`` result listing the tools).
+
+Blocking tool callables run in worker threads; ``max_concurrency`` bounds how many run at
+once. The default, 1, runs calls one at a time, since the ``KnowledgeBase`` contract promises
+no thread safety; raise it for backends known to be thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from agentkernel import __version__
+from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
+from agentkernel.mcp import _sdk
+from agentkernel.mcp._tools import ToolDefinition, call_tool, define_tools
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["KnowledgeServer", "create_server"]
+
+_INSTRUCTIONS = (
+    "Durable knowledge from {count} knowledge base(s): {names}. Call get_schemas first: it "
+    "shows each knowledge base's schema and which tools serve it."
+)
+
+
+class KnowledgeServer:
+    """An MCP server over a fixed set of tool callables.
+
+    Build it with :func:`create_server`. The underlying SDK server is :attr:`sdk_server`,
+    for embedding in a host of your own.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Callable[..., Any]],
+        *,
+        name: str = "knowledge",
+        builder: KnowledgeBuilder | None = None,
+        max_concurrency: int = 1,
+    ) -> None:
+        """Describe the tools and create the SDK server.
+
+        Args:
+            tools: The tool callables to serve.
+            name: The server name reported to clients.
+            builder: The builder the tools came from; its declarations decide the hints.
+            max_concurrency: How many blocking tool calls may run at once (at least 1).
+
+        Raises:
+            TypeError: A tool cannot be described (see ``define_tools``).
+            ValueError: Two tools share a name, ``name`` is empty, or ``max_concurrency``
+                is below 1.
+        """
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"The server needs a non-empty name, got {name!r}.")
+        if isinstance(max_concurrency, bool) or not isinstance(max_concurrency, int):
+            raise ValueError(f"max_concurrency must be a whole number, got {max_concurrency!r}.")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}.")
+        self.name = name
+        self._definitions: dict[str, ToolDefinition] = {
+            d.name: d for d in define_tools(list(tools), builder)
+        }
+        self._max_concurrency = max_concurrency
+        self._limiter: anyio.CapacityLimiter | None = None
+        self.sdk_server: Any = _sdk.low_level_server(
+            name,
+            __version__,
+            _instructions(builder),
+            [
+                _sdk.tool(d.name, d.description, d.input_schema, d.annotations)
+                for d in self._definitions.values()
+            ],
+            self.call,
+        )
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the served tools, in listing order."""
+        return list(self._definitions)
+
+    @property
+    def definitions(self) -> list[ToolDefinition]:
+        """The served tools as listed: description, input schema and annotation hints."""
+        return list(self._definitions.values())
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[str, bool]:
+        """Run one tool as a ``tools/call`` request would; never raises for tool failures.
+
+        Args:
+            name: The tool name.
+            arguments: The arguments, as a client sends them.
+
+        Returns:
+            ``(text, is_error)``.
+        """
+        definition = self._definitions.get(name)
+        if definition is None:
+            return f"Unknown tool {name!r}. Available tools: {self.tool_names}", True
+        if self._limiter is None:  # created lazily: it must belong to the running event loop
+            self._limiter = anyio.CapacityLimiter(self._max_concurrency)
+        limiter = self._limiter
+
+        async def run_sync(func: Callable[[], Any]) -> Any:
+            return await anyio.to_thread.run_sync(func, limiter=limiter)
+
+        return await call_tool(definition, arguments, run_sync)
+
+    async def serve_stdio(self) -> None:
+        """Serve one client over stdin/stdout until it disconnects."""
+        logger.info("Serving MCP %r on stdio (%d tools)", self.name, len(self._definitions))
+        await _sdk.run_stdio(self.sdk_server)
+
+    def run_stdio(self) -> None:
+        """Blocking form of :meth:`serve_stdio`."""
+        anyio.run(self.serve_stdio)
+
+    def http_app(self, *, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
+        """Build the ASGI application serving streamable HTTP at ``path``.
+
+        Args:
+            host: The host the app will be bound to (loopback enables DNS-rebinding
+                protection).
+            path: The endpoint path.
+
+        Returns:
+            A Starlette application; run it with any ASGI server.
+        """
+        return _sdk.http_app(self.sdk_server, host=host, path=path)
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        on_ready: Callable[[str], None] | None = None,
+    ) -> None:
+        """Serve streamable HTTP with uvicorn until cancelled.
+
+        Args:
+            host: The interface to bind.
+            port: The port; 0 picks a free one (the URL given to ``on_ready`` names it).
+            path: The endpoint path.
+            on_ready: Called with the endpoint URL once the socket is bound.
+        """
+        import uvicorn  # a dependency of the mcp SDK
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            sock.close()
+            raise
+        bound_port = sock.getsockname()[1]
+        shown = f"[{host}]" if family == socket.AF_INET6 else host
+        url = f"http://{shown}:{bound_port}{path}"
+        config = uvicorn.Config(
+            self.http_app(host=host, path=path), log_level="warning", lifespan="on"
+        )
+        server = uvicorn.Server(config)
+        logger.info("Serving MCP %r at %s (%d tools)", self.name, url, len(self._definitions))
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            logger.warning(
+                "MCP server %r listens on %s without authentication: anyone who can reach it "
+                "can call its tools. Bind to 127.0.0.1 or put an authenticating proxy in front.",
+                self.name,
+                host,
+            )
+        if on_ready is not None:
+            on_ready(url)
+        with sock:
+            await server.serve(sockets=[sock])
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
+        """Blocking form of :meth:`serve_http`.
+
+        Args:
+            host: The interface to bind.
+            port: The port; 0 picks a free one.
+            path: The endpoint path.
+        """
+        anyio.run(lambda: self.serve_http(host, port, path=path))
+
+
+def create_server(
+    builder_or_tools: KnowledgeBuilder | Iterable[Callable[..., Any]],
+    name: str = "knowledge",
+    writable: bool = True,
+    *,
+    max_concurrency: int = 1,
+) -> KnowledgeServer:
+    """Create an MCP server for a builder's tools (or for tool callables built elsewhere).
+
+    Args:
+        builder_or_tools: A ``KnowledgeBuilder`` (its ``build(writable)`` tools are served,
+            annotated from its backends' declarations), or the tool callables themselves.
+        name: The server name reported to clients.
+        writable: When false, ``write_kb`` is not served. With callables, it is dropped
+            from them if present.
+        max_concurrency: How many blocking tool calls may run at once.
+
+    Returns:
+        The server; call ``run_stdio()`` or ``run_http(host, port)``.
+
+    Raises:
+        TypeError: ``builder_or_tools`` is neither a builder nor an iterable of callables,
+            or a tool cannot be described.
+        ValueError: Two tools share a name, or a setting is invalid.
+    """
+    if isinstance(builder_or_tools, KnowledgeBuilder):
+        builder: KnowledgeBuilder | None = builder_or_tools
+        tools: list[Callable[..., Any]] = list(builder_or_tools.build(writable=writable))
+    elif isinstance(builder_or_tools, Iterable) and not isinstance(
+        builder_or_tools, str | bytes | Mapping
+    ):
+        builder = None
+        tools = list(builder_or_tools)
+        if not writable:
+            tools = [t for t in tools if getattr(t, "__name__", None) != "write_kb"]
+    else:
+        raise TypeError(
+            "create_server() takes a KnowledgeBuilder or a list of tool callables, got "
+            f"{type(builder_or_tools).__name__}"
+        )
+    return KnowledgeServer(tools, name=name, builder=builder, max_concurrency=max_concurrency)
+
+
+def _instructions(builder: KnowledgeBuilder | None) -> str:
+    if builder is None:
+        return "Durable knowledge tools. Call get_schemas first, where it is offered."
+    names = list(builder.backends)
+    return _INSTRUCTIONS.format(count=len(names), names=", ".join(names))
