@@ -1,0 +1,159 @@
+"""How the file store lays pages out as an OKF bundle: file paths, links, the log file.
+
+On disk, a link to a page is a relative path to its file (``../concepts/bowline.md``), which
+OKF readers and people can follow; the tools see ids (``concept/bowline``). ``log.md`` follows
+OKF's log format: date groups (``## YYYY-MM-DD``), newest first, one ``* **op**: what`` line
+per entry, the newest on top.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from urllib.parse import unquote
+
+from agentkernel.knowledgestore._pages import TypeRegistry
+from agentkernel.knowledgestore.model import PageType, is_slug, link_pattern
+
+_FILE_LINK = re.compile(r"\]\(([^)\s:]+?\.md)(#[^)\s]*)?\)")
+_LOG_HEADING = re.compile(r"^## (\d{4}-\d{2}-\d{2})\s*$")
+_LOG_ENTRY = re.compile(r"^\* \*\*(?P<op>[^*]+)\*\*: (?P<rest>.*)$")
+LOG_PAGES = " — pages: "
+"""Separates an entry's description from the pages it names."""
+LOG_TITLE = "# Knowledge Base Log"
+
+
+def rel_of(page_type: PageType, slug: str) -> str:
+    """Return the bundle-relative file of a page (``concepts/bowline.md``)."""
+    return f"{page_type.dir}/{slug}.md" if page_type.dir else f"{slug}.md"
+
+
+class LinkMap:
+    """Converts links between ids (for the tools) and relative file paths (on disk)."""
+
+    def __init__(self, registry: TypeRegistry) -> None:
+        """Map the registry's type folders.
+
+        Args:
+            registry: The store's page types.
+        """
+        self._registry = registry
+        self._dir_types = {t.dir: t for t in registry.types if t.dir}
+        self.root_ids: dict[str, str] = {}
+        """Slug -> id of the pages kept at the root (their type is in their frontmatter)."""
+
+    def to_disk(self, markdown: str, rel_from: str) -> str:
+        """Turn id links into relative file paths, as seen from the file ``rel_from``.
+
+        Args:
+            markdown: Text with ``[text](type/slug#anchor)`` links.
+            rel_from: The bundle-relative file the text is written to.
+
+        Returns:
+            The text with ``[text](../dir/slug.md#anchor)`` links.
+        """
+        start = posixpath.dirname(rel_from) or "."
+
+        def replace(match: re.Match[str]) -> str:
+            type_name, _, slug = match.group(1).partition("/")
+            page_type = self._registry.get(type_name)
+            if page_type is None:
+                return match.group(0)
+            target = rel_of(page_type, slug)
+            return f"]({posixpath.relpath(target, start)}{match.group(2) or ''})"
+
+        return link_pattern().sub(replace, markdown)
+
+    def from_disk(self, markdown: str, rel_from: str) -> str:
+        """Turn relative (or bundle-absolute) links to page files back into ids.
+
+        Args:
+            markdown: Text as stored in the file ``rel_from``.
+            rel_from: Its bundle-relative path.
+
+        Returns:
+            The text with links to pages as ids; other links unchanged.
+        """
+
+        def replace(match: re.Match[str]) -> str:
+            link = unquote(match.group(1))
+            if link.startswith("/"):
+                joined = link[1:]
+            else:
+                joined = posixpath.join(posixpath.dirname(rel_from), link)
+            target = posixpath.normpath(joined)
+            folder, name = posixpath.split(target)
+            slug = name[:-3]
+            if target.startswith("..") or not is_slug(slug):
+                return match.group(0)
+            anchor = match.group(2) or ""
+            page_type = self._dir_types.get(folder)
+            if page_type is not None:
+                return f"]({page_type.name}/{slug}{anchor})"
+            if not folder and slug in self.root_ids:
+                return f"]({self.root_ids[slug]}{anchor})"
+            return match.group(0)
+
+        return _FILE_LINK.sub(replace, markdown)
+
+
+def log_lines(text: str) -> Iterator[tuple[str, str]]:
+    """Yield ``(date, line)`` for every entry of a ``log.md``, in file order (newest first).
+
+    Args:
+        text: The log file.
+
+    Yields:
+        The date heading an entry sits under, and the entry's line.
+    """
+    date = ""
+    for line in text.splitlines():
+        heading = _LOG_HEADING.match(line)
+        if heading:
+            date = heading.group(1)
+        elif date and line.startswith("* "):
+            yield date, line
+
+
+def split_log_line(line: str) -> tuple[str, str, list[str]] | None:
+    """Split an entry written by the store into operation, description and listed pages.
+
+    Args:
+        line: ``* **op**: what — pages: [a](..), b``.
+
+    Returns:
+        ``(op, what, items)``, or ``None`` for a line the store did not write.
+    """
+    match = _LOG_ENTRY.match(line)
+    if match is None:
+        return None
+    what, _, listed = match.group("rest").partition(LOG_PAGES)
+    items = [part.strip() for part in listed.split(",") if part.strip()]
+    return match.group("op").strip(), what, items
+
+
+def prepend_log(text: str, entry: str, today: str) -> str:
+    """Insert ``entry`` as the newest line of today's group, creating the group when needed.
+
+    Args:
+        text: The current ``log.md`` (``""`` when there is none).
+        entry: One ``* **op**: what`` line.
+        today: ``YYYY-MM-DD``.
+
+    Returns:
+        The new ``log.md``.
+    """
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        lines = [LOG_TITLE, ""]
+    first = next((i for i, line in enumerate(lines) if _LOG_HEADING.match(line)), None)
+    if first is not None and lines[first].strip() == f"## {today}":
+        lines.insert(first + 1, entry)
+    elif first is not None:
+        lines[first:first] = [f"## {today}", entry, ""]
+    else:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        lines += ["", f"## {today}", entry]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,161 @@
+"""The catalog, the check and the log entries, as every store renders them.
+
+The index is rendered in OKF's index format (``# Section`` then ``* [Title](link) - what``)
+whether its links are ids (for the tools) or file paths (``index.md`` on disk).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from agentkernel.knowledgestore._pages import TypeRegistry, escape_link_text
+from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore.model import (
+    STATUS_RETIRED,
+    STATUS_SUPERSEDED,
+    UNLINKED_TYPES,
+    CheckReport,
+    PageInfo,
+    PageLink,
+    parse_id,
+)
+
+
+def render_index(
+    registry: TypeRegistry,
+    pages: Iterable[PageInfo],
+    link: Callable[[PageInfo], str],
+    *,
+    empty: str = "",
+) -> str:
+    """Render the catalog: one section per type, one line per page, retired pages left out.
+
+    The shape is OKF's index format (``# Section`` then ``* [Title](link) - description``).
+
+    Args:
+        registry: The store's types, in section order.
+        pages: Every page.
+        link: The link target of a page (its id for the tools, a file path on disk).
+        empty: The text when there is no page.
+
+    Returns:
+        Markdown ending in a newline, or ``empty``.
+    """
+    by_type: dict[str, list[PageInfo]] = {}
+    for info in pages:
+        if info.status != STATUS_RETIRED:
+            by_type.setdefault(info.type, []).append(info)
+    sections: list[str] = []
+    for page_type in registry.types:
+        own = sorted(by_type.get(page_type.name, []), key=lambda p: (p.title.casefold(), p.id))
+        if not own:
+            continue
+        lines = [f"# {page_type.index_section}", ""]
+        for info in own:
+            line = f"* [{escape_link_text(info.title)}]({link(info)})"
+            if info.description:
+                line += f" - {info.description}"
+            shown = [key for key in page_type.index_fields if info.fields.get(key)]
+            extras = [f"{key}: {info.fields[key]}" for key in shown]
+            if extras:
+                line += f" ({', '.join(extras)})"
+            if info.status == STATUS_SUPERSEDED:
+                line += f" (superseded by {info.fields.get('superseded_by', '?')})"
+            lines.append(line)
+        sections.append("\n".join(lines))
+    return "\n\n".join(sections) + "\n" if sections else empty
+
+
+@dataclass(frozen=True)
+class LinkSource:
+    """What ``check()`` needs of a page: who it is, its status, and where it links."""
+
+    id: str
+    type: str
+    status: str
+    links: Sequence[str]
+
+
+def compute_check(pages: Iterable[LinkSource], overview_links: Sequence[str] = ()) -> CheckReport:
+    """Find broken links, orphans and links to retired pages.
+
+    Retired pages are not checked and do not count as linking to anything. The overview's
+    links are checked and count as links (under the name ``overview``).
+
+    Args:
+        pages: Every page.
+        overview_links: The ids the overview links to.
+
+    Returns:
+        The report, each list in a stable order.
+    """
+    all_pages = sorted(pages, key=lambda p: p.id)
+    status = {p.id: p.status for p in all_pages}
+    report = CheckReport()
+    inbound: set[str] = set()
+    sources = [(p.id, p.links) for p in all_pages if p.status != STATUS_RETIRED]
+    sources.append(("overview", overview_links))
+    for source, links in sources:
+        for target in dict.fromkeys(links):
+            if target not in status:
+                report.broken_links.append(PageLink(source, target))
+            elif status[target] == STATUS_RETIRED:
+                report.links_to_retired.append(PageLink(source, target))
+            if target != source:
+                inbound.add(target)
+    report.orphans.extend(
+        p.id
+        for p in all_pages
+        if p.status != STATUS_RETIRED and p.type not in UNLINKED_TYPES and p.id not in inbound
+    )
+    return report
+
+
+def clean_log_entry(
+    operation: object, what: object, pages: Sequence[str] | None
+) -> tuple[str, str, list[str]]:
+    """Check and tidy a log entry: one line each, pages as ids.
+
+    Args:
+        operation: ``ingest``, ``query``, ``lint``, ``update``...
+        what: What was done, in one line.
+        pages: The ids of the pages it touched.
+
+    Returns:
+        ``(operation, what, pages)``.
+
+    Raises:
+        KnowledgeStoreError: An empty operation or description, or a page that is not an id.
+    """
+    if not isinstance(operation, str) or not operation.strip():
+        raise KnowledgeStoreError("A log entry needs an operation, e.g. 'ingest' or 'update'.")
+    if not isinstance(what, str) or not what.strip():
+        raise KnowledgeStoreError("A log entry needs a one-line description of what was done.")
+    op = " ".join(operation.replace("*", "").replace("|", "/").split())
+    if not op:
+        raise KnowledgeStoreError("A log entry needs an operation, e.g. 'ingest' or 'update'.")
+    ids: list[str] = []
+    for page in pages or ():
+        if not isinstance(page, str) or parse_id(page) is None:
+            raise KnowledgeStoreError(
+                f"{page!r} isn't a page id: log pages as ids such as 'concept/spring-tides'."
+            )
+        ids.append(page.strip())
+    return op, " ".join(what.split()), ids
+
+
+def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str]) -> str:
+    """Render one log entry as ``recent_log`` returns it.
+
+    Args:
+        date: ``YYYY-MM-DD``.
+        operation: The operation.
+        what: What was done.
+        pages: The ids it touched.
+
+    Returns:
+        ``## [date] operation | what``, then ``- pages: a, b`` when there are pages.
+    """
+    entry = f"## [{date}] {operation} | {what}"
+    return f"{entry}\n- pages: {', '.join(pages)}" if pages else entry

@@ -1,0 +1,588 @@
+"""The knowledge store over a folder of markdown files, written as an OKF bundle.
+
+Layout::
+
+    knowledge/
+      index.md            the catalog (OKF index format), rewritten after every change
+      log.md              the operation log (OKF log format: date groups, newest first)
+      overview.md         the living synthesis (type: overview)
+      summaries/<slug>.md one folder per page type
+      concepts/<slug>.md
+      .knowledge.lock     serialises writers across processes
+
+Every page has YAML frontmatter with its ``type`` and ``title``, so the folder is an
+OKF-conformant bundle that ``OKFManager`` can serve read-only to other agents. Links between
+pages are stored as relative file paths (``../concepts/bowline.md``), which OKF readers and
+people follow, and are returned as ids (``concept/bowline``). Every file is written atomically
+(temporary file, then rename), and every change happens under the lock file, so two processes
+writing different pages at once lose nothing.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.knowledgestore import _bundle, _catalog, _pages
+from agentkernel.knowledgestore._fs import atomic_write, locked
+from agentkernel.knowledgestore.base import KnowledgeStore
+from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore.model import (
+    STATUS_RETIRED,
+    STATUS_SUPERSEDED,
+    CheckReport,
+    FieldChanges,
+    KnowledgePage,
+    NewPage,
+    PageInfo,
+    PageType,
+    SearchHit,
+    is_slug,
+    linked_ids,
+)
+from agentkernel.knowledgestore.search import Searchable, rank
+
+logger = logging.getLogger(__name__)
+
+LOCK_FILE = ".knowledge.lock"
+_OKF_VERSION = "0.2"
+
+
+@dataclass
+class _Stored:
+    """A page as read from disk: its body keeps links as relative file paths."""
+
+    id: str
+    page_type: PageType
+    slug: str
+    rel: str
+    title: str
+    fields: dict[str, str]
+    body: str
+    converted: tuple[int, str, list[str]] | None = field(default=None, init=False)
+    described: tuple[int, PageInfo] | None = field(default=None, init=False)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(_as_text(v) for v in value)
+    if isinstance(value, dict):
+        return frontmatter.dump_yaml(value).strip()
+    return "" if value is None else str(value)
+
+
+class FileKnowledgeStore(KnowledgeStore):
+    """A :class:`KnowledgeStore` over the markdown files of one folder (an OKF bundle)."""
+
+    def __init__(
+        self, knowledge_dir: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
+    ) -> None:
+        """Open (lazily) the store in ``knowledge_dir``; nothing is read or written yet.
+
+        Args:
+            knowledge_dir: The folder; created on the first write.
+            page_types: Declared page types, besides the built-ins.
+
+        Raises:
+            KnowledgeStoreError: An invalid page type declaration.
+        """
+        self._root = Path(knowledge_dir)
+        self._registry = _pages.TypeRegistry(page_types)
+        self._dir_types = {t.dir: t for t in self._registry.types if t.dir}
+        self._root_types = [t for t in self._registry.types if not t.dir]
+        self._mutex = threading.RLock()
+        self._cache: dict[str, tuple[tuple[int, int, int], _Stored | None]] = {}
+        self._links_map = _bundle.LinkMap(self._registry)
+        self._root_generation = 0
+
+    @property
+    def knowledge_dir(self) -> Path:
+        """The folder the store keeps its files in."""
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"FileKnowledgeStore({str(self._root)!r})"
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | None:
+        try:
+            meta, body = frontmatter.parse(text)
+        except frontmatter.FrontmatterError as exc:
+            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+            return None
+        if not page_type.dir and meta.get("type") != page_type.name:
+            return None
+        title = _as_text(meta.get("title")).strip()
+        if not title:
+            heading = re.search(r"^#\s+(.+)$", body, flags=re.MULTILINE)
+            title = heading.group(1).strip() if heading else slug
+        fields = {str(k): _as_text(v) for k, v in meta.items() if k not in ("type", "title")}
+        body = _pages.normalize_content(body)
+        return _Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body)
+
+    def _scan(self) -> dict[str, _Stored]:
+        """Every page on disk, by id, reading only the files that changed since last time."""
+        pages: dict[str, _Stored] = {}
+        seen: set[str] = set()
+        folders = [(t.dir, [t]) for t in self._dir_types.values()]
+        if self._root_types:
+            folders.append(("", self._root_types))
+        for folder, candidates in folders:
+            try:
+                entries = list(os.scandir(self._root / folder))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for entry in entries:
+                name = entry.name
+                slug = name[:-3]
+                if not name.endswith(".md") or not is_slug(slug) or not entry.is_file():
+                    continue
+                if not folder and slug in _pages.RESERVED_ROOT_SLUGS:
+                    continue
+                rel = f"{folder}/{name}" if folder else name
+                seen.add(rel)
+                info = entry.stat()
+                token = (info.st_ino, info.st_mtime_ns, info.st_size)
+                cached = self._cache.get(rel)
+                if cached is not None and cached[0] == token:
+                    stored = cached[1]
+                else:
+                    stored = None
+                    try:
+                        text = Path(entry.path).read_text(encoding="utf-8")
+                    except (OSError, UnicodeDecodeError) as exc:
+                        logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+                        continue
+                    for page_type in candidates:
+                        stored = self._parse(page_type, slug, rel, text)
+                        if stored is not None:
+                            break
+                    self._cache[rel] = (token, stored)
+                if stored is not None and stored.id not in pages:
+                    pages[stored.id] = stored
+        for rel in set(self._cache) - seen:
+            del self._cache[rel]
+        self._update_root_ids(pages)
+        return pages
+
+    def _update_root_ids(self, pages: dict[str, _Stored]) -> None:
+        root_ids = {p.slug: p.id for p in pages.values() if not p.page_type.dir}
+        if root_ids != self._links_map.root_ids:
+            self._links_map.root_ids = root_ids
+            self._root_generation += 1
+
+    def _converted(self, page: _Stored) -> tuple[int, str, list[str]]:
+        if page.converted is None or page.converted[0] != self._root_generation:
+            content = self._links_map.from_disk(page.body, page.rel)
+            page.converted = (self._root_generation, content, linked_ids(content))
+        return page.converted
+
+    def _content(self, page: _Stored) -> str:
+        """The page's content with links as ids (cached until the file changes)."""
+        return self._converted(page)[1]
+
+    def _links(self, page: _Stored) -> list[str]:
+        """The ids the page links to (cached until the file changes)."""
+        return self._converted(page)[2]
+
+    def _info(self, page: _Stored) -> PageInfo:
+        if page.described is None or page.described[0] != self._root_generation:
+            page.described = (self._root_generation, self._describe(page))
+        return page.described[1]
+
+    def _describe(self, page: _Stored) -> PageInfo:
+        return PageInfo(
+            id=page.id,
+            type=page.page_type.name,
+            slug=page.slug,
+            title=page.title,
+            description=_pages.description_of(page.fields, self._content(page)),
+            status=_pages.status_of(page.fields),
+            fields=dict(page.fields),
+        )
+
+    def _ordered(self, pages: dict[str, _Stored]) -> list[_Stored]:
+        order = {t.name: i for i, t in enumerate(self._registry.types)}
+        return sorted(pages.values(), key=lambda p: (order[p.page_type.name], p.slug))
+
+    def _find(self, page_id: str, pages: dict[str, _Stored]) -> _Stored:
+        self._registry.require_id(page_id)
+        page = pages.get(page_id.strip())
+        if page is None:
+            raise KnowledgeStoreError(
+                f"There's no page {page_id!r}. knowledge_search or knowledge_index finds the "
+                "right one."
+            )
+        return page
+
+    def types(self) -> tuple[PageType, ...]:
+        """Return the page types this store holds."""
+        return self._registry.types
+
+    def list(self) -> list[PageInfo]:
+        """Return every page but the retired ones, by type, then slug."""
+        with self._mutex:
+            pages = self._scan()
+            infos = [self._info(p) for p in self._ordered(pages)]
+        return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
+
+    def read(self, page_id: str) -> KnowledgePage | None:
+        """Return a page with the pages linking to it, or ``None``.
+
+        Args:
+            page_id: ``type/slug``.
+
+        Returns:
+            The page, retired ones included.
+        """
+        with self._mutex:
+            pages = self._scan()
+            page = pages.get(page_id.strip()) if isinstance(page_id, str) else None
+            if page is None:
+                return None
+            linked_from = [
+                other.id
+                for other in self._ordered(pages)
+                if other.id != page.id and page.id in self._links(other)
+            ]
+            info = self._info(page)
+            content = self._content(page)
+        fields = dict(info.fields)
+        return KnowledgePage(
+            **{**vars(info), "fields": fields}, content=content, linked_from=linked_from
+        )
+
+    def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
+        """Find pages by words in their title, aliases or content, best first.
+
+        Args:
+            query: Words to look for.
+            limit: How many hits at most.
+
+        Returns:
+            The hits; retired pages are left out.
+        """
+        limit = _pages.require_limit(limit)
+        with self._mutex:
+            pages = self._scan()
+            docs = []
+            for page in pages.values():
+                if _pages.status_of(page.fields) == STATUS_RETIRED:
+                    continue
+                content = self._content(page)
+                docs.append(
+                    Searchable(page.id, page.page_type.name, page.title, content, page.fields)
+                )
+        return rank(query, docs, limit)
+
+    def index(self) -> str:
+        """Return the catalog, linked by id; ``""`` when there is no page."""
+        with self._mutex:
+            pages = self._scan()
+            infos = [self._info(p) for p in self._ordered(pages)]
+        return _catalog.render_index(self._registry, infos, lambda info: info.id)
+
+    def recent_log(self, limit: int = 10) -> builtins.list[str]:
+        """Return the latest log entries, newest first.
+
+        Args:
+            limit: How many at most.
+
+        Returns:
+            Entries as ``## [date] operation | what`` (and ``- pages: ...``).
+        """
+        limit = _pages.require_limit(limit)
+        with self._mutex:
+            self._scan()
+            entries = [
+                self._log_entry(date, line)
+                for date, line in itertools.islice(
+                    _bundle.log_lines(self._read_text("log.md")), limit
+                )
+            ]
+        return entries
+
+    def _log_entry(self, date: str, line: str) -> str:
+        parts = _bundle.split_log_line(line)
+        if parts is None:
+            return f"## [{date}] {self._links_map.from_disk(line[2:], 'log.md')}"
+        op, what, items = parts
+        ids: list[str] = []
+        for item in items:
+            converted = self._links_map.from_disk(item, "log.md")
+            ids.extend(linked_ids(converted) or [item])
+        what = self._links_map.from_disk(what, "log.md")
+        return _catalog.format_log_entry(date, op, what, ids)
+
+    def check(self) -> CheckReport:
+        """Rewrite ``index.md`` (the one mechanical fix) and report the link problems.
+
+        A folder that cannot be written (read-only) is still checked; the index is left as is.
+        """
+        with self._mutex:
+            try:
+                with locked(self._root / LOCK_FILE):
+                    self._write_index(self._scan())
+            except OSError as exc:
+                logger.warning("Could not rewrite %s: %s", self._root / "index.md", exc)
+            pages = self._scan()
+            sources = [
+                _catalog.LinkSource(
+                    p.id, p.page_type.name, _pages.status_of(p.fields), self._links(p)
+                )
+                for p in pages.values()
+            ]
+            overview = self._links_map.from_disk(self._overview_body(), "overview.md")
+        return _catalog.compute_check(sources, linked_ids(overview))
+
+    def overview(self) -> str:
+        """Return the overview (``""`` if none yet), links as ids."""
+        with self._mutex:
+            self._scan()
+            return self._links_map.from_disk(self._overview_body(), "overview.md")
+
+    def _read_text(self, name: str) -> str:
+        try:
+            return (self._root / name).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+
+    def _overview_body(self) -> str:
+        text = self._read_text("overview.md")
+        parts = frontmatter.split(text)
+        return _pages.normalize_content(parts[1] if parts is not None else text)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _exists(self, pages: dict[str, _Stored]) -> Callable[[str], bool]:
+        def exists(page_id: str) -> bool:
+            if page_id in pages:
+                return True
+            page_type, slug = self._registry.require_id(page_id)
+            return (self._root / _bundle.rel_of(page_type, slug)).exists()
+
+        def safe(page_id: str) -> bool:
+            try:
+                return exists(page_id)
+            except KnowledgeStoreError:
+                return False
+
+        return safe
+
+    def _render(self, page: _Stored) -> str:
+        meta: dict[str, Any] = {"type": page.page_type.name, "title": page.title, **page.fields}
+        return frontmatter.render(meta, f"\n{page.body}\n")
+
+    def _save(self, page: _Stored, pages: dict[str, _Stored]) -> None:
+        """Write a page and update ``pages`` and the cache, so no re-read is needed."""
+        path = self._root / page.rel
+        atomic_write(path, self._render(page))
+        info = path.stat()
+        self._cache[page.rel] = ((info.st_ino, info.st_mtime_ns, info.st_size), page)
+        pages[page.id] = page
+        self._update_root_ids(pages)
+
+    def _write_index(self, pages: dict[str, _Stored]) -> None:
+        infos = [self._info(p) for p in self._ordered(pages)]
+        body = _catalog.render_index(self._registry, infos, lambda info: pages[info.id].rel)
+        text = frontmatter.render({"okf_version": _OKF_VERSION}, body)
+        atomic_write(self._root / "index.md", text, durable=False)
+
+    def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
+        """Create several pages, links among them allowed: all of them, or none.
+
+        Args:
+            pages: The pages.
+
+        Returns:
+            Their ids.
+
+        Raises:
+            KnowledgeStoreError: The first problem found; nothing is written then.
+        """
+        with self._mutex, locked(self._root / LOCK_FILE):
+            current = self._scan()
+            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists(current))
+            written: list[Path] = []
+            try:
+                for page in valid:
+                    rel = _bundle.rel_of(page.page_type, page.slug)
+                    body = self._links_map.to_disk(page.content, rel)
+                    stored = _Stored(
+                        page.id, page.page_type, page.slug, rel, page.title, page.fields, body
+                    )
+                    written.append(self._root / rel)
+                    self._save(stored, current)
+            except BaseException:
+                for path in written:
+                    path.unlink(missing_ok=True)
+                self._scan()
+                raise
+            self._write_index(current)
+        return [page.id for page in valid]
+
+    def edit(
+        self, page_id: str, old_text: str, new_text: str, fields: FieldChanges | None = None
+    ) -> None:
+        """Replace the one occurrence of ``old_text`` in a page.
+
+        Args:
+            page_id: ``type/slug``.
+            old_text: Text as ``read()`` returned it; must occur exactly once.
+            new_text: The replacement.
+            fields: Field changes.
+
+        Raises:
+            KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
+        """
+        with self._mutex, locked(self._root / LOCK_FILE):
+            pages = self._scan()
+            page = self._find(page_id, pages)
+            current = self._content(page)
+            content = _pages.replace_once(page.id, current, old_text, new_text)
+            _pages.require_links_resolve(new_text, self._exists(pages), self_id=page.id)
+            title, changed = _pages.apply_field_changes(page.title, page.fields, fields)
+            body = self._links_map.to_disk(_pages.normalize_content(content), page.rel)
+            self._save(replace(page, title=title, fields=changed, body=body), pages)
+            self._write_index(pages)
+
+    def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
+        """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
+
+        Args:
+            page_id: ``type/slug``.
+            content: The new body.
+            fields: Field changes.
+
+        Raises:
+            KnowledgeStoreError: No such page, or a link to nowhere.
+        """
+        with self._mutex, locked(self._root / LOCK_FILE):
+            pages = self._scan()
+            page = self._find(page_id, pages)
+            content = _pages.normalize_content(content)
+            _pages.require_links_resolve(content, self._exists(pages), self_id=page.id)
+            notice = _pages.leading_notice(self._content(page))
+            if notice and not content.startswith("> "):
+                content = _pages.with_notice(content, notice)
+            title, changed = _pages.apply_field_changes(page.title, page.fields, fields)
+            if page.page_type.name == "summary":
+                changed["ingested"] = _pages.utc_stamp()
+            body = self._links_map.to_disk(content, page.rel)
+            self._save(replace(page, title=title, fields=changed, body=body), pages)
+            self._write_index(pages)
+
+    def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
+        """Mark a page superseded by another.
+
+        Args:
+            page_id: The outdated page.
+            by: Its replacement.
+            reason: Why, optionally.
+
+        Raises:
+            KnowledgeStoreError: Either page missing, the same page, or a retired page.
+        """
+        with self._mutex, locked(self._root / LOCK_FILE):
+            pages = self._scan()
+            page = self._find(page_id, pages)
+            replacement = self._find(by, pages)
+            _pages.check_supersede(page.id, page.fields, replacement.id, replacement.fields)
+            notice = _pages.superseded_notice(replacement.id, replacement.title, reason)
+            content = _pages.with_notice(self._content(page), notice)
+            _, changed = _pages.apply_field_changes(page.title, page.fields, None)
+            changed.update(status=STATUS_SUPERSEDED, superseded_by=replacement.id)
+            changed["superseded"] = _pages.utc_today()
+            if reason and reason.strip():
+                changed["superseded_reason"] = " ".join(reason.split())
+            body = self._links_map.to_disk(content, page.rel)
+            self._save(replace(page, fields=changed, body=body), pages)
+            self._write_index(pages)
+
+    def retire(self, page_id: str, reason: str) -> None:
+        """Retire a page: it leaves the listing, the index and the search, and is kept.
+
+        Args:
+            page_id: ``type/slug``.
+            reason: Why.
+
+        Raises:
+            KnowledgeStoreError: No such page, no reason, or already retired.
+        """
+        why = _pages.require_reason(reason)
+        with self._mutex, locked(self._root / LOCK_FILE):
+            pages = self._scan()
+            page = self._find(page_id, pages)
+            if _pages.status_of(page.fields) == STATUS_RETIRED:
+                raise KnowledgeStoreError(f"{page.id!r} is retired already.")
+            content = _pages.with_notice(self._content(page), _pages.retired_notice(why))
+            _, changed = _pages.apply_field_changes(page.title, page.fields, None)
+            changed.update(status=STATUS_RETIRED, retired=_pages.utc_today(), retired_reason=why)
+            body = self._links_map.to_disk(content, page.rel)
+            self._save(replace(page, fields=changed, body=body), pages)
+            self._write_index(pages)
+
+    def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
+        """Add an entry at the top of ``log.md``, under today's date.
+
+        Args:
+            operation: The operation.
+            what: What was done, in one line.
+            pages: The ids of the pages it touched.
+
+        Raises:
+            KnowledgeStoreError: An empty operation or description, or a page that is no id.
+        """
+        op, text, ids = _catalog.clean_log_entry(operation, what, pages)
+        with self._mutex, locked(self._root / LOCK_FILE):
+            current = self._scan()
+            entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
+            if ids:
+                listed = [f"[{i}]({current[i].rel})" if i in current else i for i in ids]
+                entry += _bundle.LOG_PAGES + ", ".join(listed)
+            text = _bundle.prepend_log(self._read_text("log.md"), entry, _pages.utc_today())
+            atomic_write(self._root / "log.md", text)
+
+    def write_overview(self, content: str) -> None:
+        """Replace ``overview.md``.
+
+        Args:
+            content: Markdown; its links must resolve.
+
+        Raises:
+            KnowledgeStoreError: A link to a page that does not exist.
+        """
+        content = _pages.normalize_content(content)
+        with self._mutex, locked(self._root / LOCK_FILE):
+            pages = self._scan()
+            _pages.require_links_resolve(content, self._exists(pages))
+            meta = {"type": "overview", "title": "Overview", "updated": _pages.utc_today()}
+            body = self._links_map.to_disk(content, "overview.md")
+            atomic_write(self._root / "overview.md", frontmatter.render(meta, f"\n{body}\n"))
+
+
+def create_file_knowledge_store(
+    knowledge_dir: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
+) -> FileKnowledgeStore:
+    """Create the knowledge store over the markdown files of ``knowledge_dir``.
+
+    Args:
+        knowledge_dir: The folder (created on the first write).
+        page_types: Declared page types, besides the built-ins.
+
+    Returns:
+        The store.
+    """
+    return FileKnowledgeStore(knowledge_dir, page_types)

@@ -1,0 +1,470 @@
+"""The knowledge store in one SQLite database, searched with FTS5.
+
+The same interface and rules as the file store, kept in tables: ``pages`` (fields as JSON),
+``links`` (who links to whom, rebuilt with each write), ``pages_fts`` (an FTS5 index of title,
+aliases and content, accents folded), ``log`` and ``meta`` (the overview). FTS5 finds the
+candidate pages; the shared ranking of :mod:`agentkernel.knowledgestore.search` orders them,
+so a query ranks pages the same way in every store. Every change is one transaction
+(``BEGIN IMMEDIATE``), so concurrent writers from several processes are serialised by SQLite.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentkernel.knowledgestore import _catalog, _pages
+from agentkernel.knowledgestore.base import KnowledgeStore
+from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore.model import (
+    STATUS_RETIRED,
+    STATUS_SUPERSEDED,
+    CheckReport,
+    FieldChanges,
+    KnowledgePage,
+    NewPage,
+    PageInfo,
+    PageType,
+    SearchHit,
+    linked_ids,
+    parse_id,
+)
+from agentkernel.knowledgestore.search import Searchable, query_terms, rank
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pages (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    title TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    content TEXT NOT NULL,
+    status TEXT NOT NULL,
+    description TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    PRIMARY KEY (source, target)
+);
+CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
+CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5 (
+    id UNINDEXED, title, aliases, content, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    date TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    what TEXT NOT NULL,
+    pages TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class _Row:
+    id: str
+    type: str
+    slug: str
+    title: str
+    fields: dict[str, str]
+    content: str
+    description: str = ""
+
+    @property
+    def status(self) -> str:
+        return _pages.status_of(self.fields)
+
+
+class SQLiteKnowledgeStore(KnowledgeStore):
+    """A :class:`KnowledgeStore` in a SQLite database file (or ``":memory:"``)."""
+
+    def __init__(
+        self, path: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
+    ) -> None:
+        """Open the database, creating it and its tables when missing.
+
+        Args:
+            path: The database file, or ``":memory:"``.
+            page_types: Declared page types, besides the built-ins.
+
+        Raises:
+            KnowledgeStoreError: An invalid page type declaration, or a SQLite without FTS5.
+        """
+        self._registry = _pages.TypeRegistry(page_types)
+        self._path = os.fspath(path)
+        self._mutex = threading.RLock()
+        self._db = sqlite3.connect(
+            self._path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        try:
+            if self._path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            self._db.close()
+            raise KnowledgeStoreError(
+                f"Can't set up the knowledge database {self._path}: {exc}"
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"SQLiteKnowledgeStore({self._path!r})"
+
+    @property
+    def path(self) -> str:
+        """The database file (or ``":memory:"``)."""
+        return self._path
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._mutex:
+            self._db.close()
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._mutex:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- rows ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _row(values: Sequence[Any]) -> _Row:
+        page_id, page_type, slug, title, fields, content, description = values
+        return _Row(page_id, page_type, slug, title, json.loads(fields), content, description)
+
+    def _get(self, page_id: str) -> _Row | None:
+        found = self._db.execute(
+            "SELECT id, type, slug, title, fields, content, description FROM pages WHERE id = ?",
+            (page_id,),
+        ).fetchone()
+        return self._row(found) if found else None
+
+    def _all(self) -> list[_Row]:
+        rows = self._db.execute(
+            "SELECT id, type, slug, title, fields, content, description FROM pages"
+        )
+        order = {name: i for i, name in enumerate(self._registry.names())}
+        return sorted(
+            (self._row(r) for r in rows), key=lambda r: (order.get(r.type, len(order)), r.slug)
+        )
+
+    def _find(self, page_id: str) -> _Row:
+        self._registry.require_id(page_id)
+        row = self._get(page_id.strip())
+        if row is None:
+            raise KnowledgeStoreError(
+                f"There's no page {page_id!r}. knowledge_search or knowledge_index finds the "
+                "right one."
+            )
+        return row
+
+    def _exists(self, page_id: str) -> bool:
+        return self._get(page_id) is not None
+
+    def _put(self, db: sqlite3.Connection, row: _Row, *, new: bool) -> None:
+        description = _pages.description_of(row.fields, row.content)
+        values = (row.title, json.dumps(row.fields), row.content, row.status, description, row.id)
+        if new:
+            db.execute(
+                "INSERT INTO pages (type, slug, title, fields, content, status, description, id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (row.type, row.slug, *values),
+            )
+        else:
+            db.execute(
+                "UPDATE pages SET title = ?, fields = ?, content = ?, status = ?, description = ? "
+                "WHERE id = ?",
+                values,
+            )
+        db.execute("DELETE FROM links WHERE source = ?", (row.id,))
+        db.executemany(
+            "INSERT INTO links (source, target) VALUES (?, ?)",
+            [(row.id, target) for target in linked_ids(row.content)],
+        )
+        db.execute("DELETE FROM pages_fts WHERE id = ?", (row.id,))
+        db.execute(
+            "INSERT INTO pages_fts (id, title, aliases, content) VALUES (?, ?, ?, ?)",
+            (row.id, row.title, row.fields.get("aliases", ""), row.content),
+        )
+
+    def _info(self, row: _Row) -> PageInfo:
+        return PageInfo(
+            id=row.id,
+            type=row.type,
+            slug=row.slug,
+            title=row.title,
+            description=row.description,
+            status=row.status,
+            fields=dict(row.fields),
+        )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def types(self) -> tuple[PageType, ...]:
+        """Return the page types this store holds."""
+        return self._registry.types
+
+    def list(self) -> list[PageInfo]:
+        """Return every page but the retired ones, by type, then slug."""
+        with self._mutex:
+            rows = self._all()
+        return [self._info(r) for r in rows if r.status != STATUS_RETIRED]
+
+    def read(self, page_id: str) -> KnowledgePage | None:
+        """Return a page with the pages linking to it, or ``None``.
+
+        Args:
+            page_id: ``type/slug``.
+
+        Returns:
+            The page, retired ones included.
+        """
+        if not isinstance(page_id, str) or parse_id(page_id) is None:
+            return None
+        with self._mutex:
+            row = self._get(page_id.strip())
+            if row is None:
+                return None
+            sources = [
+                source
+                for (source,) in self._db.execute(
+                    "SELECT source FROM links WHERE target = ? AND source != ?", (row.id, row.id)
+                )
+            ]
+        rank = {name: i for i, name in enumerate(self._registry.names())}
+
+        def order(page_id: str) -> tuple[int, str]:
+            page_type, _, slug = page_id.partition("/")
+            return rank.get(page_type, len(rank)), slug
+
+        linked_from = sorted(sources, key=order)
+        return KnowledgePage(**vars(self._info(row)), content=row.content, linked_from=linked_from)
+
+    def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
+        """Find pages by words in their title, aliases or content, best first.
+
+        FTS5 finds the candidates (each term as a prefix); the shared ranking orders them.
+
+        Args:
+            query: Words to look for.
+            limit: How many hits at most.
+
+        Returns:
+            The hits; retired pages are left out.
+        """
+        limit = _pages.require_limit(limit)
+        terms = query_terms(query if isinstance(query, str) else "")
+        if not terms:
+            return []
+        match = " OR ".join('"' + term.replace('"', '""') + '"*' for term in terms)
+        with self._mutex:
+            found = self._db.execute(
+                "SELECT p.id, p.type, p.slug, p.title, p.fields, p.content, p.description "
+                "FROM pages_fts "
+                "JOIN pages AS p ON p.id = pages_fts.id "
+                "WHERE pages_fts MATCH ? AND p.status != ?",
+                (match, STATUS_RETIRED),
+            ).fetchall()
+        docs = []
+        for values in found:
+            row = self._row(values)
+            docs.append(Searchable(row.id, row.type, row.title, row.content, row.fields))
+        return rank(query, docs, limit)
+
+    def index(self) -> str:
+        """Return the catalog, linked by id; ``""`` when there is no page."""
+        with self._mutex:
+            infos = [self._info(r) for r in self._all()]
+        return _catalog.render_index(self._registry, infos, lambda info: info.id)
+
+    def recent_log(self, limit: int = 10) -> builtins.list[str]:
+        """Return the latest log entries, newest first.
+
+        Args:
+            limit: How many at most.
+
+        Returns:
+            Entries as ``## [date] operation | what`` (and ``- pages: ...``).
+        """
+        limit = _pages.require_limit(limit)
+        with self._mutex:
+            rows = self._db.execute(
+                "SELECT date, operation, what, pages FROM log ORDER BY seq DESC LIMIT ?", (limit,)
+            ).fetchall()
+        return [_catalog.format_log_entry(d, op, what, json.loads(p)) for d, op, what, p in rows]
+
+    def check(self) -> CheckReport:
+        """Report broken links, orphans and links to retired pages."""
+        with self._mutex:
+            rows = self._all()
+            overview = self.overview()
+        sources = [_catalog.LinkSource(r.id, r.type, r.status, linked_ids(r.content)) for r in rows]
+        return _catalog.compute_check(sources, linked_ids(overview))
+
+    def overview(self) -> str:
+        """Return the overview (``""`` if none yet)."""
+        with self._mutex:
+            found = self._db.execute("SELECT value FROM meta WHERE key = 'overview'").fetchone()
+        return str(found[0]) if found else ""
+
+    # -- writing -------------------------------------------------------------------------
+
+    def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
+        """Create several pages, links among them allowed: all of them, or none.
+
+        Args:
+            pages: The pages.
+
+        Returns:
+            Their ids.
+
+        Raises:
+            KnowledgeStoreError: The first problem found; nothing is written then.
+        """
+        with self._write() as db:
+            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
+            for page in valid:
+                row = _Row(
+                    page.id, page.page_type.name, page.slug, page.title, page.fields, page.content
+                )
+                self._put(db, row, new=True)
+        return [page.id for page in valid]
+
+    def edit(
+        self, page_id: str, old_text: str, new_text: str, fields: FieldChanges | None = None
+    ) -> None:
+        """Replace the one occurrence of ``old_text`` in a page.
+
+        Args:
+            page_id: ``type/slug``.
+            old_text: Text as ``read()`` returned it; must occur exactly once.
+            new_text: The replacement.
+            fields: Field changes.
+
+        Raises:
+            KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
+        """
+        with self._write() as db:
+            row = self._find(page_id)
+            content = _pages.replace_once(row.id, row.content, old_text, new_text)
+            _pages.require_links_resolve(new_text, self._exists, self_id=row.id)
+            title, changed = _pages.apply_field_changes(row.title, row.fields, fields)
+            content = _pages.normalize_content(content)
+            self._put(db, replace(row, title=title, fields=changed, content=content), new=False)
+
+    def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
+        """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
+
+        Args:
+            page_id: ``type/slug``.
+            content: The new body.
+            fields: Field changes.
+
+        Raises:
+            KnowledgeStoreError: No such page, or a link to nowhere.
+        """
+        with self._write() as db:
+            row = self._find(page_id)
+            content = _pages.normalize_content(content)
+            _pages.require_links_resolve(content, self._exists, self_id=row.id)
+            notice = _pages.leading_notice(row.content)
+            if notice and not content.startswith("> "):
+                content = _pages.with_notice(content, notice)
+            title, changed = _pages.apply_field_changes(row.title, row.fields, fields)
+            if row.type == "summary":
+                changed["ingested"] = _pages.utc_stamp()
+            self._put(db, replace(row, title=title, fields=changed, content=content), new=False)
+
+    def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
+        """Mark a page superseded by another.
+
+        Args:
+            page_id: The outdated page.
+            by: Its replacement.
+            reason: Why, optionally.
+
+        Raises:
+            KnowledgeStoreError: Either page missing, the same page, or a retired page.
+        """
+        with self._write() as db:
+            row = self._find(page_id)
+            replacement = self._find(by)
+            _pages.check_supersede(row.id, row.fields, replacement.id, replacement.fields)
+            notice = _pages.superseded_notice(replacement.id, replacement.title, reason)
+            _, changed = _pages.apply_field_changes(row.title, row.fields, None)
+            changed.update(status=STATUS_SUPERSEDED, superseded_by=replacement.id)
+            changed["superseded"] = _pages.utc_today()
+            if reason and reason.strip():
+                changed["superseded_reason"] = " ".join(reason.split())
+            content = _pages.with_notice(row.content, notice)
+            self._put(db, replace(row, fields=changed, content=content), new=False)
+
+    def retire(self, page_id: str, reason: str) -> None:
+        """Retire a page: it leaves the listing, the index and the search, and is kept.
+
+        Args:
+            page_id: ``type/slug``.
+            reason: Why.
+
+        Raises:
+            KnowledgeStoreError: No such page, no reason, or already retired.
+        """
+        why = _pages.require_reason(reason)
+        with self._write() as db:
+            row = self._find(page_id)
+            if row.status == STATUS_RETIRED:
+                raise KnowledgeStoreError(f"{row.id!r} is retired already.")
+            _, changed = _pages.apply_field_changes(row.title, row.fields, None)
+            changed.update(status=STATUS_RETIRED, retired=_pages.utc_today(), retired_reason=why)
+            content = _pages.with_notice(row.content, _pages.retired_notice(why))
+            self._put(db, replace(row, fields=changed, content=content), new=False)
+
+    def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
+        """Add an entry to the log, dated today.
+
+        Args:
+            operation: The operation.
+            what: What was done, in one line.
+            pages: The ids of the pages it touched.
+
+        Raises:
+            KnowledgeStoreError: An empty operation or description, or a page that is no id.
+        """
+        op, text, ids = _catalog.clean_log_entry(operation, what, pages)
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO log (date, operation, what, pages) VALUES (?, ?, ?, ?)",
+                (_pages.utc_today(), op, text, json.dumps(ids)),
+            )
+
+    def write_overview(self, content: str) -> None:
+        """Replace the overview.
+
+        Args:
+            content: Markdown; its links must resolve.
+
+        Raises:
+            KnowledgeStoreError: A link to a page that does not exist.
+        """
+        content = _pages.normalize_content(content)
+        with self._write() as db:
+            _pages.require_links_resolve(content, self._exists)
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES ('overview', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (content,),
+            )
