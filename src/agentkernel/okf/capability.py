@@ -78,6 +78,10 @@ class OKFCapability:
 
     # -- configuration only ---------------------------------------------------------------
 
+    def databases(self) -> list[str]:
+        """Every configured database name, in configuration order."""
+        return list(self._okf.databases)
+
     def agents(self) -> list[str]:
         """Every agent named in any database, in first-mention order."""
         seen: dict[str, None] = {}

@@ -1,0 +1,72 @@
+"""The ``agentkernel-kb`` command.
+
+Each subcommand lives in a module of its own that exposes ``register(subparsers)``; the module
+adds its parser and sets ``handler`` to a function taking the parsed arguments and returning
+an exit status. Subcommand modules import what they need when they run, so ``--help`` is fast
+and needs no optional SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+# subcommand modules, in the order --help lists them
+_COMMANDS = ("check", "bundle", "ask", "serve", "view", "store")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Build the argument parser with every subcommand registered.
+
+    Returns:
+        The top-level parser.
+    """
+    parser = argparse.ArgumentParser(
+        prog="agentkernel-kb",
+        description="Inspect, query, serve and view knowledge bases (OKF bundles and more).",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in _COMMANDS:
+        try:
+            module = importlib.import_module(f"agentkernel.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"agentkernel.cli.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: Arguments without the program name; ``sys.argv[1:]`` when ``None``.
+
+    Returns:
+        The exit status: 0 on success, 1 when the command found errors, 2 on bad usage.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    from agentkernel.errors import AKError
+    from agentkernel.knowledgebase.errors import KnowledgeError
+
+    try:
+        status: int = args.handler(args)
+    except (AKError, KnowledgeError, OSError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

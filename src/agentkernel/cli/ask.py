@@ -1,0 +1,144 @@
+"""``ask QUESTION``: the manual's KB router agent, or a retrieval-only answer without a model.
+
+With a model configured (``OPENAI_API_KEY``, or ``--model`` for any model the OpenAI Agents
+SDK can reach), the ``KB_Router_Agent`` answers, and each tool call is printed as it happens.
+With none, the command says so and answers retrieval-only: the best concepts for the
+question, then the top ones fetched whole, with their ids, trust and staleness.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+from collections.abc import Callable
+from typing import Any
+
+from agentkernel.cli._sources import Sources, add_source_arguments, resolve_sources
+from agentkernel.errors import AKConfigError, MissingExtraError, missing_extra
+
+_IDS = re.compile(r"^-\s*\[([^\]\n]+)\]", re.MULTILINE)
+_SHOWN = 600  # characters of each tool result shown while the agent runs
+
+
+def register(subparsers: Any) -> None:
+    """Register the ``ask`` subcommand.
+
+    Args:
+        subparsers: The top-level parser's subparsers.
+    """
+    parser = subparsers.add_parser("ask", help="answer a question from knowledge bases")
+    parser.add_argument("question", help="what to ask")
+    add_source_arguments(parser)
+    parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
+    parser.add_argument("-n", "--limit", type=int, default=5, help="search results (default 5)")
+    parser.add_argument("--fetch", type=int, default=2, help="concepts fetched whole (default 2)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Answer the question.
+
+    Args:
+        args: The parsed arguments.
+
+    Returns:
+        0 when an answer (or retrieval) was printed, 2 for a usage or configuration problem.
+    """
+    try:
+        sources = resolve_sources(args, writable=False)
+    except AKConfigError as exc:
+        print(f"agentkernel-kb ask: {exc}")
+        return 2
+    if args.model or os.environ.get("OPENAI_API_KEY"):
+        try:
+            asyncio.run(run_agent(args.question, sources, model=args.model, out=print))
+        except MissingExtraError as exc:
+            print(f"agentkernel-kb ask: {exc}")
+            return 2
+        return 0
+    print(
+        "No model configured (set OPENAI_API_KEY, or pass --model): answering retrieval-only "
+        "with the best matching concepts.\n"
+    )
+    print(retrieve(args.question, sources, limit=args.limit, fetch=args.fetch))
+    return 0
+
+
+def retrieve(question: str, sources: Sources, *, limit: int = 5, fetch: int = 2) -> str:
+    """Answer without a model: rank concepts in every backend, then fetch the best whole.
+
+    Args:
+        question: The question, used as the search query.
+        sources: The tools and backends.
+        limit: Search results per backend.
+        fetch: How many of the best results per backend to fetch whole.
+
+    Returns:
+        The ranked summaries (ids, titles, trust, staleness) and the fetched concepts.
+    """
+    tools = {tool.__name__: tool for tool in sources.tools}
+    search = tools.get("search_kb") or tools["read_kb"]
+    blocks = []
+    for backend in sources.backends:
+        found = search(backend, question, limit)
+        blocks.append(f"## {backend}: best matches\n{found}")
+        ids = _IDS.findall(found)[: max(fetch, 0)]
+        if ids and "fetch_kb" in tools:
+            blocks.append(f"## {backend}: fetched\n{tools['fetch_kb'](backend, ','.join(ids))}")
+    return "\n\n".join(blocks)
+
+
+async def run_agent(
+    question: str, sources: Sources, *, model: Any = None, out: Callable[[str], Any] = print
+) -> str:
+    """Run the KB router agent on the OpenAI Agents SDK, reporting each tool call.
+
+    Args:
+        question: The user's question.
+        sources: The tools, backends and extra instructions.
+        model: A model name or an ``agents`` Model object; the SDK's default when ``None``.
+        out: Receives each line of the live transcript.
+
+    Returns:
+        The agent's final answer (also passed to ``out``).
+
+    Raises:
+        MissingExtraError: The ``openai`` extra is not installed.
+    """
+    try:
+        from agents import Agent, RunConfig, Runner
+    except ImportError as exc:
+        raise missing_extra("openai-agents", "openai", feature="ask with a model") from exc
+
+    from agentkernel.knowledgebase.router import router_instructions
+    from agentkernel.openai import OpenAIToolBuilder
+
+    tools: list[Any] = list(OpenAIToolBuilder.bind(sources.tools))
+    agent = Agent(
+        name="KB_Router_Agent",
+        instructions=router_instructions(sources.instructions),
+        tools=tools,
+        model=model,
+    )
+    offline = not os.environ.get("OPENAI_API_KEY")
+    result = Runner.run_streamed(agent, question, run_config=RunConfig(tracing_disabled=offline))
+    async for event in result.stream_events():
+        if event.type != "run_item_stream_event":
+            continue
+        item = event.item
+        if event.name == "tool_called":
+            raw = item.raw_item
+            name = getattr(raw, "name", None) or (raw.get("name") if isinstance(raw, dict) else "")
+            arguments = getattr(raw, "arguments", None) or (
+                raw.get("arguments") if isinstance(raw, dict) else ""
+            )
+            out(f"-> {name}({arguments})")
+        elif event.name == "tool_output":
+            text = str(item.output)
+            shown = text if len(text) <= _SHOWN else text[:_SHOWN] + " ..."
+            out("   " + shown.replace("\n", "\n   "))
+    answer = str(result.final_output)
+    out(answer)
+    return answer

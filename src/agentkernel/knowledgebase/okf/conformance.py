@@ -1,0 +1,303 @@
+"""OKF 0.2 conformance of a whole bundle: errors for the spec's rules, warnings for the rest.
+
+Errors are the three conformance rules of section 11: every non-reserved ``.md`` document
+has parseable YAML frontmatter, every frontmatter has a non-empty ``type``, and reserved
+files follow sections 8 (``index.md``) and 9 (``log.md``). Everything a consumer must
+tolerate is a warning: broken links, unparseable timestamps, missing titles, files skipped
+and why. Unlike ``OKFManager``, which reads a bounded head of each document, the check reads
+every document whole, so links deep in a body are checked too.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.knowledgebase.okf.concept import (
+    ConceptError,
+    concept_from,
+    decode_head,
+    is_document,
+    is_reserved,
+    parse_instant,
+)
+from agentkernel.knowledgebase.okf.links import link_targets, resolve_target
+from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
+
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_INDEX_ENTRY = re.compile(r"^\s*[*+-]\s+\[[^\]]*\]\([^)]*\)")
+_TIMESTAMP_FIELDS = ("stale_after",)
+
+Level = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem in a bundle.
+
+    Attributes:
+        level: ``error`` (breaks a conformance rule) or ``warning``.
+        path: The bundle-relative path it concerns (``""`` for the bundle itself).
+        message: What is wrong, and where relevant how to fix it.
+    """
+
+    level: Level
+    path: str
+    message: str
+
+
+@dataclass
+class ConformanceReport:
+    """What ``check_bundle`` found.
+
+    Attributes:
+        location: Where the bundle lives.
+        okf_version: The version the root ``index.md`` declares, if any.
+        concepts: How many concept documents parsed.
+        reserved: How many reserved files there are.
+        types: Concept count per ``type``.
+        trust: Concept count per trust tier.
+        stale: Ids of the concepts past their ``stale_after``.
+        findings: Every error and warning, errors first, each group by path.
+    """
+
+    location: str
+    okf_version: str | None = None
+    concepts: int = 0
+    reserved: int = 0
+    types: Counter[str] = field(default_factory=Counter)
+    trust: Counter[str] = field(default_factory=Counter)
+    stale: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        """The findings that break conformance."""
+        return [f for f in self.findings if f.level == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        """The findings a consumer must tolerate."""
+        return [f for f in self.findings if f.level == "warning"]
+
+    @property
+    def conformant(self) -> bool:
+        """Whether the bundle meets the three rules of OKF 0.2 section 11."""
+        return not self.errors
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the report as JSON-serialisable data (the ``--json`` output).
+
+        Returns:
+            Counts, the stale ids, and the errors and warnings as lists of mappings.
+        """
+        return {
+            "location": self.location,
+            "conformant": self.conformant,
+            "okf_version": self.okf_version,
+            "concepts": self.concepts,
+            "reserved_files": self.reserved,
+            "types": dict(self.types.most_common()),
+            "trust": dict(self.trust.most_common()),
+            "stale": self.stale,
+            "errors": [asdict(f) for f in self.errors],
+            "warnings": [asdict(f) for f in self.warnings],
+        }
+
+
+def check_bundle(
+    store: DocumentStore,
+    *,
+    now: datetime | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ConformanceReport:
+    """Check a bundle against OKF 0.2.
+
+    Args:
+        store: The bundle's store (open it read-only).
+        now: The instant staleness is judged at; the current time when ``None``.
+        progress: Called as ``progress(done, total)`` while documents are read.
+
+    Returns:
+        The report; a bundle that cannot be listed raises instead.
+
+    Raises:
+        OSError: The store cannot be listed.
+    """
+    now = now or datetime.now(UTC)
+    report = ConformanceReport(location=store.location)
+    listing = [f for f in store.walk() if is_document(f.path)]
+    report.findings += [Finding("warning", "", f"skipped: {d}") for d in store.diagnostics]
+    paths = {f.path for f in listing}
+    directories = {posixpath.dirname(p) for p in paths}
+    directories |= {d for p in list(directories) for d in _ancestors(p)}
+
+    def exists(path: str) -> bool:
+        stripped = path.rstrip("/")
+        return stripped in paths if is_document(stripped) else stripped in directories
+
+    for done, stored in enumerate(sorted(listing, key=lambda f: f.path), start=1):
+        text = _read_text(store, stored, report)
+        if text is not None:
+            if is_reserved(stored.path):
+                report.reserved += 1
+                _check_reserved(stored.path, text, report)
+            else:
+                _check_concept(stored, text, report, exists, now)
+        if progress is not None:
+            progress(done, len(listing))
+    report.findings.sort(key=lambda f: (f.level != "error", f.path))
+    return report
+
+
+def _read_text(store: DocumentStore, stored: StoredFile, report: ConformanceReport) -> str | None:
+    if stored.size > MAX_DOCUMENT_BYTES:
+        report.findings.append(
+            Finding(
+                "warning" if is_reserved(stored.path) else "error",
+                stored.path,
+                f"skipped: {stored.size} bytes is over the {MAX_DOCUMENT_BYTES}-byte limit",
+            )
+        )
+        return None
+    try:
+        return decode_head(store.read(stored.path), complete=True)
+    except ConceptError as exc:
+        report.findings.append(Finding("error", stored.path, f"unreadable: {exc}"))
+    except OSError as exc:
+        report.findings.append(Finding("warning", stored.path, f"skipped: cannot read: {exc}"))
+    return None
+
+
+def _check_concept(
+    stored: StoredFile,
+    text: str,
+    report: ConformanceReport,
+    exists: Callable[[str], bool],
+    now: datetime,
+) -> None:
+    path = stored.path
+    try:
+        meta, body = frontmatter.parse(text)
+        concept = concept_from(path, stored.token, stored.size, meta, body, complete=True)
+    except (frontmatter.FrontmatterError, ConceptError) as exc:
+        report.findings.append(Finding("error", path, " ".join(str(exc).split())))
+        return
+    report.concepts += 1
+    report.types[concept.type] += 1
+    report.trust[concept.trust] += 1
+    if concept.is_stale(now):
+        report.stale.append(concept.id)
+    if not str(meta.get("title") or "").strip():
+        report.findings.append(
+            Finding("warning", path, f"no title: readers will see '{concept.title}'")
+        )
+    for name, value in _timestamps(meta):
+        if parse_instant(value) is None:
+            report.findings.append(
+                Finding("warning", path, f"{name} {value!r} is not an ISO 8601 instant")
+            )
+    for target in link_targets(body):
+        resolved = resolve_target(path, target, exists)
+        if resolved is not None and not exists(resolved):
+            report.findings.append(Finding("warning", path, f"broken link: {target}"))
+
+
+def _timestamps(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = [(k, meta[k]) for k in _TIMESTAMP_FIELDS if k in meta]
+    generated = meta.get("generated")
+    if isinstance(generated, Mapping) and "at" in generated:
+        found.append(("generated.at", generated["at"]))
+    verified = meta.get("verified")
+    events = [verified] if isinstance(verified, Mapping) else verified
+    if isinstance(events, list):
+        found += [("verified.at", e["at"]) for e in events if isinstance(e, Mapping) and "at" in e]
+    return found
+
+
+def _check_reserved(path: str, text: str, report: ConformanceReport) -> None:
+    name = posixpath.basename(path).lower()
+    parts = frontmatter.split(text)
+    body = text if parts is None else parts[1]
+    if name == "index.md":
+        _check_index(path, parts[0] if parts else None, body, report)
+    else:
+        if parts is not None:
+            report.findings.append(Finding("error", path, "log.md carries no frontmatter"))
+        _check_log(path, body, report)
+
+
+def _check_index(path: str, raw_meta: str | None, body: str, report: ConformanceReport) -> None:
+    if raw_meta is not None:
+        if posixpath.dirname(path):
+            report.findings.append(
+                Finding("error", path, "only the bundle-root index.md may carry frontmatter")
+            )
+        else:
+            try:
+                meta = frontmatter.load_yaml(raw_meta) or {}
+            except Exception as exc:
+                report.findings.append(Finding("error", path, f"invalid YAML frontmatter: {exc}"))
+                meta = {}
+            if not isinstance(meta, Mapping) or set(meta) - {"okf_version"}:
+                keys = sorted(meta) if isinstance(meta, Mapping) else meta
+                report.findings.append(
+                    Finding(
+                        "error",
+                        path,
+                        f"root index.md frontmatter holds only okf_version, got {keys}",
+                    )
+                )
+            elif "okf_version" in meta:
+                report.okf_version = str(meta["okf_version"])
+                if report.okf_version != "0.2":
+                    report.findings.append(
+                        Finding(
+                            "warning", path, f"okf_version {report.okf_version} (checked as 0.2)"
+                        )
+                    )
+    lines = [line for line in body.splitlines() if line.strip()]
+    if lines and not any(line.startswith("#") for line in lines):
+        report.findings.append(Finding("warning", path, "no section heading ('# ...')"))
+    if not any(_INDEX_ENTRY.match(line) for line in lines):
+        report.findings.append(
+            Finding("warning", path, "lists no entries ('* [Title](url) - ...')")
+        )
+
+
+def _check_log(path: str, body: str, report: ConformanceReport) -> None:
+    days: list[str] = []
+    for line in body.splitlines():
+        if line.startswith("## "):
+            heading = line[3:].strip()
+            if not _ISO_DAY.match(heading) or _bad_day(heading):
+                report.findings.append(
+                    Finding("error", path, f"date heading {heading!r} is not YYYY-MM-DD")
+                )
+            else:
+                days.append(heading)
+    if days != sorted(days, reverse=True):
+        report.findings.append(Finding("warning", path, "date groups are not newest first"))
+
+
+def _bad_day(value: str) -> bool:
+    try:
+        datetime.strptime(value, "%Y-%m-%d")
+    except ValueError:
+        return True
+    return False
+
+
+def _ancestors(directory: str) -> list[str]:
+    found = []
+    while directory:
+        directory = posixpath.dirname(directory)
+        found.append(directory)
+    return found
