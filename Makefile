@@ -8,8 +8,10 @@ $(VENV)/bin/nox:
 	$(VENV)/bin/pip install -q -e '.[dev]'
 
 .PHONY: demo test lint
+QUESTION ?= How do I recover when the nightly load fails?
+
 demo: $(VENV)/bin/nox
-	$(VENV)/bin/python examples/cli/knowledgebase/openai/okf/demo.py
+	$(VENV)/bin/agentkernel-kb ask "$(QUESTION)" examples/cli/knowledgebase/openai/okf/bundle
 
 test: $(VENV)/bin/nox
 	$(VENV)/bin/nox

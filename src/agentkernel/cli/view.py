@@ -1,0 +1,98 @@
+"""``view``: write one self-contained HTML page showing a bundle as a graph of concepts.
+
+The page holds everything (data, script, style); it loads nothing from anywhere, so it can be
+mailed, archived or opened from a CI artifact. Concepts are nodes coloured by type and ringed
+by trust tier; links are directed edges; a searchable list, backlinks, stale badges and each
+concept's rendered page complete it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+def register(subparsers: Any) -> None:
+    """Register the ``view`` subcommand.
+
+    Args:
+        subparsers: The top-level parser's subparsers.
+    """
+    parser = subparsers.add_parser(
+        "view",
+        help="write a self-contained HTML page showing a bundle as a graph",
+        description=(
+            "Write one HTML file (no network access, nothing loaded from anywhere) showing the "
+            "bundle as a graph of concepts and links, with a searchable list, type colours, "
+            "trust and stale badges, backlinks and each concept's rendered page."
+        ),
+    )
+    parser.add_argument(
+        "bundle",
+        metavar="PATH|URI",
+        help="the OKF bundle: a directory, file:///dir, s3://bucket/prefix or python:pkg.Store",
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE.html", help="the page to write"
+    )
+    parser.add_argument("--title", default=None, help="the page title (default: from the path)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read the bundle and write the page.
+
+    Args:
+        args: ``bundle``, ``output`` and ``title``.
+
+    Returns:
+        0 when the page was written; 1 when the bundle could not be read or the page could
+        not be written (the reason goes to stderr).
+    """
+    from agentkernel.cli.viewer.bundle import collect
+    from agentkernel.cli.viewer.page import build_page
+    from agentkernel.errors import AKError
+    from agentkernel.knowledgebase.errors import KnowledgeError
+    from agentkernel.knowledgebase.okf.manager import OKFManager
+    from agentkernel.knowledgebase.store.base import DocumentStore
+
+    output = Path(args.output)
+    try:
+        store = DocumentStore.from_uri(args.bundle, writable=False)
+        try:
+            manager = OKFManager(store, refresh_seconds=None)
+            view = collect(manager, store, title=args.title)
+        finally:
+            store.close()
+    except (AKError, KnowledgeError, OSError) as exc:
+        print(f"agentkernel-kb view: cannot read {args.bundle}: {exc}", file=sys.stderr)
+        return 1
+    page = build_page(view)
+    try:
+        _write_atomically(output, page)
+    except OSError as exc:
+        print(f"agentkernel-kb view: cannot write {output}: {exc}", file=sys.stderr)
+        return 1
+    skipped = f", {len(view.diagnostics)} diagnostic(s)" if view.diagnostics else ""
+    print(f"wrote {output} ({len(view.concepts)} concepts{skipped})")
+    return 0
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    directory = path.parent if str(path.parent) else Path(".")
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
