@@ -6,6 +6,8 @@ decide which tools exist and how ``read_kb`` routes.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypedDict
@@ -109,3 +111,17 @@ class KnowledgeCapabilities:
             Every field with its value.
         """
         return asdict(self)
+
+
+def stable_id(text: str, source: str | None) -> str:
+    """Return the id a record without ``metadata["id"]`` is stored under, so writes are idempotent.
+
+    Args:
+        text: The record's text.
+        source: Its ``metadata["source"]``, if any.
+
+    Returns:
+        32 hex characters of a SHA-256 over text and source: the same record, the same id.
+    """
+    payload = json.dumps([text, source or ""], ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()[:32]
