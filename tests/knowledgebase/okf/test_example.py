@@ -6,6 +6,7 @@ subprocess with the test interpreter (offline, no API key).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,7 @@ def test_retrieval_run_fetches_the_best_search_hit() -> None:
 def test_demo_script_runs_offline() -> None:
     done = subprocess.run(
         [sys.executable, str(EXAMPLE / "demo.py"), "is", "pausing", "churn?"],
+        env={k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"},  # stay offline
         capture_output=True,
         text=True,
         timeout=120,

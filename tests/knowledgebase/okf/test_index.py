@@ -6,11 +6,12 @@ Pure computation; nothing to start. Hypothesis generates the corpora and queries
 from __future__ import annotations
 
 import math
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkernel.knowledgebase.okf.index import LexicalIndex, tokenize
+from agentkernel.knowledgebase.okf.index import STOPWORDS, LexicalIndex, tokenize
 
 try:
     import numpy  # noqa: F401
@@ -52,8 +53,9 @@ def brute_force(
         for key, counts in tfs.items():
             tf = counts.get(term)
             if tf:
-                norm = 1.2 * (1 - 0.75 + 0.75 * lengths[key] / average)
-                scores[key] = scores.get(key, 0.0) + idf * tf * 2.2 / (tf + norm)
+                k1, b = index._k1, index._b
+                norm = k1 * (1 - b + b * lengths[key] / average)
+                scores[key] = scores.get(key, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
     return scores
 
 
@@ -104,7 +106,7 @@ def test_incremental_updates_equal_a_fresh_build(first, second, query) -> None: 
 
 def test_field_weights_rank_title_over_body() -> None:
     index = LexicalIndex()
-    index.add("body", {"title": "something", "body": "orders orders"})
+    index.add("body", {"title": "something", "body": "orders here"})
     index.add("title", {"title": "orders", "body": "something else"})
     assert [k for k, _ in index.search("orders", 2)] == ["title", "body"]
     assert index.search("", 3) == [] and index.search("missing", 3) == []
@@ -134,3 +136,30 @@ def test_scorers_agree_after_the_index_grows_past_its_caches() -> None:
     assert all(
         math.isclose(a[1], b[1]) for r in results for a, b in zip(r, results[0], strict=True)
     )
+
+
+ascii_or_not = st.lists(
+    st.sampled_from(["Alpha", "beta", "ÉTÉ", "x_y", "a-b", "the", "7", "İ", " "])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ascii_or_not.map("".join))
+def test_tokenize_is_the_same_on_the_ascii_fast_road_and_off_it(text: str) -> None:
+    # ASCII text is split by a translation table, the rest by the regular expression
+    assert tokenize(text) == [w for w in re.findall(r"[^\W_]+", text.lower()) if w not in STOPWORDS]
+
+
+@settings(max_examples=100, deadline=None)
+@given(docs, texts)
+def test_fractional_weights_counted_by_repetition_equal_the_general_path(
+    corpus_list, query
+) -> None:  # type: ignore[no-untyped-def]
+    weights = {"title": 1.5, "body": 0.75}
+    fast = LexicalIndex(weights)  # 1.5 and 0.75 are quarters: counted by repeating fields
+    general = LexicalIndex({"title": 1.5, "body": 0.7})
+    general._weights = dict(weights)  # same weights, through the per-field path
+    for n, (title, body) in enumerate(corpus_list):
+        fast.add(n, {"title": title, "body": body})
+        general.add(n, {"title": title, "body": body})
+    assert fast.search(query, 5) == general.search(query, 5)

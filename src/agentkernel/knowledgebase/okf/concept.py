@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+import yaml
+
 from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 
@@ -126,9 +128,10 @@ def decode_head(data: bytes, *, complete: bool) -> str:
     """
     if b"\x00" in data:
         raise ConceptError("binary content (a NUL byte), not a markdown document")
-    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        return decoder.decode(data, final=complete)
+        if complete:
+            return data.decode("utf-8")
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final=False)
     except UnicodeDecodeError as exc:
         raise ConceptError(f"not UTF-8 text (byte {exc.start}: {exc.reason})") from exc
 
@@ -158,15 +161,22 @@ def parse_concept(path: str, token: str, size: int, data: bytes, *, complete: bo
                 f"frontmatter does not close within the first {len(data)} bytes (oversized)"
             )
         raise ConceptError("no YAML frontmatter (a concept must open with a '---' line)")
-    meta = simple_mapping(parts[0])
-    if meta is not None:
-        body = parts[1]
-    else:
-        try:
-            meta, body = frontmatter.parse(text)
-        except frontmatter.FrontmatterError as exc:
-            raise ConceptError(" ".join(str(exc).split())) from exc
+    raw, body = parts
+    meta = simple_mapping(raw)
+    if meta is None:
+        meta = _load_frontmatter(raw)
     return concept_from(path, token, size, meta, body, complete=complete)
+
+
+def _load_frontmatter(raw: str) -> dict[str, Any]:
+    """Parse frontmatter the fast path declined, with the YAML loader (as ``frontmatter.parse``)."""
+    try:
+        data = frontmatter.load_yaml(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        raise ConceptError(" ".join(f"invalid YAML frontmatter: {exc}".split())) from exc
+    if not isinstance(data, dict):
+        raise ConceptError(f"frontmatter must be a mapping, got {type(data).__name__}")
+    return data
 
 
 def concept_from(

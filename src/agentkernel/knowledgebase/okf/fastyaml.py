@@ -1,12 +1,18 @@
-"""A fast path for the simplest frontmatter: flat ``key: value`` lines that need no YAML parser.
+"""A fast path for common block frontmatter, read without a YAML parser.
 
-Walking 10,000 concepts spends most of its time constructing YAML objects in Python. Much
-frontmatter is a handful of flat lines (``type: Note``, ``title: "Orders"``,
-``tags: [a, b]``), and for those this module builds the same mapping directly. It is
-deliberately conservative: any line it is not certain about (indentation, comments, numbers,
-booleans, escapes, anchors, a ``:`` or ``#`` inside a value, nested blocks) makes it return
-``None``, and the caller uses the real YAML loader. Whenever it answers, the answer equals
-what :func:`agentkernel.knowledgebase.okf.frontmatter.load_yaml` returns (tested).
+Walking 10,000 concepts would spend most of its time constructing YAML objects in Python.
+Most frontmatter is a small block mapping: ``key: value`` lines, lists written as ``key:``
+followed by ``- item`` lines (what :func:`~agentkernel.knowledgebase.okf.frontmatter.dump_yaml`
+and so every ``write()`` produces), nested mappings such as ``generated:`` with indented
+``by:``/``at:`` lines, lists of such mappings (``verified:``, ``sources:``), and plain values
+folded over indented continuation lines. For those this module builds the same mapping
+directly.
+
+It is deliberately conservative: anything it is not certain about (comments, tabs, anchors,
+tags, block scalars, flow mappings, escapes, blank lines inside a value, a scalar YAML would
+resolve to a number, boolean or null, odd indentation) makes it return ``None``, and the
+caller uses the real YAML loader. Whenever it answers, the answer equals what
+:func:`agentkernel.knowledgebase.okf.frontmatter.load_yaml` returns (tested with hypothesis).
 """
 
 from __future__ import annotations
@@ -14,87 +20,263 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?\Z")
-# words YAML 1.1 resolves to booleans or null rather than strings
-_SPECIAL = frozenset(["y", "n", "yes", "no", "true", "false", "on", "off", "null"])
-_UNSAFE_IN_PLAIN = frozenset(":#\t\\")
+from agentkernel.knowledgebase.okf.frontmatter import _Loader
+
+_KEY_LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?\Z")
+_ITEM = re.compile(r"( *)-(?: +(.*))?\Z")
+# a plain scalar may not start with an indicator character
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+# the implicit resolvers of the loader the fast path must agree with (timestamps removed)
+_RESOLVERS: dict[Any, list[tuple[str, Any]]] = _Loader.yaml_implicit_resolvers
+
+
+class _Decline(Exception):
+    """The text is outside the subset; the caller must use the YAML loader."""
 
 
 def simple_mapping(raw: str) -> dict[str, Any] | None:
-    """Read flat frontmatter without a YAML parser, or decline.
+    """Read common block frontmatter without a YAML parser, or decline.
 
     Args:
         raw: The frontmatter text between the ``---`` fences.
 
     Returns:
-        The mapping, or ``None`` when the text is not in the simple subset (then parse it
+        The mapping, or ``None`` when the text is not in the supported subset (then parse it
         with the YAML loader).
     """
-    result: dict[str, Any] = {}
-    for line in raw.split("\n"):
-        if not line or line.isspace():
-            continue
-        if not line.isprintable():
-            return None
-        match = _LINE.match(line.rstrip(" "))
-        if match is None:
-            return None
-        key, value = match.group(1), match.group(2)
-        if key.lower() in _SPECIAL:
-            return None
-        if value is None or value == "":
-            result[key] = None
-            continue
-        parsed = _value(value)
-        if parsed is None:
-            return None
-        result[key] = parsed
+    if "\t" in raw or ("#" in raw and _has_comment(raw)):
+        return None
+    if not raw.replace("\n", "").isprintable():
+        return None
+    lines = [line.rstrip(" ") for line in raw.split("\n")]
+    reader = _Reader(lines)
+    try:
+        result = reader.mapping(0, 0)
+        if reader.position < len(lines):
+            return None  # something at a deeper or odd indentation remained
+    except _Decline:
+        return None
     return result
 
 
-def _value(text: str) -> str | list[str] | None:
-    if text[0] == "[":
-        return _sequence(text)
-    return _scalar(text)
+def _has_comment(raw: str) -> bool:
+    # a '#' opens a comment at the start of a line or after a space; elsewhere it is text
+    return raw.startswith("#") or "\n#" in raw or " #" in raw
 
 
-def _scalar(text: str) -> str | None:
-    first = text[0]
-    if first in "\"'":
-        if len(text) < 2 or text[-1] != first:
-            return None
-        inner = text[1:-1]
-        if first in inner or "\\" in inner:
-            return None
-        return inner
-    if not first.isalpha() or any(ch in _UNSAFE_IN_PLAIN for ch in text):
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+class _Reader:
+    """Recursive descent over indented lines (blank lines already reduced to ``""``)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.position = 0
+
+    def _skip_blank(self) -> None:
+        lines = self.lines
+        while self.position < len(lines) and not lines[self.position]:
+            self.position += 1
+
+    def mapping(self, column: int, parent: int) -> dict[str, Any]:
+        """Read a block mapping whose keys start at ``column``.
+
+        Args:
+            column: The keys' column.
+            parent: The column of the enclosing collection (scalars continue past it).
+
+        Returns:
+            The mapping.
+        """
+        result: dict[str, Any] = {}
+        lines = self.lines
+        while True:
+            self._skip_blank()
+            if self.position >= len(lines):
+                break
+            line = lines[self.position]
+            indent = _indent(line)
+            if indent < column:
+                break
+            if indent > column:
+                raise _Decline
+            match = _KEY_LINE.match(line)
+            if match is None:
+                if column == 0 and not result:
+                    raise _Decline  # not a mapping at all
+                break  # e.g. the next item of an indentless sequence
+            key = match.group(2)
+            if _key_resolves(key):
+                raise _Decline
+            text = match.group(3)
+            self.position += 1
+            if text:
+                result[key] = self.inline(text, column + 1)
+            else:
+                result[key] = self.block(column)
+        if not result:
+            raise _Decline
+        return result
+
+    def block(self, parent: int) -> Any:
+        """Read the value of a ``key:`` line with nothing after the colon.
+
+        Args:
+            parent: The column of the mapping holding the key.
+
+        Returns:
+            A list, a mapping, or ``None`` (an empty value).
+        """
+        lines = self.lines
+        if self.position >= len(lines) or not lines[self.position]:
+            return None  # an indented line after a blank one is refused by the caller
+        line = lines[self.position]
+        indent = _indent(line)
+        item = _ITEM.match(line)
+        if item is not None and indent >= parent:
+            return self.sequence(indent)
+        if indent > parent:
+            if _KEY_LINE.match(line) is None:
+                raise _Decline  # a scalar on its own line, or something else
+            return self.mapping(indent, parent)
         return None
-    plain = text.rstrip(" ")
-    if plain.lower() in _SPECIAL:
-        return None
-    return plain
+
+    def sequence(self, column: int) -> list[Any]:
+        """Read a block sequence whose ``-`` indicators are at ``column``.
+
+        Args:
+            column: The indicators' column.
+
+        Returns:
+            The items.
+        """
+        items: list[Any] = []
+        lines = self.lines
+        while True:
+            self._skip_blank()
+            if self.position >= len(lines):
+                break
+            line = lines[self.position]
+            indent = _indent(line)
+            if indent != column:
+                break
+            match = _ITEM.match(line)
+            if match is None:
+                break
+            text = match.group(2)
+            if not text or text[0] == "-":
+                raise _Decline  # an empty item or a nested sequence
+            if _KEY_LINE.match(text) is not None:
+                # a compact mapping: its keys line up with the first one
+                inner = len(line) - len(text)
+                lines[self.position] = " " * inner + text
+                items.append(self.mapping(inner, column))
+            else:
+                self.position += 1
+                items.append(self.inline(text, column + 1))
+        return items
+
+    def inline(self, text: str, continuation: int) -> Any:
+        """Read a value written after ``key: `` or ``- `` (and any continuation lines).
+
+        Args:
+            text: The value's text on its first line.
+            continuation: The least column a continuation line of a plain scalar may have.
+
+        Returns:
+            A string or a list of strings.
+        """
+        first = text[0]
+        if first == "[":
+            return _flow_sequence(text)
+        if first in "\"'":
+            return _quoted(text)
+        if first in _INDICATORS or not _plain_ok(text):
+            raise _Decline
+        parts = [text]
+        lines = self.lines
+        while self.position < len(lines):
+            line = lines[self.position]
+            if not line:
+                ahead = self.position
+                while ahead < len(lines) and not lines[ahead]:
+                    ahead += 1
+                if ahead < len(lines) and _indent(lines[ahead]) >= continuation:
+                    raise _Decline  # a folded blank line: not handled here
+                break
+            if _indent(line) < continuation:
+                break
+            more = line.lstrip(" ")
+            if more[0] in _INDICATORS or not _plain_ok(more):
+                raise _Decline
+            parts.append(more)
+            self.position += 1
+        value = " ".join(parts)
+        if _resolves(value):
+            raise _Decline
+        return value
 
 
-def _sequence(text: str) -> list[str] | None:
+def _plain_ok(text: str) -> bool:
+    return ": " not in text and not text.endswith(":") and " #" not in text
+
+
+_WILDCARD = _RESOLVERS.get(None, [])
+_KEYS_SEEN: dict[str, bool] = {}  # key -> resolves; keys repeat from document to document
+
+
+def _resolves(plain: str) -> bool:
+    """Tell whether the loader would read this plain scalar as something other than a string."""
+    resolvers = _RESOLVERS.get(plain[0] if plain else "")
+    if resolvers is None and not _WILDCARD:
+        return False
+    return any(regexp.match(plain) for _, regexp in (resolvers or []) + _WILDCARD)
+
+
+def _key_resolves(key: str) -> bool:
+    found = _KEYS_SEEN.get(key)
+    if found is None:
+        found = _resolves(key)
+        if len(_KEYS_SEEN) < 1024:
+            _KEYS_SEEN[key] = found
+    return found
+
+
+def _quoted(text: str) -> str:
+    quote = text[0]
+    if len(text) < 2 or text[-1] != quote:
+        raise _Decline  # unterminated on this line, or something after the closing quote
+    inner = text[1:-1]
+    if quote == "'":
+        if "'" in inner.replace("''", ""):
+            raise _Decline
+        return inner.replace("''", "'")
+    if '"' in inner or "\\" in inner:
+        raise _Decline
+    return inner
+
+
+def _flow_sequence(text: str) -> list[str]:
     if not text.endswith("]"):
-        return None
+        raise _Decline
     inner = text[1:-1].strip(" ")
     if not inner:
         return []
     if any(ch in inner for ch in "[]{}"):
-        return None
+        raise _Decline
     items: list[str] = []
     for part in inner.split(","):
         item = part.strip(" ")
         if not item:
-            return None
+            raise _Decline
         if item[0] in "\"'":
-            value = _scalar(item)
-        elif "," in item or " #" in item:
-            return None
-        else:
-            value = _scalar(item)
-        if value is None:
-            return None
-        items.append(value)
+            items.append(_quoted(item))
+            continue
+        if item[0] in _INDICATORS or ":" in item or "#" in item or "\\" in item:
+            raise _Decline
+        if _resolves(item):
+            raise _Decline
+        items.append(item)
     return items

@@ -38,6 +38,7 @@ from agentkernel.knowledgebase.okf.records import (
 )
 from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, scan
 from agentkernel.knowledgebase.store.base import DocumentStore, clean_path
+from agentkernel.knowledgebase.store.local import LocalDocumentStore
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,8 @@ class OKFManager(DocumentKnowledgeBase):
 
     Class attributes bound each walk and may be overridden in a subclass:
     ``head_bytes`` (the leading read per document, 16 KiB), ``max_document_bytes``
-    (larger documents are skipped, 4 MiB) and ``read_workers`` (concurrent reads, 8).
+    (larger documents are skipped, 4 MiB) and ``read_workers`` (concurrent reads on a
+    network store, 8; a ``LocalDocumentStore`` is read sequentially, threads only cost there).
     """
 
     head_bytes: int = 16 * 1024
@@ -412,7 +414,8 @@ class OKFManager(DocumentKnowledgeBase):
             max_concepts=self._max_concepts,
             head_bytes=self.head_bytes,
             max_document_bytes=self.max_document_bytes,
-            workers=self.read_workers,
+            # threads only pay on a network store; on a local disk they cost GIL churn
+            workers=1 if isinstance(self._store, LocalDocumentStore) else self.read_workers,
         )
 
     def _refresh(self, *, raise_errors: bool) -> RefreshStats | None:
