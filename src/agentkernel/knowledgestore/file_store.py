@@ -32,13 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgebase.okf import frontmatter
-from agentkernel.knowledgestore import _bundle, _catalog, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
 from agentkernel.knowledgestore._fs import atomic_write, locked
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     STATUS_RETIRED,
-    STATUS_SUPERSEDED,
     CheckReport,
     FieldChanges,
     KnowledgePage,
@@ -218,14 +217,20 @@ class FileKnowledgeStore(KnowledgeStore):
         return sorted(pages.values(), key=lambda p: (order[p.page_type.name], p.slug))
 
     def _find(self, page_id: str, pages: dict[str, _Stored]) -> _Stored:
-        self._registry.require_id(page_id)
-        page = pages.get(page_id.strip())
-        if page is None:
-            raise KnowledgeStoreError(
-                f"There's no page {page_id!r}. knowledge_search or knowledge_index finds the "
-                "right one."
-            )
-        return page
+        return _flows.require_page(self._registry, page_id, pages.get)
+
+    def _view(self, page: _Stored) -> _flows.Page:
+        return _flows.Page(
+            page.id, page.page_type.name, page.title, page.fields, self._content(page)
+        )
+
+    def _save_changed(
+        self, page: _Stored, changed: _flows.Changed, pages: dict[str, _Stored]
+    ) -> None:
+        """Save a page's new values and rewrite the index."""
+        body = self._links_map.to_disk(changed.content, page.rel)
+        self._save(replace(page, title=changed.title, fields=changed.fields, body=body), pages)
+        self._write_index(pages)
 
     def types(self) -> tuple[PageType, ...]:
         """Return the page types this store holds."""
@@ -450,13 +455,9 @@ class FileKnowledgeStore(KnowledgeStore):
         with self._mutex, locked(self._root / LOCK_FILE):
             pages = self._scan()
             page = self._find(page_id, pages)
-            current = self._content(page)
-            content = _pages.replace_once(page.id, current, old_text, new_text)
-            _pages.require_links_resolve(new_text, self._exists(pages), self_id=page.id)
-            title, changed = _pages.apply_field_changes(page.title, page.fields, fields)
-            body = self._links_map.to_disk(_pages.normalize_content(content), page.rel)
-            self._save(replace(page, title=title, fields=changed, body=body), pages)
-            self._write_index(pages)
+            view = self._view(page)
+            changed = _flows.edited(view, old_text, new_text, fields, self._exists(pages))
+            self._save_changed(page, changed, pages)
 
     def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
         """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
@@ -472,17 +473,8 @@ class FileKnowledgeStore(KnowledgeStore):
         with self._mutex, locked(self._root / LOCK_FILE):
             pages = self._scan()
             page = self._find(page_id, pages)
-            content = _pages.normalize_content(content)
-            _pages.require_links_resolve(content, self._exists(pages), self_id=page.id)
-            notice = _pages.leading_notice(self._content(page))
-            if notice and not content.startswith("> "):
-                content = _pages.with_notice(content, notice)
-            title, changed = _pages.apply_field_changes(page.title, page.fields, fields)
-            if page.page_type.name == "summary":
-                changed["ingested"] = _pages.utc_stamp()
-            body = self._links_map.to_disk(content, page.rel)
-            self._save(replace(page, title=title, fields=changed, body=body), pages)
-            self._write_index(pages)
+            changed = _flows.rewritten(self._view(page), content, fields, self._exists(pages))
+            self._save_changed(page, changed, pages)
 
     def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
         """Mark a page superseded by another.
@@ -499,17 +491,8 @@ class FileKnowledgeStore(KnowledgeStore):
             pages = self._scan()
             page = self._find(page_id, pages)
             replacement = self._find(by, pages)
-            _pages.check_supersede(page.id, page.fields, replacement.id, replacement.fields)
-            notice = _pages.superseded_notice(replacement.id, replacement.title, reason)
-            content = _pages.with_notice(self._content(page), notice)
-            _, changed = _pages.apply_field_changes(page.title, page.fields, None)
-            changed.update(status=STATUS_SUPERSEDED, superseded_by=replacement.id)
-            changed["superseded"] = _pages.utc_today()
-            if reason and reason.strip():
-                changed["superseded_reason"] = " ".join(reason.split())
-            body = self._links_map.to_disk(content, page.rel)
-            self._save(replace(page, fields=changed, body=body), pages)
-            self._write_index(pages)
+            changed = _flows.superseded(self._view(page), self._view(replacement), reason)
+            self._save_changed(page, changed, pages)
 
     def retire(self, page_id: str, reason: str) -> None:
         """Retire a page: it leaves the listing, the index and the search, and is kept.
@@ -525,14 +508,8 @@ class FileKnowledgeStore(KnowledgeStore):
         with self._mutex, locked(self._root / LOCK_FILE):
             pages = self._scan()
             page = self._find(page_id, pages)
-            if _pages.status_of(page.fields) == STATUS_RETIRED:
-                raise KnowledgeStoreError(f"{page.id!r} is retired already.")
-            content = _pages.with_notice(self._content(page), _pages.retired_notice(why))
-            _, changed = _pages.apply_field_changes(page.title, page.fields, None)
-            changed.update(status=STATUS_RETIRED, retired=_pages.utc_today(), retired_reason=why)
-            body = self._links_map.to_disk(content, page.rel)
-            self._save(replace(page, fields=changed, body=body), pages)
-            self._write_index(pages)
+            changed = _flows.retired(self._view(page), why)
+            self._save_changed(page, changed, pages)
 
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         """Add an entry at the top of ``log.md``, under today's date.

@@ -20,12 +20,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentkernel.knowledgestore import _catalog, _pages
+from agentkernel.knowledgestore import _catalog, _flows, _pages
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     STATUS_RETIRED,
-    STATUS_SUPERSEDED,
     CheckReport,
     FieldChanges,
     KnowledgePage,
@@ -82,6 +81,10 @@ class _Row:
     @property
     def status(self) -> str:
         return _pages.status_of(self.fields)
+
+
+def _view(row: _Row) -> _flows.Page:
+    return _flows.Page(row.id, row.type, row.title, row.fields, row.content)
 
 
 class SQLiteKnowledgeStore(KnowledgeStore):
@@ -163,14 +166,12 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         )
 
     def _find(self, page_id: str) -> _Row:
-        self._registry.require_id(page_id)
-        row = self._get(page_id.strip())
-        if row is None:
-            raise KnowledgeStoreError(
-                f"There's no page {page_id!r}. knowledge_search or knowledge_index finds the "
-                "right one."
-            )
-        return row
+        return _flows.require_page(self._registry, page_id, self._get)
+
+    def _put_changed(self, db: sqlite3.Connection, row: _Row, changed: _flows.Changed) -> None:
+        """Store a page's new values."""
+        new = replace(row, title=changed.title, fields=changed.fields, content=changed.content)
+        self._put(db, new, new=False)
 
     def _exists(self, page_id: str) -> bool:
         return self._get(page_id) is not None
@@ -360,11 +361,8 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         """
         with self._write() as db:
             row = self._find(page_id)
-            content = _pages.replace_once(row.id, row.content, old_text, new_text)
-            _pages.require_links_resolve(new_text, self._exists, self_id=row.id)
-            title, changed = _pages.apply_field_changes(row.title, row.fields, fields)
-            content = _pages.normalize_content(content)
-            self._put(db, replace(row, title=title, fields=changed, content=content), new=False)
+            changed = _flows.edited(_view(row), old_text, new_text, fields, self._exists)
+            self._put_changed(db, row, changed)
 
     def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
         """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
@@ -379,15 +377,8 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         """
         with self._write() as db:
             row = self._find(page_id)
-            content = _pages.normalize_content(content)
-            _pages.require_links_resolve(content, self._exists, self_id=row.id)
-            notice = _pages.leading_notice(row.content)
-            if notice and not content.startswith("> "):
-                content = _pages.with_notice(content, notice)
-            title, changed = _pages.apply_field_changes(row.title, row.fields, fields)
-            if row.type == "summary":
-                changed["ingested"] = _pages.utc_stamp()
-            self._put(db, replace(row, title=title, fields=changed, content=content), new=False)
+            changed = _flows.rewritten(_view(row), content, fields, self._exists)
+            self._put_changed(db, row, changed)
 
     def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
         """Mark a page superseded by another.
@@ -403,15 +394,8 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         with self._write() as db:
             row = self._find(page_id)
             replacement = self._find(by)
-            _pages.check_supersede(row.id, row.fields, replacement.id, replacement.fields)
-            notice = _pages.superseded_notice(replacement.id, replacement.title, reason)
-            _, changed = _pages.apply_field_changes(row.title, row.fields, None)
-            changed.update(status=STATUS_SUPERSEDED, superseded_by=replacement.id)
-            changed["superseded"] = _pages.utc_today()
-            if reason and reason.strip():
-                changed["superseded_reason"] = " ".join(reason.split())
-            content = _pages.with_notice(row.content, notice)
-            self._put(db, replace(row, fields=changed, content=content), new=False)
+            changed = _flows.superseded(_view(row), _view(replacement), reason)
+            self._put_changed(db, row, changed)
 
     def retire(self, page_id: str, reason: str) -> None:
         """Retire a page: it leaves the listing, the index and the search, and is kept.
@@ -426,12 +410,8 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         why = _pages.require_reason(reason)
         with self._write() as db:
             row = self._find(page_id)
-            if row.status == STATUS_RETIRED:
-                raise KnowledgeStoreError(f"{row.id!r} is retired already.")
-            _, changed = _pages.apply_field_changes(row.title, row.fields, None)
-            changed.update(status=STATUS_RETIRED, retired=_pages.utc_today(), retired_reason=why)
-            content = _pages.with_notice(row.content, _pages.retired_notice(why))
-            self._put(db, replace(row, fields=changed, content=content), new=False)
+            changed = _flows.retired(_view(row), why)
+            self._put_changed(db, row, changed)
 
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         """Add an entry to the log, dated today.
