@@ -76,10 +76,21 @@ def core(session: nox.Session) -> None:
 def crewai(session: nox.Session) -> None:
     # crewai pins mcp<2: this session also proves the MCP server on the mcp 1.x line.
     session.install("-e", ".[crewai,mcp,dev]")
-    _pytest(session, "tests/frameworks/test_crewai.py", "tests/mcp", extras="crewai,mcp")
+    _pytest(
+        session,
+        "tests/frameworks/test_crewai.py",
+        "tests/frameworks/test_crewai_okf.py",
+        "tests/mcp",
+        extras="crewai,mcp",
+    )
 
 
 @nox.session(python="3.11")
 def adk(session: nox.Session) -> None:
     session.install("-e", ".[adk,dev]")
-    _pytest(session, "tests/frameworks/test_adk.py", extras="adk")
+    _pytest(
+        session,
+        "tests/frameworks/test_adk.py",
+        "tests/frameworks/test_adk_okf.py",
+        extras="adk",
+    )

@@ -14,5 +14,6 @@ Example:
 from __future__ import annotations
 
 from agentkernel.adk._tools import ADKToolBuilder, KnowledgeFunctionTool
+from agentkernel.adk.module import ADKModule
 
-__all__ = ["ADKToolBuilder", "KnowledgeFunctionTool"]
+__all__ = ["ADKModule", "ADKToolBuilder", "KnowledgeFunctionTool"]

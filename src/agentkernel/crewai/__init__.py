@@ -14,5 +14,6 @@ Example:
 from __future__ import annotations
 
 from agentkernel.crewai._tools import CrewAIToolBuilder, KnowledgeTool
+from agentkernel.crewai.module import CrewAIModule
 
-__all__ = ["CrewAIToolBuilder", "KnowledgeTool"]
+__all__ = ["CrewAIModule", "CrewAIToolBuilder", "KnowledgeTool"]

@@ -14,5 +14,6 @@ Example:
 from __future__ import annotations
 
 from agentkernel.langgraph._tools import LangGraphToolBuilder
+from agentkernel.langgraph.module import LangGraphModule
 
-__all__ = ["LangGraphToolBuilder"]
+__all__ = ["LangGraphModule", "LangGraphToolBuilder"]
