@@ -11,38 +11,23 @@ are those demos' own (loaded from ../<name>/demo.py); this file adds how to rout
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
-import os
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from agents import Agent
+from agentkernel.knowledgebase import KnowledgeBase
 
-from agentkernel.knowledgebase import KnowledgeBase, KnowledgeBuilder
-from agentkernel.knowledgebase.router import router_instructions
-from agentkernel.openai import OpenAIToolBuilder
+_SPEC = importlib.util.spec_from_file_location(
+    "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+shared = importlib.util.module_from_spec(_SPEC)  # ../_shared.py: agent, transcript, CLI
+_SPEC.loader.exec_module(shared)
 
-HERE = Path(__file__).resolve().parent
-
-
-def _sibling(name: str) -> ModuleType:
-    """Load ../<name>/demo.py (the folders are not packages, and ``chromadb`` would clash)."""
-    spec = importlib.util.spec_from_file_location(
-        f"kb_router_{name}_demo", HERE.parent / name / "demo.py"
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load the {name} demo")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-chroma_demo = _sibling("chromadb")
-neo4j_demo = _sibling("neo4j")
-starburst_demo = _sibling("starburst")
+chroma_demo = shared.load_demo("chromadb")
+neo4j_demo = shared.load_demo("neo4j")
+starburst_demo = shared.load_demo("starburst")
 
 QUESTION = (
     "Who manages our highest-revenue active client, and what have we noted about how they want "
@@ -64,7 +49,7 @@ read-only, so never send them a write_kb.
 {neo4j_demo.ROUTING}
 
 {starburst_demo.ROUTING}"""
-ask = chroma_demo.ask  # run, print each tool call and its result, return the answer
+ask = shared.ask  # run, print each tool call and its result, return the answer
 
 
 def build_backends(embedding_function: Any = None) -> list[KnowledgeBase]:
@@ -86,55 +71,25 @@ def seed(backends: list[KnowledgeBase], semantic_map: dict[str, str] | None = No
     neo4j_demo.seed(backends, SEMANTIC_MAP if semantic_map is None else semantic_map)
 
 
-def build_agent(
-    model: Any = None,
-    *,
-    backends: list[KnowledgeBase] | None = None,
-    semantic_map: dict[str, str] | None = None,
-) -> Agent[Any]:
-    """The KB_Router_Agent with the tools of all four backends bound.
-
-    Args:
-        model: A model name or an Agents SDK ``Model``; the SDK's default when ``None``.
-        backends: The backends to route over; ``build_backends()`` when ``None``.
-        semantic_map: Placeholders to resolve; ``SEMANTIC_MAP`` when ``None``.
-    """
-    builder = KnowledgeBuilder(
-        backends if backends is not None else build_backends(),
-        semantic_map=SEMANTIC_MAP if semantic_map is None else semantic_map,
-    )
-    return Agent(
-        name="KB_Router_Agent",
-        instructions=router_instructions(ROUTING),
-        tools=OpenAIToolBuilder.bind(builder.build()),
-        model=model,
-    )
+# build_agent(model=None, *, backends=None, semantic_map=None): the KB_Router_Agent, tools bound
+build_agent = shared.agent_builder(ROUTING, build_backends, SEMANTIC_MAP)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("question", nargs="*", help=f"default: {QUESTION!r}")
-    parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
+    parser = shared.parser(__doc__, QUESTION)
     parser.add_argument("--semantic-map", help="a JSON file of placeholder -> target")
     args = parser.parse_args(argv)
-    if not (args.model or os.environ.get("OPENAI_API_KEY")):
-        print(
-            "OPENAI_API_KEY is not set, so there is no model to run the KB_Router_Agent. "
-            "Set it (or pass --model) and run again; see README.md."
-        )
-        return 2
     mapping = dict(SEMANTIC_MAP)
     if args.semantic_map:
         mapping.update(json.loads(Path(args.semantic_map).read_text(encoding="utf-8")))
-    backends = build_backends()
-    try:
-        seed(backends, mapping)
-        agent = build_agent(args.model, backends=backends, semantic_map=mapping)
-        ask(agent, " ".join(args.question) or QUESTION)
-    finally:
-        for backend in backends:
-            backend.close()
-    return 0
+    return shared.run(
+        args,
+        QUESTION,
+        build_backends,
+        build_agent,
+        seed=lambda backends: seed(backends, mapping),
+        semantic_map=mapping,
+    )
 
 
 if __name__ == "__main__":

@@ -10,16 +10,18 @@ then lets the agent answer: get_schemas, read_kb with Cypher, write_kb with Cyph
 
 from __future__ import annotations
 
-import argparse
-import os
-from typing import Any
-
-from agents import Agent, RunConfig, Runner, ToolCallItem, ToolCallOutputItem
+import importlib.util
+from pathlib import Path
 
 from agentkernel.knowledgebase import KnowledgeBase, KnowledgeBuilder
 from agentkernel.knowledgebase.neo4j import Neo4jManager
-from agentkernel.knowledgebase.router import router_instructions
-from agentkernel.openai import OpenAIToolBuilder
+
+_SPEC = importlib.util.spec_from_file_location(
+    "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+shared = importlib.util.module_from_spec(_SPEC)  # ../_shared.py: agent, transcript, CLI
+_SPEC.loader.exec_module(shared)
 
 QUESTION = (
     "Who is Stark's account manager? Record in the graph that Grace Hopper backs them up "
@@ -85,68 +87,16 @@ def seed(backends: list[KnowledgeBase], semantic_map: dict[str, str] | None = No
     graph.write([{"text": "", "metadata": {"query": statement, "params": params}}])
 
 
-def build_agent(
-    model: Any = None,
-    *,
-    backends: list[KnowledgeBase] | None = None,
-    semantic_map: dict[str, str] | None = None,
-) -> Agent[Any]:
-    """The KB_Router_Agent with the knowledge tools bound.
-
-    Args:
-        model: A model name or an Agents SDK ``Model``; the SDK's default when ``None``.
-        backends: The backends to route over; ``build_backends()`` when ``None``.
-        semantic_map: Placeholders to resolve; ``SEMANTIC_MAP`` when ``None``.
-    """
-    builder = KnowledgeBuilder(
-        backends if backends is not None else build_backends(),
-        semantic_map=SEMANTIC_MAP if semantic_map is None else semantic_map,
-    )
-    return Agent(
-        name="KB_Router_Agent",
-        instructions=router_instructions(ROUTING),
-        tools=OpenAIToolBuilder.bind(builder.build()),
-        model=model,
-    )
+# build_agent(model=None, *, backends=None, semantic_map=None): the KB_Router_Agent, tools bound
+build_agent = shared.agent_builder(ROUTING, build_backends, SEMANTIC_MAP)
 
 
-def ask(agent: Agent[Any], question: str) -> str:
-    """Run the agent on a question, print each tool call and result, return the answer."""
-    print(f"Question: {question}\n")
-    tracing = bool(os.environ.get("OPENAI_API_KEY"))
-    result = Runner.run_sync(agent, question, run_config=RunConfig(tracing_disabled=not tracing))
-    for item in result.new_items:
-        if isinstance(item, ToolCallItem):
-            raw: Any = item.raw_item
-            print(f"-> {getattr(raw, 'name', '?')}({getattr(raw, 'arguments', '')})")
-        elif isinstance(item, ToolCallOutputItem):
-            text = str(item.output)
-            text = text if len(text) <= 800 else text[:800] + " ..."
-            print("   " + text.replace("\n", "\n   "))
-    answer = str(result.final_output)
-    print(f"\nAnswer: {answer}")
-    return answer
+ask = shared.ask  # run, print each tool call and its result, return the answer
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("question", nargs="*", help=f"default: {QUESTION!r}")
-    parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
-    args = parser.parse_args(argv)
-    if not (args.model or os.environ.get("OPENAI_API_KEY")):
-        print(
-            "OPENAI_API_KEY is not set, so there is no model to run the KB_Router_Agent. "
-            "Set it (or pass --model) and run again; see README.md."
-        )
-        return 2
-    backends = build_backends()
-    try:
-        seed(backends)
-        ask(build_agent(args.model, backends=backends), " ".join(args.question) or QUESTION)
-    finally:
-        for backend in backends:
-            backend.close()
-    return 0
+    args = shared.parser(__doc__, QUESTION).parse_args(argv)
+    return shared.run(args, QUESTION, build_backends, build_agent, seed=seed)
 
 
 if __name__ == "__main__":

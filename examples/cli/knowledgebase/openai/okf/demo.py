@@ -12,10 +12,9 @@ question -> fetch_kb on the best id.
 
 from __future__ import annotations
 
-import argparse
+import importlib.util
 import os
 from pathlib import Path
-from typing import Any
 
 from agentkernel.knowledgebase import (
     KnowledgeBase,
@@ -24,7 +23,13 @@ from agentkernel.knowledgebase import (
     OKFManager,
 )
 from agentkernel.knowledgebase.okf.walkthrough import render, retrieval_run
-from agentkernel.knowledgebase.router import router_instructions
+
+_SPEC = importlib.util.spec_from_file_location(
+    "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"
+)
+assert _SPEC is not None and _SPEC.loader is not None
+shared = importlib.util.module_from_spec(_SPEC)  # ../_shared.py: agent, transcript, CLI
+_SPEC.loader.exec_module(shared)
 
 BUNDLE = Path(__file__).resolve().parent / "bundle"
 QUESTION = "How do I recover when the nightly load fails?"
@@ -46,66 +51,22 @@ def build_backends(bundle: str | os.PathLike[str] = BUNDLE) -> list[KnowledgeBas
     return [OKFManager(LocalDocumentStore(bundle, writable=False), name="OKF")]
 
 
-def build_agent(
-    model: Any = None,
-    *,
-    backends: list[KnowledgeBase] | None = None,
-    semantic_map: dict[str, str] | None = None,
-) -> Any:
-    """The KB_Router_Agent with the knowledge tools bound (needs the ``openai`` extra).
-
-    Args:
-        model: A model name or an Agents SDK ``Model``; the SDK's default when ``None``.
-        backends: The backends to route over; ``build_backends()`` when ``None``.
-        semantic_map: Placeholders to resolve; ``SEMANTIC_MAP`` when ``None``.
-    """
-    from agents import Agent
-
-    from agentkernel.openai import OpenAIToolBuilder
-
-    builder = KnowledgeBuilder(
-        backends if backends is not None else build_backends(),
-        semantic_map=SEMANTIC_MAP if semantic_map is None else semantic_map,
-    )
-    return Agent(
-        name="KB_Router_Agent",
-        instructions=router_instructions(ROUTING),
-        tools=OpenAIToolBuilder.bind(builder.build()),
-        model=model,
-    )
+# build_agent(model=None, *, backends=None, semantic_map=None): the KB_Router_Agent, tools bound
+build_agent = shared.agent_builder(ROUTING, build_backends, SEMANTIC_MAP)
 
 
-def ask(agent: Any, question: str) -> str:
-    """Run the agent on a question, print each tool call and result, return the answer."""
-    from agents import RunConfig, Runner, ToolCallItem, ToolCallOutputItem
-
-    print(f"Question: {question}\n")
-    tracing = bool(os.environ.get("OPENAI_API_KEY"))
-    result = Runner.run_sync(agent, question, run_config=RunConfig(tracing_disabled=not tracing))
-    for item in result.new_items:
-        if isinstance(item, ToolCallItem):
-            raw: Any = item.raw_item
-            print(f"-> {getattr(raw, 'name', '?')}({getattr(raw, 'arguments', '')})")
-        elif isinstance(item, ToolCallOutputItem):
-            text = str(item.output)
-            text = text if len(text) <= 800 else text[:800] + " ..."
-            print("   " + text.replace("\n", "\n   "))
-    answer = str(result.final_output)
-    print(f"\nAnswer: {answer}")
-    return answer
+ask = shared.ask  # run, print each tool call and its result, return the answer
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("question", nargs="*", help=f"default: {QUESTION!r}")
+    parser = shared.parser(__doc__, QUESTION)
     parser.add_argument("--bundle", default=str(BUNDLE), help="an OKF bundle directory")
     parser.add_argument("--full", action="store_true", help="print tool results uncut")
-    parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
     args = parser.parse_args(argv)
     question = " ".join(args.question) or QUESTION
     backends = build_backends(args.bundle)
 
-    if args.model or os.environ.get("OPENAI_API_KEY"):
+    if shared.has_model(args):
         ask(build_agent(args.model, backends=backends), question)
         return 0
     tools = KnowledgeBuilder(backends, semantic_map=SEMANTIC_MAP).build()
