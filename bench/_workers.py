@@ -191,6 +191,13 @@ def counting(inner: Any) -> Any:
             data: bytes = inner.read_head(path, max_bytes)
             return data
 
+        def read_heads(
+            self, paths: Sequence[str], max_bytes: int, *, workers: int = 1
+        ) -> list[bytes | Exception]:
+            self.counter.counts["read_head"] += len(paths)
+            found: list[bytes | Exception] = inner.read_heads(paths, max_bytes, workers=workers)
+            return found
+
         def write(self, path: str, data: bytes, *, overwrite: bool = True) -> StoredFile:
             self.counter.counts["write"] += 1
             stored: StoredFile = inner.write(path, data, overwrite=overwrite)

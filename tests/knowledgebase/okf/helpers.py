@@ -47,6 +47,10 @@ class CountingStore(LocalDocumentStore):
         self.calls["read_head"] += 1
         return super().read_head(path, max_bytes)
 
+    def read_heads(self, paths, max_bytes, *, workers=1):  # type: ignore[no-untyped-def]
+        self.calls["read_head"] += len(paths)  # the walk's batch: one leading read per path
+        return super().read_heads(paths, max_bytes, workers=workers)
+
     def reads(self) -> int:
         return self.calls["read"] + self.calls["read_head"]
 

@@ -37,6 +37,10 @@ class RecordingStore(LocalDocumentStore):
         self.asked.append(path)
         return super().read_head(path, max_bytes)
 
+    def read_heads(self, paths, max_bytes, *, workers=1):  # type: ignore[no-untyped-def]
+        self.asked.extend(paths)  # the walk's batch read
+        return super().read_heads(paths, max_bytes, workers=workers)
+
 
 def _world(files: dict[str, str | bytes]) -> tuple[tempfile.TemporaryDirectory[str], Path]:
     holder = tempfile.TemporaryDirectory()

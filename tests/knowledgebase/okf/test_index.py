@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 import re
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agentkernel.knowledgebase.okf import index as index_module
 from agentkernel.knowledgebase.okf.index import STOPWORDS, LexicalIndex, tokenize
 
 try:
@@ -151,15 +153,64 @@ def test_tokenize_is_the_same_on_the_ascii_fast_road_and_off_it(text: str) -> No
 
 
 @settings(max_examples=100, deadline=None)
-@given(docs, texts)
-def test_fractional_weights_counted_by_repetition_equal_the_general_path(
-    corpus_list, query
+@given(docs, docs, texts, st.sampled_from([None, {"title": 1.5, "body": 0.75}, {"title": 0.25}]))
+def test_a_batch_build_equals_adding_one_by_one_also_after_updates(
+    first, second, query, weights
 ) -> None:  # type: ignore[no-untyped-def]
-    weights = {"title": 1.5, "body": 0.75}
-    fast = LexicalIndex(weights)  # 1.5 and 0.75 are quarters: counted by repeating fields
-    general = LexicalIndex({"title": 1.5, "body": 0.7})
-    general._weights = dict(weights)  # same weights, through the per-field path
-    for n, (title, body) in enumerate(corpus_list):
-        fast.add(n, {"title": title, "body": body})
-        general.add(n, {"title": title, "body": body})
-    assert fast.search(query, 5) == general.search(query, 5)
+    # a walk indexes its concepts with add_many (arrays built in one batch when numpy is
+    # there); everything searched afterwards must be what adding them one by one gives. The
+    # weights are sums of powers of two, as the defaults are: then both ways add up exactly
+    # and even ties break the same (with weights like 0.3, last-bit differences may reorder ties)
+    corpus = [
+        (f"d{i % 4 if i % 3 == 0 else i}", {"title": t, "body": b})
+        for i, (t, b) in enumerate(first)
+    ]  # some keys come twice: the later fields win
+    with patch.object(index_module, "_BULK_MINIMUM", 1):  # batch even a small corpus
+        batch = LexicalIndex(weights)
+        batch.add_many(corpus)
+    single = LexicalIndex(weights)
+    for key, fields in corpus:
+        single.add(key, fields)
+    final = dict(corpus)
+
+    def same() -> None:
+        assert len(batch) == len(single) == len(final)
+        got, want = batch.search(query, 100), single.search(query, 100)
+        assert [k for k, _ in got] == [k for k, _ in want]
+        assert all(
+            math.isclose(g, w, rel_tol=1e-12) for (_, g), (_, w) in zip(got, want, strict=True)
+        )
+        expected = brute_force(batch, final, query) if final else {}
+        assert {k: round(s, 9) for k, s in got} == {k: round(s, 9) for k, s in expected.items()}
+
+    same()
+    for i, (t, b) in enumerate(second):  # replace some, add some, remove every third
+        key = f"d{i * 2}"
+        for index in (batch, single):
+            index.add(key, {"title": t, "body": b})
+        final[key] = {"title": t, "body": b}
+    for key in list(final)[::3]:
+        assert batch.remove(key) and single.remove(key)
+        del final[key]
+    same()
+
+
+def test_a_batch_build_of_a_real_sized_corpus_ranks_as_one_by_one() -> None:
+    vocabulary = [f"w{i}" for i in range(400)]
+    corpus = [
+        (
+            f"c{n}",
+            {
+                "title": vocabulary[n % 400],
+                "body": " ".join(vocabulary[(n * 7 + j * 13) % 400] for j in range(n % 40 + 1)),
+                "tags": "the and of",
+            },
+        )
+        for n in range(1500)
+    ]  # more documents than one batch chunk, stopwords in a field of their own
+    batch, single = LexicalIndex(), LexicalIndex()
+    batch.add_many(corpus)
+    for key, fields in corpus:
+        single.add(key, fields)
+    for query in ("w1 w2 w3", "w399 w7", "the w42", "missing"):
+        assert batch.search(query, 10) == single.search(query, 10)

@@ -7,13 +7,18 @@ its dotted path exactly as a user's own class would be.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.knowledgebase.store import base as store_base
 from agentkernel.knowledgebase.store.base import (
     DocumentStore,
     StoredFile,
@@ -92,6 +97,22 @@ def test_clean_path_normalises(given: str, expected: str) -> None:
 def test_clean_path_refuses_escapes(bad: str) -> None:
     with pytest.raises(KnowledgePathError):
         clean_path(bad)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab./:\\-_~@é \x00\t", max_size=14))
+def test_the_plain_path_shortcut_answers_as_the_full_checks(path: str) -> None:
+    # plain ASCII paths skip the checks (a walk meets 10,000 of them); the answer is the same
+    def outcome(check: Callable[[str], str], shortcut: bool) -> str | type[Exception]:
+        never = re.compile(r"(?!)")
+        with patch.object(store_base, "_PLAIN", store_base._PLAIN if shortcut else never):
+            try:
+                return check(path)
+            except KnowledgePathError:
+                return KnowledgePathError
+
+    for check in (clean_path, clean_file_path):
+        assert outcome(check, shortcut=True) == outcome(check, shortcut=False)
 
 
 def test_clean_path_refuses_non_strings() -> None:

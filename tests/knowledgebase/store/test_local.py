@@ -184,3 +184,45 @@ def test_diagnostics_describe_the_latest_walk_only(
     list(store.walk())
     assert store.diagnostics == []
     assert len(first) == 1  # a caller's copy of the earlier walk is kept
+
+
+def test_read_heads_answers_each_path_as_read_head_does(bundle: Path) -> None:
+    # the walk reads every document through read_heads, which opens each directory once:
+    # for every kind of path it must give read_head's bytes, or the very error it raises
+    outside = bundle.parent / "outside"
+    outside.mkdir()
+    (outside / "leak.md").write_text("LEAK")
+    (bundle / "escape.md").symlink_to(bundle.parent / "secret.md")
+    (bundle / "escape-dir").symlink_to(outside)
+    (bundle / "alias.md").symlink_to(bundle / "index.md")
+    (bundle / "aaa-alias").symlink_to(bundle / "tables")
+    (bundle / "big.md").write_bytes(b"y" * 50_000)
+    os.mkfifo(bundle / "pipe.md")
+    asked = [
+        "index.md", "tables/orders.md", "big.md", "alias.md", "aaa-alias/orders.md",
+        "escape.md", "escape-dir/leak.md", "pipe.md", "missing.md", "nowhere/x.md", "tables",
+        *BAD_PATHS,
+    ]  # fmt: skip
+    store = LocalDocumentStore(bundle, writable=False)
+    for max_bytes in (0, 5, 16_384):
+        got = store.read_heads(asked, max_bytes)
+        assert len(got) == len(asked)
+        for path, answer in zip(asked, got, strict=True):
+            try:
+                expected: bytes | Exception = store.read_head(path, max_bytes)
+            except Exception as exc:
+                expected = exc
+            if isinstance(expected, bytes):
+                assert answer == expected, path
+            else:
+                assert type(answer) is type(expected), path
+                assert str(answer) == str(expected), path
+    heads = dict(zip(asked, store.read_heads(asked, 16_384), strict=True))
+    assert heads["big.md"] == b"y" * 16_384
+    assert heads["alias.md"] == b"# Index\n"
+    assert isinstance(heads["escape.md"], KnowledgePathError)
+    assert isinstance(heads["escape-dir/leak.md"], KnowledgePathError)
+    assert isinstance(heads["pipe.md"], KnowledgePathError)
+    assert isinstance(heads["missing.md"], FileNotFoundError)
+    assert isinstance(heads["../outside.md"], KnowledgePathError)
+    assert (bundle.parent / "secret.md").read_text() == "SECRET"

@@ -223,25 +223,28 @@ def _plain_ok(text: str) -> bool:
     return ": " not in text and not text.endswith(":") and " #" not in text
 
 
-_WILDCARD = _RESOLVERS.get(None, [])
-_KEYS_SEEN: dict[str, bool] = {}  # key -> resolves; keys repeat from document to document
+_WILDCARD = tuple(regexp for _, regexp in _RESOLVERS.get(None, []))
+# per first character, every resolver that may claim a scalar starting with it
+_BY_FIRST = {
+    first: tuple(regexp for _, regexp in resolvers) + _WILDCARD
+    for first, resolvers in _RESOLVERS.items()
+    if first is not None
+}
+# verdicts on short scalars; keys, types and tags repeat from document to document
+_SEEN: dict[str, bool] = {}
 
 
 def _resolves(plain: str) -> bool:
     """Tell whether the loader would read this plain scalar as something other than a string."""
-    resolvers = _RESOLVERS.get(plain[0] if plain else "")
-    if resolvers is None and not _WILDCARD:
-        return False
-    return any(regexp.match(plain) for _, regexp in (resolvers or []) + _WILDCARD)
-
-
-def _key_resolves(key: str) -> bool:
-    found = _KEYS_SEEN.get(key)
+    found = _SEEN.get(plain)
     if found is None:
-        found = _resolves(key)
-        if len(_KEYS_SEEN) < 1024:
-            _KEYS_SEEN[key] = found
+        found = any(r.match(plain) for r in _BY_FIRST.get(plain[:1], _WILDCARD))
+        if len(plain) <= 64 and len(_SEEN) < 4096:
+            _SEEN[plain] = found
     return found
+
+
+_key_resolves = _resolves
 
 
 def _quoted(text: str) -> str:

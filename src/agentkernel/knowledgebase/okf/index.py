@@ -19,6 +19,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping
+from itertools import chain, count, filterfalse
 from typing import Any
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -107,17 +108,13 @@ class LexicalIndex:
                 bundles). ``None`` uses numpy when it is installed; ``False`` never does.
         """
         self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
-        # weights that are whole multiples of 1/scale (scale 1, 2 or 4) are applied by repeating
-        # each field weight*scale times and dividing the counts by scale (counting in C)
-        self._scale = next(
-            (
-                scale
-                for scale in (1, 2, 4)
-                if all(float(w * scale).is_integer() for w in self._weights.values())
-            ),
-            0,
-        )
-        self._integral = self._scale > 0
+        # a weight splits into whole repeats of the field's text (counted in C, in one pass)
+        # and a fractional rest added token by token; for the default weights only the short
+        # description and tags fields take the slow road, and every count stays exact
+        self._whole = {name: int(w) for name, w in self._weights.items() if w > 0}
+        self._fraction = {
+            name: w - int(w) for name, w in self._weights.items() if w > 0 and w != int(w)
+        }
         self._k1 = k1
         self._b = b
         # a defaultdict so that add() is one subscript per term; reads check membership first
@@ -131,6 +128,9 @@ class LexicalIndex:
         self._vectorized = vectorized
         self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
         self._length_array: Any = None
+        # postings of a bulk build, as arrays only; a term moves to ``_postings`` (thawed)
+        # the first time a document holding it changes
+        self._frozen: dict[str, tuple[Any, Any]] = {}
 
     def __len__(self) -> int:
         return len(self._doc_terms)
@@ -146,48 +146,7 @@ class LexicalIndex:
             fields: Field name to text, or to already-split tokens.
         """
         self.remove(key)
-        counts: dict[str, float]
-        if self._integral:
-            # repeat each field weight*scale times, split once and count, in C
-            scale = self._scale
-            texts: list[str] = []
-            split: list[str] = []
-            for name, value in fields.items():
-                repeat = int(self._weights.get(name, 1.0) * scale)
-                if repeat <= 0 or not value:
-                    continue
-                if isinstance(value, str):
-                    texts.extend([value] * repeat)
-                else:
-                    split.extend(list(value) * repeat)
-            tokens = _words(" ".join(texts))
-            if split:
-                tokens += split
-            tally = Counter(tokens)
-            length = float(len(tokens))
-            for stopword in STOPWORDS.intersection(tally):
-                length -= tally.pop(stopword)
-            if scale == 1:
-                counts = tally  # type: ignore[assignment]
-            else:  # exact: the weights are dyadic, so these divisions round nothing
-                counts = {token: count / scale for token, count in tally.items()}
-                length /= scale
-        else:
-            counts = {}
-            length = 0.0
-            get = counts.get
-            for name, value in fields.items():
-                weight = self._weights.get(name, 1.0)
-                if weight <= 0 or not value:
-                    continue
-                field_counts = Counter(_words(value) if isinstance(value, str) else value)
-                kept = 0
-                for token, count in field_counts.items():
-                    if token in STOPWORDS:
-                        continue
-                    kept += count
-                    counts[token] = get(token, 0.0) + weight * count
-                length += weight * kept
+        counts, length = self._count(fields)
         slot = self._next_slot
         self._next_slot += 1
         self._slot_of[key] = slot
@@ -197,6 +156,9 @@ class LexicalIndex:
         self._total_length += length
         postings = self._postings
         arrays = self._arrays
+        if self._frozen:
+            for token in counts:
+                self._thaw(token)
         for token, frequency in counts.items():
             postings[token][slot] = frequency
         if arrays:
@@ -204,6 +166,118 @@ class LexicalIndex:
                 arrays.pop(token, None)
         if self._length_array is not None:
             self._set_length(slot, length)
+
+    def add_many(
+        self, documents: Iterable[tuple[Hashable, Mapping[str, str | Iterable[str]]]]
+    ) -> None:
+        """Index many documents; the same result as :meth:`add` for each, in order.
+
+        Into an empty index with numpy at hand, the postings are built as arrays in one
+        batch (what a walk of a whole bundle does), several times faster than one by one.
+
+        Args:
+            documents: ``(key, fields)`` pairs; a key given twice keeps its last fields.
+        """
+        latest: dict[Hashable, Mapping[str, str | Iterable[str]]] = {}
+        for key, fields in documents:
+            latest.pop(key, None)  # as add() would: a replaced document takes a new slot
+            latest[key] = fields
+        np = _numpy() if self._vectorized is not False else None
+        if np is None or self._next_slot or len(latest) < _BULK_MINIMUM:
+            for key, fields in latest.items():
+                self.add(key, fields)
+            return
+        # Python only splits the fields into words, a field at a time over a chunk of
+        # documents, and names each word by a number; numpy counts: every token becomes (slot,
+        # term, field weight), and summing the weights of equal (slot, term) pairs gives the
+        # frequencies and lengths add() computes. Chunks bound the words alive at once.
+        total = len(latest)
+        field_sets = list(latest.values())
+        names = list(dict.fromkeys(name for fields in field_sets for name in fields))
+        weighted = [(n, self._weights.get(n, 1.0)) for n in names if self._weights.get(n, 1.0) > 0]
+        number: dict[str, int] = {}
+        term_runs, weight_runs, slot_runs = [], [], []
+        for first in range(0, total, _BULK_CHUNK):
+            chunk = field_sets[first : first + _BULK_CHUNK]
+            slots = np.arange(first, first + len(chunk), dtype=np.int64)
+            for name, weight in weighted:
+                words = [_words(v) if isinstance(v, str) else list(v) for v in _column(chunk, name)]
+                sizes = list(map(len, words))
+                flat = list(chain.from_iterable(words))
+                unseen = dict.fromkeys(filterfalse(number.__contains__, flat))
+                number.update(zip(unseen, count(len(number))))
+                term_runs.append(np.fromiter(map(number.__getitem__, flat), np.int64, len(flat)))
+                weight_runs.append(np.full(len(flat), weight, dtype=np.float64))
+                slot_runs.append(np.repeat(slots, sizes))
+        vocabulary = list(number)
+        size = len(vocabulary)
+        term_of = np.concatenate(term_runs) if term_runs else np.zeros(0, dtype=np.int64)
+        weight_of = np.concatenate(weight_runs) if weight_runs else np.zeros(0)
+        slot_of = np.concatenate(slot_runs) if slot_runs else np.zeros(0, dtype=np.int64)
+        stopword = np.zeros(size, dtype=bool)
+        stopword[[number[word] for word in STOPWORDS if word in number]] = True
+        kept = ~stopword[term_of]
+        term_of, weight_of, slot_of = term_of[kept], weight_of[kept], slot_of[kept]
+        lengths = np.bincount(slot_of, weights=weight_of, minlength=total).tolist()
+        pairs, pair_index = np.unique(slot_of * size + term_of, return_inverse=True)
+        frequencies = np.bincount(pair_index, weights=weight_of)
+        pair_slot, pair_term = np.divmod(pairs, size)
+
+        held_terms = np.asarray(vocabulary, dtype=object)[pair_term].tolist()
+        doc_ends = np.cumsum(np.bincount(pair_slot, minlength=total)).tolist()
+        begin = 0
+        for slot, (key, end, length) in enumerate(zip(latest, doc_ends, lengths, strict=True)):
+            self._slot_of[key] = slot
+            self._key_of[slot] = key
+            self._doc_terms[slot] = tuple(held_terms[begin:end])
+            self._doc_length[slot] = length
+            self._total_length += length
+            begin = end
+        self._next_slot = total
+
+        order = np.argsort(pair_term, kind="stable")  # stable: slots ascend within a term
+        pair_slot, frequencies = pair_slot[order], frequencies[order]
+        postings = np.bincount(pair_term, minlength=size).tolist()
+        frozen = self._frozen
+        begin = 0
+        for term, held in zip(vocabulary, postings, strict=True):
+            if held:
+                frozen[term] = (pair_slot[begin : begin + held], frequencies[begin : begin + held])
+                begin += held
+
+    def _count(self, fields: Mapping[str, str | Iterable[str]]) -> tuple[dict[str, float], float]:
+        """Weighted term frequencies and the weighted length of one document."""
+        whole = self._whole
+        texts: list[str] = []
+        split: list[str] = []
+        rest: list[tuple[float, str | Iterable[str]]] = []
+        for name, value in fields.items():
+            if not value:
+                continue
+            repeat = whole.get(name, 1) if name in whole or name not in self._weights else 0
+            if repeat:
+                if isinstance(value, str):
+                    texts.extend([value] * repeat)
+                else:
+                    value = list(value)
+                    split.extend(value * repeat)
+            fraction = self._fraction.get(name)
+            if fraction:
+                rest.append((fraction, value))
+        tokens = _words(" ".join(texts))
+        if split:
+            tokens += split
+        tally: dict[str, float] = Counter(tokens)  # type: ignore[assignment]
+        length = float(len(tokens))
+        for stopword in STOPWORDS.intersection(tally):
+            length -= tally.pop(stopword)
+        get = tally.get
+        for fraction, value in rest:
+            for token in _words(value) if isinstance(value, str) else value:
+                if token not in STOPWORDS:
+                    tally[token] = get(token, 0) + fraction
+                    length += fraction
+        return tally, length
 
     def remove(self, key: Hashable) -> bool:
         """Drop a document from the index.
@@ -222,6 +296,8 @@ class LexicalIndex:
         if self._length_array is not None:
             self._set_length(slot, 0.0)
         for token in self._doc_terms.pop(slot):
+            if self._frozen:
+                self._thaw(token)
             self._arrays.pop(token, None)
             bucket = self._postings.get(token)
             if bucket is None:
@@ -245,7 +321,8 @@ class LexicalIndex:
         if limit <= 0 or count == 0:
             return []
         postings = self._postings
-        terms = [t for t in dict.fromkeys(tokenize(query)) if t in postings]
+        frozen = self._frozen
+        terms = [t for t in dict.fromkeys(tokenize(query)) if t in postings or t in frozen]
         if not terms:
             return []
         k1, b = self._k1, self._b
@@ -255,12 +332,15 @@ class LexicalIndex:
         lengths = self._doc_length
         ranked: list[tuple[float, str]] = []
         for term in terms:
-            frequency = len(postings[term])
+            bucket = postings.get(term)
+            frequency = len(bucket) if bucket is not None else len(frozen[term][0])
             ranked.append((math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5)), term))
         ranked.sort(key=lambda pair: -pair[0])  # rarest (largest bound) first
         np = _numpy() if self._vectorized is not False else None
         if np is not None:
             return self._search_vectorized(np, ranked, limit, norm_base, norm_scale)
+        for _, term in ranked:
+            self._thaw(term)
         weighted = [(idf, postings[term]) for idf, term in ranked]
         bounds = [idf * (k1 + 1.0) for idf, _ in weighted]
         remaining = [0.0] * (len(bounds) + 1)
@@ -321,13 +401,20 @@ class LexicalIndex:
         return [(key_of[int(slot)], float(scores[slot])) for slot in order]
 
     def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
-        cached = self._arrays.get(term)
+        cached = self._arrays.get(term) or self._frozen.get(term)
         if cached is None:
             bucket = self._postings[term]
             slots = np.fromiter(bucket.keys(), dtype=np.int64, count=len(bucket))
             frequencies = np.fromiter(bucket.values(), dtype=np.float64, count=len(bucket))
             cached = self._arrays[term] = (slots, frequencies)
         return cached
+
+    def _thaw(self, term: str) -> None:
+        """Move a bulk-built term's postings into the mutable dict form."""
+        frozen = self._frozen.pop(term, None)
+        if frozen is not None:
+            slots, frequencies = frozen
+            self._postings[term] = dict(zip(slots.tolist(), frequencies.tolist(), strict=True))
 
     def _lengths(self, np: Any, size: int) -> Any:
         if self._length_array is None or len(self._length_array) < size:
@@ -342,6 +429,16 @@ class LexicalIndex:
             self._length_array[slot] = length
         else:
             self._length_array = None  # rebuilt, larger, at the next vectorized search
+
+
+# below this many documents a batch build saves nothing worth its numpy round trip
+_BULK_MINIMUM = 64
+# documents tokenized at once by a batch build: bounds the word objects alive at a time
+_BULK_CHUNK = 1024
+
+
+def _column(field_sets: list[Mapping[str, str | Iterable[str]]], name: str) -> list[Any]:
+    return [fields.get(name) or "" for fields in field_sets]
 
 
 _NUMPY: list[Any] = []

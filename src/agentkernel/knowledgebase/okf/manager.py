@@ -36,9 +36,8 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, scan
+from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, collector_paused, scan
 from agentkernel.knowledgebase.store.base import DocumentStore, clean_path
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +76,7 @@ class OKFManager(DocumentKnowledgeBase):
     Class attributes bound each walk and may be overridden in a subclass:
     ``head_bytes`` (the leading read per document, 16 KiB), ``max_document_bytes``
     (larger documents are skipped, 4 MiB) and ``read_workers`` (concurrent reads on a
-    network store, 8; a ``LocalDocumentStore`` is read sequentially, threads only cost there).
+    network store, 8; a ``LocalDocumentStore`` reads sequentially, where threads only cost).
     """
 
     head_bytes: int = 16 * 1024
@@ -414,8 +413,7 @@ class OKFManager(DocumentKnowledgeBase):
             max_concepts=self._max_concepts,
             head_bytes=self.head_bytes,
             max_document_bytes=self.max_document_bytes,
-            # threads only pay on a network store; on a local disk they cost GIL churn
-            workers=1 if isinstance(self._store, LocalDocumentStore) else self.read_workers,
+            workers=self.read_workers,
         )
 
     def _refresh(self, *, raise_errors: bool) -> RefreshStats | None:
@@ -428,7 +426,8 @@ class OKFManager(DocumentKnowledgeBase):
                     path: self._manifest.token_of(path) or "" for path in self._manifest.paths()
                 }
             try:
-                result = scan(self._store, known, self._limits())
+                with collector_paused():
+                    result = scan(self._store, known, self._limits())
             except Exception as exc:
                 message = (
                     f"refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
@@ -440,7 +439,8 @@ class OKFManager(DocumentKnowledgeBase):
                 if raise_errors:
                     raise
                 return None
-            stats = self._apply(result, known, started)
+            with collector_paused():
+                stats = self._apply(result, known, started)
             self.last_refresh = stats
             return stats
         finally:
@@ -460,11 +460,9 @@ class OKFManager(DocumentKnowledgeBase):
             for path in result.drops:
                 if untouched(path) and manifest.drop(path):
                     dropped += 1
-            changed = 0
-            for concept in result.concepts:
-                if untouched(concept.path):
-                    manifest.put_concept(concept)
-                    changed += 1
+            fresh = [concept for concept in result.concepts if untouched(concept.path)]
+            manifest.put_concepts(fresh)
+            changed = len(fresh)
             for reserved in result.reserved:
                 if untouched(reserved.path):
                     manifest.put_reserved(reserved)

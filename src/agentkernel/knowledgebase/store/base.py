@@ -13,7 +13,8 @@ import logging
 import posixpath
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -24,6 +25,12 @@ from agentkernel.knowledgebase.errors import KnowledgePathError
 logger = logging.getLogger(__name__)
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+# A path already in canonical form, made of plain ASCII names none of which starts with a dot:
+# nothing in it can need cleaning or be refused, so the checks below are skipped (a walk of a
+# large bundle meets almost only such paths)
+_PLAIN = re.compile(
+    r"[A-Za-z0-9_@+=~,-][A-Za-z0-9_.@+=~,-]*(?:/[A-Za-z0-9_@+=~,-][A-Za-z0-9_.@+=~,-]*)*"
+)
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,8 @@ def clean_path(path: str) -> str:
     """
     if not isinstance(path, str):
         raise KnowledgePathError(f"A path must be a string, got {type(path).__name__}.")
+    if _PLAIN.fullmatch(path):
+        return path
     if "\x00" in path:
         raise KnowledgePathError(f"Path {path!r} contains a NUL byte.")
     if _CONTROL.search(path):
@@ -94,6 +103,8 @@ def clean_file_path(path: str) -> str:
     Raises:
         KnowledgePathError: As :func:`clean_path`, or the path names the root or a hidden entry.
     """
+    if isinstance(path, str) and _PLAIN.fullmatch(path):
+        return path
     cleaned = clean_path(path)
     if not cleaned:
         raise KnowledgePathError(f"Path {path!r} names the bundle root, not a file.")
@@ -183,6 +194,36 @@ class DocumentStore(ABC):
             KnowledgePathError: The path escapes the root.
             FileNotFoundError: Nothing is stored at ``path``.
         """
+
+    def read_heads(
+        self, paths: Sequence[str], max_bytes: int, *, workers: int = 1
+    ) -> list[bytes | Exception]:
+        """Leading reads of many documents, as a walk needs them; one failure fails one path.
+
+        The default calls :meth:`read_head` for each path, on ``workers`` threads when there
+        are more than a few (worth it when each read is a network round trip). A store with a
+        cheaper way to read many files at once overrides this.
+
+        Args:
+            paths: Bundle-relative paths.
+            max_bytes: The most bytes to return per path.
+            workers: Concurrent reads allowed.
+
+        Returns:
+            Per path, in order: its leading bytes, or the exception :meth:`read_head` raised
+            for it (``FileNotFoundError``, ``KnowledgePathError``, ...).
+        """
+
+        def head(path: str) -> bytes | Exception:
+            try:
+                return self.read_head(path, max_bytes)
+            except Exception as exc:  # one unreadable document must not fail the others
+                return exc
+
+        if workers > 1 and len(paths) > 16:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="store-read") as pool:
+                return list(pool.map(head, paths))
+        return [head(path) for path in paths]
 
     @abstractmethod
     def write(self, path: str, data: bytes, *, overwrite: bool = True) -> StoredFile:
