@@ -408,6 +408,22 @@ def neo4j_cases() -> Iterator[list[Workload]]:
         kb = Neo4jManager(uri=server.uri, name="graph")
         tools = KnowledgeBuilder([kb]).build()
         read_kb, write_kb = _tool(tools, "read_kb"), _tool(tools, "write_kb")
+        # The manager reads with one read-mode auto-commit query on Neo4j and with a read
+        # transaction on other Bolt servers (FalkorDB reads another graph in read-mode
+        # auto-commit queries). To time the Neo4j path here, a second manager is forced onto
+        # it, with a statement that reads no graph, so FalkorDB answers it correctly.
+        fast = Neo4jManager(uri=server.uri, name="graph_autocommit")
+        fast._autocommit_read = True
+        read_fast = _tool(KnowledgeBuilder([fast]).build(), "read_kb")
+        no_graph = (
+            "UNWIND range(1, 10) AS k WITH k WHERE k % 3 = 1 "
+            "RETURN 'document ' + toString(k) AS text, k LIMIT $limit"
+        )
+
+        def raw_read_mode(_call: int) -> Any:
+            with driver.session(default_access_mode=neo4j.READ_ACCESS) as s:
+                return s.run(no_graph, limit=LIMIT).data()
+
         base = "MATCH (d:Doc) WHERE d.status = 'active'"
 
         def statement(call: int | None) -> str:
@@ -426,7 +442,10 @@ def neo4j_cases() -> Iterator[list[Workload]]:
 
         note = (
             "raw: `with driver.session() as s: s.run(cypher, limit=3).data()` (auto-commit); "
-            f"FalkorDB 4.18 over Bolt, {ROWS} nodes"
+            f"FalkorDB 4.18 over Bolt, {ROWS} nodes. The manager reads FalkorDB in read "
+            "transactions (its read-mode auto-commit queries read another graph); the "
+            "auto-commit path row forces the path Neo4j gets, on a statement reading no "
+            "graph, against a read-mode `session.run`"
         )
         try:
             yield [
@@ -454,6 +473,17 @@ def neo4j_cases() -> Iterator[list[Workload]]:
                 ),
                 Workload(
                     "Neo4j (FalkorDB Bolt)",
+                    "read_kb, Neo4j's auto-commit path",
+                    {
+                        "raw": raw_read_mode,
+                        "manager": lambda _c: fast.query(no_graph, limit=LIMIT),
+                        "tool": lambda _c: read_fast("graph_autocommit", no_graph),
+                    },
+                    note,
+                    _expect_ok,
+                ),
+                Workload(
+                    "Neo4j (FalkorDB Bolt)",
                     "write_kb (CREATE statement)",
                     {
                         "raw": raw_write,
@@ -473,4 +503,5 @@ def neo4j_cases() -> Iterator[list[Workload]]:
             ]
         finally:
             kb.close()
+            fast.close()
             driver.close()

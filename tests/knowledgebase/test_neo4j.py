@@ -11,10 +11,14 @@ syntax error codes) and are skipped against it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import socket
 import subprocess
 import sys
+import threading
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -27,7 +31,7 @@ require_extra("neo4j", "neo4j")
 
 from agentkernel.knowledgebase.neo4j import Neo4jManager, stable_id  # noqa: E402
 from tests.support.bolt_auth_refuser import BoltAuthRefuser  # noqa: E402
-from tests.support.fixtures_neo4j import BoltServer, _free_port  # noqa: E402
+from tests.support.fixtures_neo4j import BoltServer, _free_port, relay_thread  # noqa: E402
 
 _ENV = ("NEO4J_URI", "NEO4J_USERNAME", "NEO4J_PASSWORD", "NEO4J_DATABASE")
 
@@ -302,11 +306,124 @@ def test_bad_records_write_nothing(kb: Neo4jManager) -> None:
     assert _count(kb, "X") == 0
 
 
+def test_a_single_statement_that_fails_midway_writes_nothing(kb: Neo4jManager) -> None:
+    # one record runs as one auto-commit statement: the first node is not kept
+    with pytest.raises(KnowledgeError, match="failed during write"):
+        kb.write(
+            [{"text": "", "metadata": {"query": "UNWIND [1, 0] AS x CREATE (:Half {v: 10 / x})"}}]
+        )
+    assert _count(kb, "Half") == 0
+    shown = _tools(kb)["write_kb"]("Graph", query="UNWIND [2, 0] AS x CREATE (:Half {v: 10 / x})")  # type: ignore[operator]
+    assert shown.startswith("Error from backend 'Graph' during write:")
+    assert _count(kb, "Half") == 0
+
+
+def test_several_records_are_written_together(kb: Neo4jManager) -> None:
+    ids = kb.write(
+        [
+            {"text": "First of two", "metadata": {"id": "two-1"}},
+            {"text": "", "metadata": {"query": "CREATE (:Pair {n: $n})", "params": {"n": 2}}},
+            {"text": "Third of three", "metadata": {"id": "two-3"}},
+        ]
+    )
+    assert ids == ["two-1", "two-3"]
+    assert _count(kb, "Knowledge") == 2 and _count(kb, "Pair") == 1
+
+
+def test_reads_run_as_auto_commit_queries_only_on_neo4j(
+    kb: Neo4jManager, bolt_clean: BoltServer
+) -> None:
+    kb.write([{"text": "seen by the read", "metadata": {"id": "mode-1"}}])
+    rows = kb.query("MATCH (k:Knowledge {id: 'mode-1'}) RETURN k.text AS text")
+    assert [r["text"] for r in rows] == ["seen by the read"]
+    # FalkorDB reads another graph in a read-mode auto-commit query: it must get read
+    # transactions, and Neo4j the single auto-commit round trip
+    assert kb._autocommit_read is bolt_clean.is_neo4j
+
+
+class _DroppingRelay:
+    """A loopback relay to the Bolt server that cuts the first ``drop`` connections.
+
+    Each of those is closed as soon as the driver has sent its first bytes, as a server
+    restart or a dropped link would, so the driver fails with ``ServiceUnavailable``;
+    later connections pass every byte through.
+    """
+
+    def __init__(self, upstream_uri: str, drop: int) -> None:
+        parts = urlsplit(upstream_uri)
+        self._upstream = (parts.hostname or "127.0.0.1", parts.port or 7687)
+        self._drop = drop
+        self.dropped = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.uri = f"bolt://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            if self.dropped < self._drop:
+                self.dropped += 1
+                with contextlib.suppress(OSError):
+                    client.recv(64)
+                client.close()
+                continue
+            upstream = socket.create_connection(self._upstream, timeout=10)
+            upstream.settimeout(None)
+            relay_thread(client, upstream)
+            relay_thread(upstream, client)
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_a_read_is_retried_after_a_dropped_connection(
+    bolt_clean: BoltServer, autocommit: bool
+) -> None:
+    relay = _DroppingRelay(bolt_clean.uri, drop=2)
+    kb = _manager(bolt_clean, name="Flaky", uri=relay.uri, max_transaction_retry_time=5.0)
+    # both read paths: auto-commit (Neo4j) and the read transaction (other Bolt servers);
+    # RETURN reads no graph, so FalkorDB answers it correctly in either
+    kb._autocommit_read = autocommit
+    try:
+        assert kb.query("RETURN 41 + 1 AS answer")[0]["metadata"] == {"answer": 42}
+        assert relay.dropped == 2
+    finally:
+        kb.close()
+        relay.close()
+
+
+def test_a_single_write_is_not_retried_after_a_dropped_connection(
+    kb: Neo4jManager, bolt_clean: BoltServer
+) -> None:
+    # the outcome of a write on a lost connection is unknown: it is reported, not repeated
+    relay = _DroppingRelay(bolt_clean.uri, drop=1)
+    flaky = _manager(bolt_clean, name="Flaky", uri=relay.uri)
+    try:
+        with pytest.raises(KnowledgeError, match="unavailable"):
+            flaky.write([{"text": "", "metadata": {"query": "CREATE (:Once)"}}])
+        assert relay.dropped == 1
+        flaky.write([{"text": "", "metadata": {"query": "CREATE (:Once)"}}])
+    finally:
+        flaky.close()
+        relay.close()
+    assert _count(kb, "Once") == 1
+
+
 @pytest.mark.neo4j_only
 def test_read_kb_refuses_writes(kb: Neo4jManager) -> None:
     shown = _tools(kb)["read_kb"]("Graph", "CREATE (:Sneaky) RETURN 1 AS x")  # type: ignore[operator]
     assert "read_kb runs Cypher read-only" in shown and "write_kb" in shown
     assert _count(kb, "Sneaky") == 0
+    assert kb._autocommit_read is True  # refused in an auto-commit read, not a transaction
+    with pytest.raises(KnowledgeError, match="read_kb runs Cypher read-only"):
+        kb.query("CREATE (n) RETURN n")
+    assert _count(kb, "Sneaky") == 0 and kb.query("MATCH (n) RETURN count(n) AS c")[0][
+        "metadata"
+    ] == {"c": 0}
 
 
 @pytest.mark.neo4j_only

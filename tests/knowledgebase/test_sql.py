@@ -302,6 +302,65 @@ def test_postgres_read_only_is_set_per_transaction_not_only_per_session(postgres
         manager._run("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE")
         with pytest.raises(SQLQueryError, match="read-only transaction"):
             manager._run("INSERT INTO audit VALUES ('sneaky')")
+        # the change above was rolled back with the statement's transaction
+        shown = manager.query("SHOW default_transaction_read_only")
+        assert [r["text"] for r in shown] == ["default_transaction_read_only: on"]
+
+
+def test_postgres_transactions_begin_read_only_even_with_the_session_default_off(
+    postgres_url: str,
+) -> None:
+    import psycopg
+
+    with SQLManager(postgres_url) as manager:
+        pid = manager.query("SELECT pg_backend_pid() AS pid")[0]["metadata"]["row"]["pid"]
+        # commit a read-write session default on the pooled connection, behind the manager
+        raw = manager.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE")
+            cursor.close()
+            raw.commit()
+        finally:
+            raw.close()
+        same = manager.query(
+            "SELECT pg_backend_pid() AS pid, current_setting('default_transaction_read_only') AS d"
+        )
+        assert same[0]["metadata"]["row"] == {"pid": pid, "d": "off"}
+        with pytest.raises(SQLQueryError, match="read-only transaction"):
+            manager._run("INSERT INTO audit VALUES ('sneaky')")
+    conninfo = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(conninfo) as conn:
+        assert conn.execute("SELECT count(*) FROM audit").fetchone() == (0,)
+
+
+def test_postgres_leaves_no_transaction_open_between_queries(postgres_url: str) -> None:
+    import psycopg
+
+    conninfo = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    with SQLManager(postgres_url) as manager:
+        pid = manager.query("SELECT pg_backend_pid() AS pid")[0]["metadata"]["row"]["pid"]
+        with psycopg.connect(conninfo, autocommit=True) as conn:
+            state = conn.execute(
+                "SELECT state FROM pg_stat_activity WHERE pid = %s", (pid,)
+            ).fetchone()
+        assert state == ("idle",)  # not "idle in transaction": it was rolled back
+
+
+def test_postgres_a_dropped_connection_is_reported_then_replaced(postgres_url: str) -> None:
+    import psycopg
+
+    conninfo = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    with SQLManager(postgres_url) as manager:
+        pid = manager.query("SELECT pg_backend_pid() AS pid")[0]["metadata"]["row"]["pid"]
+        with psycopg.connect(conninfo, autocommit=True) as admin:  # as a server restart would
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        out = _tools(manager)["read_kb"]("sql", "SELECT client_name FROM clients")
+        assert "Could not reach the postgresql database" in out
+        # the dead connection was discarded: the next query opens a new one
+        again = manager.query("SELECT pg_backend_pid() AS pid, count(*) AS n FROM clients")
+        assert again[0]["metadata"]["row"]["pid"] != pid
+        assert again[0]["metadata"]["row"]["n"] == len(CLIENTS)
 
 
 def test_postgres_cancels_a_statement_running_past_the_timeout(postgres_url: str) -> None:
@@ -310,6 +369,15 @@ def test_postgres_cancels_a_statement_running_past_the_timeout(postgres_url: str
             "sql", "SELECT count(*) FROM generate_series(1, 500000000) AS g"
         )
     assert "canceling statement due to statement timeout" in out
+
+
+def test_postgres_timeout_applies_to_every_pooled_connection(postgres_url: str) -> None:
+    with SQLManager(postgres_url, timeout_seconds=0.05) as manager:
+        shown = manager.query("SHOW statement_timeout")
+        assert [r["text"] for r in shown] == ["statement_timeout: 50ms"]
+    with SQLManager(postgres_url) as manager:  # no timeout: the server's setting stays
+        shown = manager.query("SHOW statement_timeout")
+        assert [r["text"] for r in shown] == ["statement_timeout: 0"]
 
 
 def test_duckdb_cannot_reach_files_from_sql(duckdb_url: str) -> None:

@@ -29,7 +29,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +71,41 @@ def _free_bolt_port() -> int:
 _GOODBYE = b"\x00\x02\xb0\x02\x00\x00"  # one chunk holding Bolt's GOODBYE message
 
 
+def relay_thread(
+    source: socket.socket,
+    target: socket.socket,
+    transform: Callable[[bytes], bytes] | None = None,
+) -> None:
+    """Copy bytes from ``source`` to ``target`` on a daemon thread until either side closes.
+
+    Args:
+        source: Where bytes are read.
+        target: Where they are sent (after ``transform``, when given).
+        transform: Rewrites each chunk read; an empty result sends nothing.
+    """
+
+    def pump() -> None:
+        try:
+            while data := source.recv(65536):
+                if transform is not None:
+                    data = transform(data)
+                if data:
+                    target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (source, target):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                sock.close()
+
+    threading.Thread(target=pump, daemon=True).start()
+
+
+def _without_goodbye(data: bytes) -> bytes:
+    return data[: -len(_GOODBYE)] if data.endswith(_GOODBYE) else data
+
+
 class _GoodbyeFilter:
     """A loopback TCP relay to FalkorDB's Bolt port that drops Bolt ``GOODBYE`` messages.
 
@@ -100,24 +135,8 @@ class _GoodbyeFilter:
             except OSError:
                 client.close()
                 continue
-            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
-
-    @staticmethod
-    def _pump(source: socket.socket, target: socket.socket, from_client: bool) -> None:
-        try:
-            while data := source.recv(65536):
-                if from_client and data.endswith(_GOODBYE):
-                    data = data[: -len(_GOODBYE)]
-                if data:
-                    target.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, target):
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-                sock.close()
+            relay_thread(client, server, _without_goodbye)
+            relay_thread(server, client)
 
     def close(self) -> None:
         self._closed.set()

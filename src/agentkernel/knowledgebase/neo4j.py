@@ -12,9 +12,16 @@ verifies connectivity, and every operation connects on demand.
 
 Reading (``query``, what ``read_kb`` calls):
 
-* The statement runs unchanged in a managed **read** transaction (``execute_read``): Neo4j
-  refuses writes there, so an agent writes through ``write_kb`` only, and transient errors
-  are retried by the driver.
+* The statement runs unchanged in **read** access mode, so Neo4j refuses writes and an
+  agent writes through ``write_kb`` only. On Neo4j it runs as one auto-commit query in a
+  session opened with ``default_access_mode=READ_ACCESS`` (Neo4j enforces the access mode
+  the driver sends with an auto-commit query as it does for a read transaction; one round
+  trip instead of BEGIN, RUN and COMMIT), retried up to three times on a retryable failure
+  (server unavailable, session expired, retryable transient error), which is safe because
+  nothing is written. Whether the server is Neo4j is asked once per manager, on the first
+  read (``CALL dbms.components()`` names ``Neo4j Kernel``); any other Bolt server, or one
+  that refuses that call, gets a managed read transaction (``execute_read``, retried by the
+  driver), because some (FalkorDB) read the wrong graph in read-mode auto-commit queries.
 * The limit is applied without touching the statement, so it is never concatenated into the
   Cypher: the statement receives it as the parameter ``$limit`` (write ``... LIMIT $limit`` to
   let the server stop early), and the result stream is pulled in batches of ``limit`` and
@@ -27,7 +34,10 @@ Reading (``query``, what ``read_kb`` calls):
   ``{"element_id", "type", "start", "end", "properties"}``, a path
   ``{"nodes": [...], "relationships": [...]}``, temporal values ISO 8601 strings.
 
-Writing (``write``, what ``write_kb`` calls), all records in one transaction:
+Writing (``write``, what ``write_kb`` calls), all records or none: one record is one
+auto-commit statement (atomic by itself; retried only on a retryable transient error, which
+the server reports for a transaction it did not commit), several records run in one managed
+write transaction (``execute_write``):
 
 * A record whose metadata has ``query`` (or the older ``cypher_query``) runs that statement
   with ``params`` (or ``cypher_params``) as its parameters; ``$text`` and ``$source`` are
@@ -50,8 +60,10 @@ import json
 import logging
 import math
 import os
+import random
 import re
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -76,6 +88,9 @@ DEFAULT_LABEL = "Knowledge"
 LIMIT_PARAMETER = "limit"
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ATTEMPTS = 3  # auto-commit queries: the first try and two retries
+_RETRY_DELAY = 0.1  # seconds before the first retry, doubled for the next, +-20% jitter
+_NEO4J_PROBE = "CALL dbms.components() YIELD name RETURN name"
 _RESERVED_METADATA = {"id", "source", "query", "params", "cypher_query", "cypher_params"}
 
 CAPABILITIES = KnowledgeCapabilities(
@@ -143,6 +158,9 @@ class Neo4jManager(KnowledgeBase):
             ) from exc
         self._closed = False
         self._lock = threading.Lock()
+        # whether reads may run as read-mode auto-commit queries; None until the server
+        # has been asked (see _autocommit_reads)
+        self._autocommit_read: bool | None = None
 
     # -- the contract ----------------------------------------------------------------------
 
@@ -204,20 +222,15 @@ class Neo4jManager(KnowledgeBase):
         if not isinstance(extra, Mapping):
             raise ValueError(f"params must be a mapping, got {type(extra).__name__}")
         parameters = {LIMIT_PARAMETER: limit, **extra}
-
-        def work(tx: Any) -> list[Any]:
-            return list(tx.run(statement, parameters).fetch(limit))
-
         driver = self._live_driver()
         try:
-            with driver.session(database=self.database, fetch_size=limit) as session:
-                rows = session.execute_read(work)
+            rows = self._read(driver, statement, parameters, limit)
         except Exception as exc:
             raise self._translate(exc, "query", statement) from exc
         return [_record(row) for row in rows]
 
     def write(self, records: Iterable[Record], **kwargs: Any) -> list[str]:
-        """Write records in one transaction: statements run, plain text becomes nodes.
+        """Write records all or none: statements run, plain text becomes nodes.
 
         Every record is checked before anything is sent, so one bad record writes none.
 
@@ -242,8 +255,11 @@ class Neo4jManager(KnowledgeBase):
 
         driver = self._live_driver()
         try:
-            with driver.session(database=self.database) as session:
-                session.execute_write(work)
+            if len(plans) == 1:  # one statement: atomic as an auto-commit query
+                self._write_one(driver, plans[0][0], plans[0][1])
+            else:
+                with driver.session(database=self.database) as session:
+                    session.execute_write(work)
         except Exception as exc:
             raise self._translate(exc, "write", plans[0][0] if len(plans) == 1 else None) from exc
         return [node_id for _, _, node_id in plans if node_id is not None]
@@ -262,6 +278,87 @@ class Neo4jManager(KnowledgeBase):
         if self._closed:
             raise KnowledgeError(f"Neo4jManager '{self.name}' is closed.")
         return self._driver
+
+    def _read(
+        self, driver: Any, statement: str, parameters: dict[str, Any], limit: int
+    ) -> list[Any]:
+        """At most ``limit`` rows of ``statement``, run in read access mode."""
+        if not self._autocommit_reads(driver):
+
+            def work(tx: Any) -> list[Any]:
+                return list(tx.run(statement, parameters).fetch(limit))
+
+            with driver.session(
+                database=self.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=limit
+            ) as session:
+                return list(session.execute_read(work))
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                with driver.session(
+                    database=self.database,
+                    default_access_mode=neo4j.READ_ACCESS,
+                    fetch_size=limit,
+                ) as session:
+                    return list(session.run(statement, parameters).fetch(limit))
+            except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
+                if attempt == _ATTEMPTS or not exc.is_retryable() or self._closed:
+                    raise
+                self._pause_before_retry(attempt, exc)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _write_one(self, driver: Any, statement: str, parameters: dict[str, Any]) -> None:
+        """Run one write statement as an auto-commit query.
+
+        Retried only on a retryable transient error: the server reports those for a
+        transaction it did not commit. A lost connection leaves the outcome unknown, so it
+        is reported, not retried (the statement may not be idempotent).
+        """
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                with driver.session(database=self.database) as session:
+                    session.run(statement, parameters).consume()
+                return
+            except neo4j_errors.TransientError as exc:
+                if attempt == _ATTEMPTS or not exc.is_retryable() or self._closed:
+                    raise
+                self._pause_before_retry(attempt, exc)
+
+    def _pause_before_retry(self, attempt: int, exc: Exception) -> None:
+        delay = _RETRY_DELAY * 2 ** (attempt - 1) * random.uniform(0.8, 1.2)
+        logger.warning("Neo4jManager %r: %s; retrying in %.2fs", self.name, self._scrub(exc), delay)
+        time.sleep(delay)
+
+    def _autocommit_reads(self, driver: Any) -> bool:
+        """Whether reads may run as read-mode auto-commit queries: only on Neo4j itself.
+
+        Asked once, with ``CALL dbms.components()`` in read mode: Neo4j names its kernel
+        there. Another Bolt server refuses the call (FalkorDB) or names something else, and
+        its reads use managed read transactions. Refused credentials or an unknown database
+        are raised (the read would fail alike); an unreachable server gets a read
+        transaction this time (the driver retries it) and the question again next time.
+        """
+        known = self._autocommit_read
+        if known is not None:
+            return known
+        try:
+            with driver.session(
+                database=self.database, default_access_mode=neo4j.READ_ACCESS
+            ) as session:
+                names = [record["name"] for record in session.run(_NEO4J_PROBE)]
+        except neo4j_errors.Neo4jError as exc:
+            code = exc.code or ""
+            if ".Security." in code or "DatabaseNotFound" in code:
+                raise  # the read would fail the same way; one failed login, not two
+            names = []  # the server answered: not Neo4j's procedure
+        except neo4j_errors.DriverError:
+            return False  # no answer now (unreachable): a read transaction, which retries
+        self._autocommit_read = "Neo4j Kernel" in names
+        logger.debug(
+            "Neo4jManager %r reads with %s",
+            self.name,
+            "auto-commit queries" if self._autocommit_read else "read transactions",
+        )
+        return self._autocommit_read
 
     def _plan(self, record: Record, position: int) -> tuple[str, dict[str, Any], str | None]:
         if not isinstance(record, Mapping):

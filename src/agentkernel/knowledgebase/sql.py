@@ -21,8 +21,10 @@ refused by the database:
 database        how the session is made read-only
 ==============  ===========================================================================
 PostgreSQL      ``SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY`` on connect
-                (``default_transaction_read_only``) and ``SET TRANSACTION READ ONLY`` at the
-                start of every transaction
+                (``default_transaction_read_only``), and every transaction starts as
+                ``BEGIN READ ONLY`` with psycopg 3 and psycopg2 (the driver's ``read_only``
+                setting, no extra round trip), so a session default changed and committed
+                behind the manager's back still cannot write
 MySQL/MariaDB   ``SET TRANSACTION READ ONLY`` before every transaction (not tested here)
 SQLite          a file database is opened with ``mode=ro``; every connection runs
                 ``PRAGMA query_only = ON``
@@ -30,7 +32,8 @@ DuckDB          the connection is opened ``read_only`` with ``enable_external_ac
                 off (no file or network reads or writes from SQL)
 ==============  ===========================================================================
 
-Every transaction is rolled back, never committed. Other dialects are refused at
+Every transaction is rolled back, never committed (once, when the connection goes back
+to the pool, as SQLAlchemy does for any connection). Other dialects are refused at
 construction unless ``enforce_session_read_only=False`` (then only the guard and the rollback
 protect the data; a WARNING says so).
 
@@ -114,7 +117,8 @@ class SQLManager(KnowledgeBase):
             db_schema: The database schema to describe (default: the connection's default).
             max_rows: Most rows returned for a statement carrying its own LIMIT.
             timeout_seconds: PostgreSQL only: cancel a statement running longer than this
-                (``SET LOCAL statement_timeout``); ``None`` leaves the server's setting.
+                (``SET statement_timeout`` once per connection, when it is opened); ``None``
+                leaves the server's setting.
             max_tables: Most tables described by the derived schema.
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
@@ -200,7 +204,7 @@ class SQLManager(KnowledgeBase):
         self.close()
         self._engine = sa.create_engine(url, **options)
         if self.backend == "postgresql":
-            sa.event.listen(self._engine, "connect", _postgres_read_only_session)
+            sa.event.listen(self._engine, "connect", self._postgres_read_only_session)
         elif self.backend == "sqlite":
             sa.event.listen(self._engine, "connect", _sqlite_query_only)
 
@@ -266,38 +270,78 @@ class SQLManager(KnowledgeBase):
         """Execute SQL in a read-only transaction that is always rolled back.
 
         This is the path below the guard: it does not parse. Tests call it directly to show
-        that the database session itself refuses writes.
+        that the database session itself refuses writes. The transaction is rolled back
+        exactly once, when the connection goes back to the pool (SQLAlchemy's reset on
+        return), whether the statement succeeded or failed.
+
+        A statement without parameters (every statement an agent sends) goes straight to
+        the pooled DB-API connection: the pool still applies the read-only connect
+        listeners, pre-ping and the rollback, and the SQLAlchemy ``Connection``/``Result``
+        layers, which would add about half the cost of a local query, are skipped. The
+        statement is executed without a parameter collection, so a ``%`` in a literal is
+        never taken for a placeholder. With ``params``, SQLAlchemy binds ``:name``.
         """
+        if params:
+            return self._run_bound(sql, params, cap)
+        engine = self.engine
+        dbapi = engine.dialect.loaded_dbapi
         try:
-            with self.engine.connect() as conn:
-                try:
-                    if self.backend in ("postgresql", "mysql", "mariadb"):
-                        conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                    if self.backend == "postgresql" and self.timeout_seconds:
-                        millis = max(1, int(self.timeout_seconds * 1000))
-                        conn.exec_driver_sql(f"SET LOCAL statement_timeout = {millis}")
-                    if params:
-                        result = conn.execute(sa.text(sql), dict(params))
-                    else:
-                        result = conn.execution_options(no_parameters=True).exec_driver_sql(sql)
-                    if not result.returns_rows:
-                        return [], []
-                    columns = list(result.keys())
-                    rows = result.fetchmany(cap) if cap else result.fetchall()
-                    return columns, [tuple(row) for row in rows]
-                finally:
-                    conn.rollback()
+            connection = engine.raw_connection()
         except sa_exc.DBAPIError as exc:
-            detail = _first_line(exc.orig) if exc.orig is not None else _first_line(exc)
-            if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
+            raise self._query_error(exc) from exc
+        try:
+            cursor = connection.cursor()
+            try:
+                if self.backend in ("mysql", "mariadb"):
+                    cursor.execute("SET TRANSACTION READ ONLY")
+                cursor.execute(sql)
+                if cursor.description is None:
+                    return [], []
+                columns = [str(column[0]) for column in cursor.description]
+                rows = cursor.fetchmany(cap) if cap else cursor.fetchall()
+                return columns, [tuple(row) for row in rows]
+            finally:
+                cursor.close()
+        except dbapi.Error as exc:
+            interface_error = getattr(dbapi, "InterfaceError", None)  # not in every DB-API
+            lost = (
+                interface_error is not None and isinstance(exc, interface_error)
+            ) or engine.dialect.is_disconnect(exc, connection.dbapi_connection, None)
+            if lost:
+                connection.invalidate(exc)
                 raise SQLQueryError(
-                    f"Could not reach the {self.backend} database: {detail}"
+                    f"Could not reach the {self.backend} database: {_first_line(exc)}"
                 ) from exc
             raise SQLQueryError(
-                f"The {self.backend} database rejected the query: {detail}"
+                f"The {self.backend} database rejected the query: {_first_line(exc)}"
             ) from exc
+        finally:
+            connection.close()  # back to the pool, which rolls the transaction back
+
+    def _run_bound(
+        self, sql: str, params: Mapping[str, Any], cap: int | None
+    ) -> tuple[list[str], list[Sequence[Any]]]:
+        """``_run`` for a statement with ``:name`` parameters, bound by SQLAlchemy."""
+        try:
+            with self.engine.connect() as conn:  # closing it rolls the transaction back
+                if self.backend in ("mysql", "mariadb"):
+                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+                result = conn.execute(sa.text(sql), dict(params))
+                if not result.returns_rows:
+                    return [], []
+                columns = list(result.keys())
+                rows = result.fetchmany(cap) if cap else result.fetchall()
+                return columns, [tuple(row) for row in rows]
         except sa_exc.SQLAlchemyError as exc:
-            raise SQLQueryError(f"The {self.backend} query failed: {_first_line(exc)}") from exc
+            raise self._query_error(exc) from exc
+
+    def _query_error(self, exc: sa_exc.SQLAlchemyError) -> SQLQueryError:
+        if isinstance(exc, sa_exc.DBAPIError):
+            detail = _first_line(exc.orig) if exc.orig is not None else _first_line(exc)
+            if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
+                return SQLQueryError(f"Could not reach the {self.backend} database: {detail}")
+            return SQLQueryError(f"The {self.backend} database rejected the query: {detail}")
+        return SQLQueryError(f"The {self.backend} query failed: {_first_line(exc)}")
 
     def _read_only_url_and_options(self) -> tuple[sa.URL, dict[str, Any]]:
         url, options = self.url, dict(self._engine_options)
@@ -356,14 +400,27 @@ class SQLManager(KnowledgeBase):
         database = os.path.basename(self.url.database or "") or self.backend
         return f"{self.backend_name}:{self.backend}:{database}"
 
+    def _postgres_read_only_session(self, dbapi_connection: Any, _record: Any) -> None:
+        """Make a new PostgreSQL connection read-only for its whole life (``connect`` event).
 
-def _postgres_read_only_session(dbapi_connection: Any, _record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-    finally:
-        cursor.close()
-    dbapi_connection.commit()
+        The session default makes every transaction read-only; the driver's own setting
+        (psycopg 3 ``read_only``, psycopg2 ``readonly``) makes it begin every transaction
+        with ``BEGIN READ ONLY`` as well, in the round trip that begins it anyway. The
+        statement timeout is set here once instead of before every statement.
+        """
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            if self.timeout_seconds:
+                millis = max(1, int(self.timeout_seconds * 1000))
+                cursor.execute(f"SET statement_timeout = {millis}")
+        finally:
+            cursor.close()
+        dbapi_connection.commit()
+        for attribute in ("read_only", "readonly"):  # psycopg 3, psycopg2 / asyncpg adapter
+            if hasattr(dbapi_connection, attribute):
+                setattr(dbapi_connection, attribute, True)
+                break
 
 
 def _sqlite_query_only(dbapi_connection: Any, _record: Any) -> None:
