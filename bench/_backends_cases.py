@@ -431,7 +431,16 @@ def neo4j_cases() -> Iterator[list[Workload]]:
             return f"{base}{extra} RETURN d.text AS text, d.k AS k LIMIT $limit"
 
         def raw_read(call: int | None) -> Any:
-            with driver.session() as s:
+            # the cheapest raw call that reads read-only on this server: a managed read
+            # transaction (a read-mode auto-commit query reads another graph on FalkorDB)
+            def work(tx: Any) -> Any:
+                return tx.run(statement(call), limit=LIMIT).data()
+
+            with driver.session(default_access_mode=neo4j.READ_ACCESS) as s:
+                return s.execute_read(work)
+
+        def raw_read_unguarded(call: int | None) -> Any:
+            with driver.session() as s:  # write mode: nothing stops a write here
                 return s.run(statement(call), limit=LIMIT).data()
 
         create = "CREATE (:Note {text: $text, source: $source})"
@@ -441,11 +450,14 @@ def neo4j_cases() -> Iterator[list[Workload]]:
                 return s.run(create, text=f"raw note {call}", source="agent").consume()
 
         note = (
-            "raw: `with driver.session() as s: s.run(cypher, limit=3).data()` (auto-commit); "
-            f"FalkorDB 4.18 over Bolt, {ROWS} nodes. The manager reads FalkorDB in read "
-            "transactions (its read-mode auto-commit queries read another graph); the "
-            "auto-commit path row forces the path Neo4j gets, on a statement reading no "
-            "graph, against a read-mode `session.run`"
+            f"FalkorDB 4.18 over Bolt, {ROWS} nodes. Reads: raw is the cheapest read-only raw "
+            "call on this server, `session(default_access_mode=READ_ACCESS).execute_read(...)` "
+            "(FalkorDB's read-mode auto-commit queries read another graph, so the manager uses "
+            "read transactions there); 'vs write-mode auto-commit' compares the same read with "
+            "`driver.session().run(...)`, which would also run a write. 'Neo4j's auto-commit "
+            "path' forces the read path real Neo4j gets (one read-mode auto-commit query) on a "
+            "statement that reads no graph, against a read-mode `session.run`. Writes: raw is "
+            "`driver.session().run(create, ...).consume()` (auto-commit)"
         )
         try:
             yield [
@@ -470,6 +482,18 @@ def neo4j_cases() -> Iterator[list[Workload]]:
                     },
                     note,
                     _expect_ok,
+                ),
+                Workload(
+                    "Neo4j (FalkorDB Bolt)",
+                    "read_kb, distinct, vs write-mode auto-commit",
+                    {
+                        "raw": raw_read_unguarded,
+                        "manager": lambda c: kb.query(statement(c), limit=LIMIT),
+                        "tool": lambda c: read_kb("graph", statement(c)),
+                    },
+                    note,
+                    _expect_ok,
+                    informative=True,
                 ),
                 Workload(
                     "Neo4j (FalkorDB Bolt)",

@@ -33,6 +33,8 @@ class Workload:
         note: One line on what ``raw`` is, for the table's footnotes.
         check: Optional validation of one tool result (raises when the tool returned an
             error string, so a broken setup is not benchmarked as a fast failure).
+        informative: A row for context, not held to the target (its raw call gives less than
+            the tool does, e.g. no read-only guarantee).
     """
 
     backend: str
@@ -40,6 +42,7 @@ class Workload:
     arms: dict[str, Arm]
     note: str = ""
     check: Callable[[Any], None] | None = None
+    informative: bool = False
 
 
 @dataclass

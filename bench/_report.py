@@ -201,7 +201,8 @@ def render(results: dict[str, Any], context: dict[str, Any]) -> str:
         f"fingerprint {context['fingerprint']}.",
         f"Rounds: {context['rounds']} (each system in a fresh process per round), "
         f"{context['repeat']} timed passes over the queries per round; "
-        "values are medians (of passes, then of rounds).",
+        "values are medians (of passes, then of rounds); the OKFManager walk is the median "
+        f"of {context['connect_runs']} fresh processes per round.",
         "",
         *side_by_side(results),
         "",

@@ -61,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=3, help="fresh-process rounds per system (3)")
     parser.add_argument("--repeat", type=int, default=3, help="timed passes per round (3)")
     parser.add_argument(
+        "--connect-runs",
+        type=int,
+        default=3,
+        help="OKFManager walks per round, each in a fresh process (3): the walk is a few seconds "
+        "of CPU, so several samples steady its median on a shared machine",
+    )
+    parser.add_argument(
         "--writes", type=int, default=5, help="write->visible samples per round (5)"
     )
     parser.add_argument(
@@ -180,9 +187,10 @@ def _measure(args: argparse.Namespace, corpus: Any) -> tuple[dict[str, Any], lis
                 key = system.replace("-", "_")
                 label = "OKFManager (numpy hidden)" if pure else "OKFManager"
                 _log(f"round {n + 1}/{args.rounds}: {label} walk (read-only, RSS) ...")
-                rounds.setdefault(f"{key}_connect", []).append(
-                    _run_worker(args, "okf-connect", str(corpus.bundle), pure)
-                )
+                for _ in range(max(1, args.connect_runs)):
+                    rounds.setdefault(f"{key}_connect", []).append(
+                        _run_worker(args, "okf-connect", str(corpus.bundle), pure)
+                    )
                 copy = _fresh_copy(corpus.bundle, scratch, n)
                 _log(
                     f"round {n + 1}/{args.rounds}: {label} search/fetch/browse/write/refresh "
@@ -308,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "fingerprint": corpus.info["fingerprint"],
         "rounds": args.rounds,
+        "connect_runs": max(1, args.connect_runs),
         "repeat": args.repeat,
         "notes": notes,
     }

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import math
 import re
-from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkernel.knowledgebase.okf import index as index_module
 from agentkernel.knowledgebase.okf.index import STOPWORDS, LexicalIndex, tokenize
 
 try:
@@ -154,20 +152,19 @@ def test_tokenize_is_the_same_on_the_ascii_fast_road_and_off_it(text: str) -> No
 
 @settings(max_examples=100, deadline=None)
 @given(docs, docs, texts, st.sampled_from([None, {"title": 1.5, "body": 0.75}, {"title": 0.25}]))
-def test_a_batch_build_equals_adding_one_by_one_also_after_updates(
+def test_weighted_fields_score_as_exhaustive_bm25_built_either_way_and_after_updates(
     first, second, query, weights
 ) -> None:  # type: ignore[no-untyped-def]
-    # a walk indexes its concepts with add_many (arrays built in one batch when numpy is
-    # there); everything searched afterwards must be what adding them one by one gives. The
-    # weights are sums of powers of two, as the defaults are: then both ways add up exactly
-    # and even ties break the same (with weights like 0.3, last-bit differences may reorder ties)
+    # whole weights repeat a field's text, fractional rests are added token by token; a walk
+    # indexes with add_many, a write with add. Both must score as exhaustive BM25. The weights
+    # are sums of powers of two, as the defaults are, so every sum is exact and ties break the
+    # same whatever the order of additions (with 0.3, last-bit differences may reorder ties)
     corpus = [
         (f"d{i % 4 if i % 3 == 0 else i}", {"title": t, "body": b})
         for i, (t, b) in enumerate(first)
     ]  # some keys come twice: the later fields win
-    with patch.object(index_module, "_BULK_MINIMUM", 1):  # batch even a small corpus
-        batch = LexicalIndex(weights)
-        batch.add_many(corpus)
+    batch = LexicalIndex(weights)
+    batch.add_many(corpus)
     single = LexicalIndex(weights)
     for key, fields in corpus:
         single.add(key, fields)
@@ -193,24 +190,3 @@ def test_a_batch_build_equals_adding_one_by_one_also_after_updates(
         assert batch.remove(key) and single.remove(key)
         del final[key]
     same()
-
-
-def test_a_batch_build_of_a_real_sized_corpus_ranks_as_one_by_one() -> None:
-    vocabulary = [f"w{i}" for i in range(400)]
-    corpus = [
-        (
-            f"c{n}",
-            {
-                "title": vocabulary[n % 400],
-                "body": " ".join(vocabulary[(n * 7 + j * 13) % 400] for j in range(n % 40 + 1)),
-                "tags": "the and of",
-            },
-        )
-        for n in range(1500)
-    ]  # more documents than one batch chunk, stopwords in a field of their own
-    batch, single = LexicalIndex(), LexicalIndex()
-    batch.add_many(corpus)
-    for key, fields in corpus:
-        single.add(key, fields)
-    for query in ("w1 w2 w3", "w399 w7", "the w42", "missing"):
-        assert batch.search(query, 10) == single.search(query, 10)

@@ -307,6 +307,34 @@ def test_max_concepts_truncates_and_says_so(tmp_path: Path, clock: Clock) -> Non
     assert "truncated" in kb.get_description()
 
 
+def test_a_full_bundle_keeps_serving_what_it_served(tmp_path: Path, clock: Clock) -> None:
+    # at max_concepts, nothing an agent could find is pushed out: a write is refused (and
+    # writes nothing), and a document dropped into the bundle by someone else waits
+    # outside instead of displacing a served concept, refresh after refresh
+    root = write_bundle(tmp_path / "b", {f"m{i}.md": concept(title=f"M{i}") for i in range(3)})
+    kb = manager(root, clock, max_concepts=3, refresh_seconds=60)
+    served = sorted(ids(kb.search("m0 m1 m2", 10)))
+    assert served == ["m0", "m1", "m2"]
+    before = sorted(p.name for p in root.rglob("*"))
+    with pytest.raises(KnowledgeError, match="max_concepts=3"):
+        kb.write([{"text": "A new note\nabout alpha", "metadata": {}}])
+    assert sorted(p.name for p in root.rglob("*")) == before
+    tools = KnowledgeBuilder([kb]).build()
+    write_kb = next(t for t in tools if t.__name__ == "write_kb")
+    assert "max_concepts=3" in write_kb("OKF", "another note")  # the agent is told why
+    kb.write([{"text": concept(title="M1 again"), "metadata": {"id": "m1"}}])  # a replacement fits
+
+    (root / "a-first.md").write_text(concept(title="Alpha first"))  # sorts before every m*
+    for _ in range(2):
+        clock.advance(60)
+        assert sorted(ids(kb.search("m0 m1 m2 alpha first again", 10))) == served
+        assert kb.schema()["truncated"] is True
+    (root / "m2.md").unlink()  # a place frees up: the waiting document takes it
+    clock.advance(60)
+    assert sorted(ids(kb.search("m0 m1 m2 alpha first again", 10))) == ["a-first", "m0", "m1"]
+    assert kb.schema()["truncated"] is False
+
+
 # -- tolerance --------------------------------------------------------------------------
 
 

@@ -19,7 +19,6 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping
-from itertools import chain, count, filterfalse
 from typing import Any
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -128,9 +127,6 @@ class LexicalIndex:
         self._vectorized = vectorized
         self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
         self._length_array: Any = None
-        # postings of a bulk build, as arrays only; a term moves to ``_postings`` (thawed)
-        # the first time a document holding it changes
-        self._frozen: dict[str, tuple[Any, Any]] = {}
 
     def __len__(self) -> int:
         return len(self._doc_terms)
@@ -156,9 +152,6 @@ class LexicalIndex:
         self._total_length += length
         postings = self._postings
         arrays = self._arrays
-        if self._frozen:
-            for token in counts:
-                self._thaw(token)
         for token, frequency in counts.items():
             postings[token][slot] = frequency
         if arrays:
@@ -170,80 +163,13 @@ class LexicalIndex:
     def add_many(
         self, documents: Iterable[tuple[Hashable, Mapping[str, str | Iterable[str]]]]
     ) -> None:
-        """Index many documents; the same result as :meth:`add` for each, in order.
-
-        Into an empty index with numpy at hand, the postings are built as arrays in one
-        batch (what a walk of a whole bundle does), several times faster than one by one.
+        """Index many documents, as :meth:`add` for each, in order.
 
         Args:
             documents: ``(key, fields)`` pairs; a key given twice keeps its last fields.
         """
-        latest: dict[Hashable, Mapping[str, str | Iterable[str]]] = {}
         for key, fields in documents:
-            latest.pop(key, None)  # as add() would: a replaced document takes a new slot
-            latest[key] = fields
-        np = _numpy() if self._vectorized is not False else None
-        if np is None or self._next_slot or len(latest) < _BULK_MINIMUM:
-            for key, fields in latest.items():
-                self.add(key, fields)
-            return
-        # Python only splits the fields into words, a field at a time over a chunk of
-        # documents, and names each word by a number; numpy counts: every token becomes (slot,
-        # term, field weight), and summing the weights of equal (slot, term) pairs gives the
-        # frequencies and lengths add() computes. Chunks bound the words alive at once.
-        total = len(latest)
-        field_sets = list(latest.values())
-        names = list(dict.fromkeys(name for fields in field_sets for name in fields))
-        weighted = [(n, self._weights.get(n, 1.0)) for n in names if self._weights.get(n, 1.0) > 0]
-        number: dict[str, int] = {}
-        term_runs, weight_runs, slot_runs = [], [], []
-        for first in range(0, total, _BULK_CHUNK):
-            chunk = field_sets[first : first + _BULK_CHUNK]
-            slots = np.arange(first, first + len(chunk), dtype=np.int64)
-            for name, weight in weighted:
-                words = [_words(v) if isinstance(v, str) else list(v) for v in _column(chunk, name)]
-                sizes = list(map(len, words))
-                flat = list(chain.from_iterable(words))
-                unseen = dict.fromkeys(filterfalse(number.__contains__, flat))
-                number.update(zip(unseen, count(len(number))))
-                term_runs.append(np.fromiter(map(number.__getitem__, flat), np.int64, len(flat)))
-                weight_runs.append(np.full(len(flat), weight, dtype=np.float64))
-                slot_runs.append(np.repeat(slots, sizes))
-        vocabulary = list(number)
-        size = len(vocabulary)
-        term_of = np.concatenate(term_runs) if term_runs else np.zeros(0, dtype=np.int64)
-        weight_of = np.concatenate(weight_runs) if weight_runs else np.zeros(0)
-        slot_of = np.concatenate(slot_runs) if slot_runs else np.zeros(0, dtype=np.int64)
-        stopword = np.zeros(size, dtype=bool)
-        stopword[[number[word] for word in STOPWORDS if word in number]] = True
-        kept = ~stopword[term_of]
-        term_of, weight_of, slot_of = term_of[kept], weight_of[kept], slot_of[kept]
-        lengths = np.bincount(slot_of, weights=weight_of, minlength=total).tolist()
-        pairs, pair_index = np.unique(slot_of * size + term_of, return_inverse=True)
-        frequencies = np.bincount(pair_index, weights=weight_of)
-        pair_slot, pair_term = np.divmod(pairs, size)
-
-        held_terms = np.asarray(vocabulary, dtype=object)[pair_term].tolist()
-        doc_ends = np.cumsum(np.bincount(pair_slot, minlength=total)).tolist()
-        begin = 0
-        for slot, (key, end, length) in enumerate(zip(latest, doc_ends, lengths, strict=True)):
-            self._slot_of[key] = slot
-            self._key_of[slot] = key
-            self._doc_terms[slot] = tuple(held_terms[begin:end])
-            self._doc_length[slot] = length
-            self._total_length += length
-            begin = end
-        self._next_slot = total
-
-        order = np.argsort(pair_term, kind="stable")  # stable: slots ascend within a term
-        pair_slot, frequencies = pair_slot[order], frequencies[order]
-        postings = np.bincount(pair_term, minlength=size).tolist()
-        frozen = self._frozen
-        begin = 0
-        for term, held in zip(vocabulary, postings, strict=True):
-            if held:
-                frozen[term] = (pair_slot[begin : begin + held], frequencies[begin : begin + held])
-                begin += held
+            self.add(key, fields)
 
     def _count(self, fields: Mapping[str, str | Iterable[str]]) -> tuple[dict[str, float], float]:
         """Weighted term frequencies and the weighted length of one document."""
@@ -296,8 +222,6 @@ class LexicalIndex:
         if self._length_array is not None:
             self._set_length(slot, 0.0)
         for token in self._doc_terms.pop(slot):
-            if self._frozen:
-                self._thaw(token)
             self._arrays.pop(token, None)
             bucket = self._postings.get(token)
             if bucket is None:
@@ -321,8 +245,7 @@ class LexicalIndex:
         if limit <= 0 or count == 0:
             return []
         postings = self._postings
-        frozen = self._frozen
-        terms = [t for t in dict.fromkeys(tokenize(query)) if t in postings or t in frozen]
+        terms = [t for t in dict.fromkeys(tokenize(query)) if t in postings]
         if not terms:
             return []
         k1, b = self._k1, self._b
@@ -332,15 +255,12 @@ class LexicalIndex:
         lengths = self._doc_length
         ranked: list[tuple[float, str]] = []
         for term in terms:
-            bucket = postings.get(term)
-            frequency = len(bucket) if bucket is not None else len(frozen[term][0])
+            frequency = len(postings[term])
             ranked.append((math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5)), term))
         ranked.sort(key=lambda pair: -pair[0])  # rarest (largest bound) first
         np = _numpy() if self._vectorized is not False else None
         if np is not None:
             return self._search_vectorized(np, ranked, limit, norm_base, norm_scale)
-        for _, term in ranked:
-            self._thaw(term)
         weighted = [(idf, postings[term]) for idf, term in ranked]
         bounds = [idf * (k1 + 1.0) for idf, _ in weighted]
         remaining = [0.0] * (len(bounds) + 1)
@@ -401,20 +321,13 @@ class LexicalIndex:
         return [(key_of[int(slot)], float(scores[slot])) for slot in order]
 
     def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
-        cached = self._arrays.get(term) or self._frozen.get(term)
+        cached = self._arrays.get(term)
         if cached is None:
             bucket = self._postings[term]
             slots = np.fromiter(bucket.keys(), dtype=np.int64, count=len(bucket))
             frequencies = np.fromiter(bucket.values(), dtype=np.float64, count=len(bucket))
             cached = self._arrays[term] = (slots, frequencies)
         return cached
-
-    def _thaw(self, term: str) -> None:
-        """Move a bulk-built term's postings into the mutable dict form."""
-        frozen = self._frozen.pop(term, None)
-        if frozen is not None:
-            slots, frequencies = frozen
-            self._postings[term] = dict(zip(slots.tolist(), frequencies.tolist(), strict=True))
 
     def _lengths(self, np: Any, size: int) -> Any:
         if self._length_array is None or len(self._length_array) < size:
@@ -429,16 +342,6 @@ class LexicalIndex:
             self._length_array[slot] = length
         else:
             self._length_array = None  # rebuilt, larger, at the next vectorized search
-
-
-# below this many documents a batch build saves nothing worth its numpy round trip
-_BULK_MINIMUM = 64
-# documents tokenized at once by a batch build: bounds the word objects alive at a time
-_BULK_CHUNK = 1024
-
-
-def _column(field_sets: list[Mapping[str, str | Iterable[str]]], name: str) -> list[Any]:
-    return [fields.get(name) or "" for fields in field_sets]
 
 
 _NUMPY: list[Any] = []

@@ -26,7 +26,7 @@ from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
 from agentkernel.knowledgebase.okf import authoring, frontmatter
 from agentkernel.knowledgebase.okf import browse as navigation
-from agentkernel.knowledgebase.okf.concept import ConceptError, parse_concept
+from agentkernel.knowledgebase.okf.concept import ConceptError, concept_id, parse_concept
 from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import Manifest
 from agentkernel.knowledgebase.okf.records import (
@@ -339,7 +339,8 @@ class OKFManager(DocumentKnowledgeBase):
             The concept ids written, in order.
 
         Raises:
-            KnowledgeError: A record is malformed; nothing is written when any record is.
+            KnowledgeError: A record is malformed, or the bundle would hold more than
+                ``max_concepts`` concepts; nothing is written then.
             KnowledgePathError: A given id is unsafe or reserved.
         """
         self._tick()
@@ -349,6 +350,18 @@ class OKFManager(DocumentKnowledgeBase):
             authoring.draft(r, actor=self._write_actor, now_iso=stamp, prefix=self._write_prefix)
             for r in records
         ]
+        with self._lock:
+            held = self._manifest.concepts
+            new_exact = {d.path for d in drafts if d.exact and concept_id(d.path) not in held}
+            adding = len(new_exact) + sum(1 for d in drafts if not d.exact)
+            full = adding and len(held) + adding > self._max_concepts
+            count = len(held)
+        if full:
+            raise KnowledgeError(
+                f"OKF bundle '{self.name}' serves at most max_concepts={self._max_concepts} "
+                f"concepts and holds {count}; {adding} more would leave concepts out. Nothing "
+                "was written: remove or replace concepts, or raise max_concepts."
+            )
         written: list[str] = []
         for item in drafts:
             written.append(self._write_one(item))
@@ -420,33 +433,33 @@ class OKFManager(DocumentKnowledgeBase):
         if not self._refresh_lock.acquire(blocking=raise_errors):
             return None  # another caller is refreshing; keep serving the current manifest
         try:
-            started = time.perf_counter()
-            with self._lock:
-                known = {
-                    path: self._manifest.token_of(path) or "" for path in self._manifest.paths()
-                }
-            try:
-                with collector_paused():
-                    result = scan(self._store, known, self._limits())
-            except Exception as exc:
-                message = (
-                    f"refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
-                    f"serving the last good manifest: {type(exc).__name__}: {exc}"
-                )
-                logger.warning("OKF bundle %s: %s", self._store.location, message)
-                with self._lock:
-                    self._refresh_error = message
-                if raise_errors:
-                    raise
-                return None
             with collector_paused():
-                stats = self._apply(result, known, started)
-            self.last_refresh = stats
-            return stats
+                return self._walk_and_apply(raise_errors=raise_errors)
         finally:
             if self._refresh_seconds is not None:
                 self._next_refresh = self._clock() + self._refresh_seconds
             self._refresh_lock.release()
+
+    def _walk_and_apply(self, *, raise_errors: bool) -> RefreshStats | None:
+        started = time.perf_counter()
+        with self._lock:
+            known = {path: self._manifest.token_of(path) or "" for path in self._manifest.paths()}
+        try:
+            result = scan(self._store, known, self._limits())
+        except Exception as exc:
+            message = (
+                f"refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+                f"serving the last good manifest: {type(exc).__name__}: {exc}"
+            )
+            logger.warning("OKF bundle %s: %s", self._store.location, message)
+            with self._lock:
+                self._refresh_error = message
+            if raise_errors:
+                raise
+            return None
+        stats = self._apply(result, known, started)
+        self.last_refresh = stats
+        return stats
 
     def _apply(self, result: ScanResult, known: dict[str, str], started: float) -> RefreshStats:
         manifest = self._manifest

@@ -101,10 +101,10 @@ def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> 
     result.store_diagnostics = list(current[seen:] if current is earlier else current)
 
     documents = sorted((f for f in listing if is_document(f.path)), key=lambda f: f.path)
+    served = _served_concepts(documents, known, limits.max_concepts)
     to_read: list[StoredFile] = []
     present: set[str] = set()
     ids_taken: dict[str, str] = {}
-    concept_count = 0
     for stored in documents:
         reserved = is_reserved(stored.path)
         if not reserved:
@@ -122,11 +122,10 @@ def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> 
                     reason = "a comma in the path (concept ids must be comma-free)"
                     result.skipped.append(Skipped(stored.path, stored.token, reason))
                 continue
-            if concept_count >= limits.max_concepts:
+            if served is not None and stored.path not in served:
                 result.truncated = True
                 continue
             ids_taken[cid] = stored.path
-            concept_count += 1
         present.add(stored.path)
         if known.get(stored.path) == stored.token:
             continue
@@ -140,6 +139,32 @@ def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> 
     result.drops = [path for path in known if path not in present]
     _read_all(store, to_read, limits, result)
     return result
+
+
+def _served_concepts(
+    documents: list[StoredFile], known: Mapping[str, str], max_concepts: int
+) -> set[str] | None:
+    """Which concept documents are served when there are more than ``max_concepts``.
+
+    Documents the manifest already holds keep their places, and new ones fill what is left
+    in path order: a document added to a full bundle (by a writer, or by ``write()``)
+    never pushes out a concept an agent could already find, and which concepts are served
+    does not change from one refresh to the next. ``None`` when all of them fit.
+    """
+    candidates: list[str] = []
+    seen: set[str] = set()
+    for stored in documents:
+        if is_reserved(stored.path):
+            continue
+        cid = concept_id(stored.path)
+        if cid in seen or "," in cid:
+            continue  # skipped with a reason by the caller; takes no place
+        seen.add(cid)
+        candidates.append(stored.path)
+    if len(candidates) <= max_concepts:
+        return None
+    ranked = sorted(candidates, key=lambda path: path not in known)  # stable: path order
+    return set(ranked[:max_concepts])
 
 
 def _read_all(
