@@ -256,13 +256,17 @@ def okf_cases(bundle: Path) -> Iterator[list[Workload]]:
         def note_text(call: int, who: str) -> str:
             return f"Bench note {who} {call}\nSessions, events and revenue seen in call {call}."
 
-        note = "raw: the manager's own method (OKF has no SDK underneath)"
+        note = (
+            "raw: the manager's own methods (OKF has no SDK underneath); for reads, "
+            "`kb.format_results(kb.search(q, limit=3))`, the same text the tool returns, so the "
+            "row measures what KnowledgeBuilder adds (argument checks, routing, error capture)"
+        )
         yield [
             Workload(
                 f"OKF ({bundle.name}, local)",
                 "search_kb",
                 {
-                    "raw": lambda c: reader.search(query(c), limit=LIMIT),
+                    "raw": lambda c: reader.format_results(reader.search(query(c), limit=LIMIT)),
                     "tool": lambda c: search_kb("okf", query(c)),
                 },
                 note,
@@ -272,7 +276,7 @@ def okf_cases(bundle: Path) -> Iterator[list[Workload]]:
                 f"OKF ({bundle.name}, local)",
                 "read_kb (search)",
                 {
-                    "raw": lambda c: reader.search(query(c), limit=LIMIT),
+                    "raw": lambda c: reader.format_results(reader.search(query(c), limit=LIMIT)),
                     "tool": lambda c: read_kb("okf", query(c)),
                 },
                 note,

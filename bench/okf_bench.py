@@ -276,7 +276,7 @@ def _write_results(text: str, args: argparse.Namespace) -> Path:
         command += " --no-s3"
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     body = [
-        "# OKF bench results",
+        "# Bench results",
         "",
         f"Date: {now}. Machine: {_machine()} (shared, noisy: read the ratios).",
         f"Versions: {_versions()}.",
@@ -289,7 +289,14 @@ def _write_results(text: str, args: argparse.Namespace) -> Path:
         "```",
         "",
     ]
-    path.write_text("\n".join(body))
+    # sections after this bench's own block (the backends bench's) are kept as they are
+    kept = ""
+    if path.exists():
+        earlier = path.read_text(encoding="utf-8")
+        start = earlier.find("\n## ")
+        if start != -1:
+            kept = "\n" + earlier[start + 1 :]
+    path.write_text("\n".join(body) + kept, encoding="utf-8")
     return path
 
 

@@ -101,6 +101,8 @@ class KnowledgeBuilder:
         Returns:
             The text the backend receives.
         """
+        if not self._semantic_map:  # most builders have none; this runs on every call
+            return text
         for token, target in self._semantic_map.items():
             text = text.replace(token, target)
         return text
@@ -178,8 +180,9 @@ class KnowledgeBuilder:
         result = self._run(backend, operation, call)
         if isinstance(result, str):
             return result
+        rows = result if isinstance(result, list) else list(result or [])
         try:
-            return backend.format_results(list(result or []))
+            return backend.format_results(rows)
         except Exception as exc:
             return f"Error formatting results from '{backend.backend_name}': {exc}"
 
@@ -247,7 +250,7 @@ class KnowledgeBuilder:
             kb = builder._backend(backend)
             if isinstance(kb, str):
                 return kb
-            problem = _check_text("query", query) or _check_limit(limit)
+            problem = _check_query(query, limit)
             if problem:
                 return problem
             statement = builder.resolve(query)
@@ -278,7 +281,7 @@ class KnowledgeBuilder:
                 return kb
             if not kb.capabilities.search:
                 return builder._capability_message(kb.backend_name, "search")
-            problem = _check_text("query", query) or _check_limit(limit)
+            problem = _check_query(query, limit)
             if problem:
                 return problem
             text = builder.resolve(query)
@@ -398,14 +401,15 @@ class KnowledgeBuilder:
                     "Nothing to write: give text, or a query for a backend with a query language."
                 )
             try:
-                params = json.loads(params_json or "{}")
+                # "{}" is the default of every call that writes text: no parser for it
+                params = {} if not params_json or params_json == "{}" else json.loads(params_json)
             except (TypeError, json.JSONDecodeError) as exc:
                 return f'params_json is not valid JSON ({exc}); give an object such as {{"id": 1}}.'
             if not isinstance(params, dict):
                 return f"params_json must be a JSON object, got {type(params).__name__}."
             metadata: dict[str, Any] = {"source": source}
             if query.strip():
-                metadata["query"] = builder.resolve(query)
+                metadata["query"] = builder.resolve(query) if builder._semantic_map else query
                 metadata["params"] = params
             record: Record = {"text": text, "metadata": metadata}
             result = builder._run(kb, "write", lambda: kb.write([record]))
@@ -417,6 +421,13 @@ class KnowledgeBuilder:
             return f"Wrote 1 record to '{kb.backend_name}'."
 
         return write_kb
+
+
+def _check_query(query: Any, limit: Any) -> str | None:
+    """``_check_text("query", ...)`` then ``_check_limit``: the common case in one test."""
+    if type(query) is str and type(limit) is int and 1 <= limit <= _MAX_LIMIT and query.strip():
+        return None
+    return _check_text("query", query) or _check_limit(limit)
 
 
 def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> str | None:
