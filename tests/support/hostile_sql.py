@@ -38,6 +38,8 @@ HOSTILE: list[tuple[str, str]] = [
     ("EXECUTE IMMEDIATE 'DELETE FROM clients'", "EXECUTE"),
     ("COPY clients TO '/tmp/stolen.csv'", "COPY"),
     ("SELECT nextval('client_ids')", "nextval"),
+    ("SELECT pg_notify('channel', 'payload')", "pg_notify"),
+    ("SELECT ts_stat('SELECT 1')", "ts_stat"),
     ("", "empty"),
     (";", "empty"),
 ]

@@ -99,7 +99,9 @@ _SIDE_EFFECT_FUNCTIONS = frozenset(
         "pg_ls_dir", "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_from_bytea",
         "lo_put", "dblink", "dblink_exec", "dblink_connect", "query_to_xml",
         "query_to_xml_and_xmlschema", "txid_current", "load_extension", "writefile",
-        "sys_exec", "sys_eval",
+        "sys_exec", "sys_eval", "pg_notify", "pg_advisory_unlock", "pg_advisory_unlock_all",
+        "pg_advisory_unlock_shared", "pg_advisory_lock_shared", "pg_try_advisory_xact_lock",
+        "dblink_send_query", "dblink_open", "cursor_to_xml", "ts_stat",
     }
 )  # fmt: skip
 # Table functions that hand a string to the underlying engine (Trino's JDBC connectors'
