@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,6 +128,15 @@ def showing(page: Page) -> str:
     return page.evaluate("document.getElementById('detail').getAttribute('data-showing')")
 
 
+def assert_showing(page: Page, expected: str, timeout: float = 10.0) -> None:
+    """The detail pane comes to show ``expected``: a click's route change lands a task or
+    two after the click on a loaded machine, so poll briefly instead of reading once."""
+    deadline = time.monotonic() + timeout
+    while (found := showing(page)) != expected and time.monotonic() < deadline:
+        page.settle()
+    assert found == expected
+
+
 def assert_clean(page: Page, html_file: Path) -> None:
     """No console error, no exception, and no request but the page itself."""
     assert page.problems() == []
@@ -161,7 +171,7 @@ def test_real_bundle_page_shows_every_concept_and_opens_each(
 
     for cid in sorted(expected):  # a click on each list entry opens that concept
         click_data_id(page, "#concept-list a", cid)
-        assert showing(page) == cid
+        assert_showing(page, cid)
         text = (bundle / f"{cid}.md").read_text(encoding="utf-8")
         shown = page.evaluate(
             "Array.from(document.querySelectorAll('#detail .markdown :is(h1,h2,h3,h4,h5,h6)'))"
@@ -188,7 +198,7 @@ def test_a_click_on_a_graph_node_opens_it_with_links_and_backlinks(
     open_page(page, output)
 
     click_data_id(page, "#nodes g.node", "tables/events_", "circle.body")
-    assert showing(page) == "tables/events_"
+    assert_showing(page, "tables/events_")
     assert page.evaluate("document.querySelector('#detail h2').textContent") == "GA4 Events Export"
     relations = page.evaluate(
         "Array.from(document.querySelectorAll('#detail .relations h3')).map(h => h.textContent)"
@@ -200,20 +210,20 @@ def test_a_click_on_a_graph_node_opens_it_with_links_and_backlinks(
 
     # the backlink leads back to the dataset; its outgoing link is the table
     page.click_selector("#detail .relations div:nth-child(2) a")
-    assert showing(page) == "datasets/ga4_obfuscated_sample_ecommerce"
+    assert_showing(page, "datasets/ga4_obfuscated_sample_ecommerce")
 
     # the overview renders the root index.md; its directory links open that directory
     page.click_selector("#home-link")
-    assert showing(page) == ""
+    assert_showing(page, "")
     page.click_selector('#detail .markdown a[data-dir="tables"]')
-    assert showing(page) == "tables/"
+    assert_showing(page, "tables/")
     page.evaluate("history.back()")  # routes are history entries
     page.settle()
-    assert showing(page) == ""
+    assert_showing(page, "")
     page.evaluate("history.forward()")
     page.settle()
     page.click_selector('#detail .markdown a[data-concept="tables/events_"]')
-    assert showing(page) == "tables/events_"
+    assert_showing(page, "tables/events_")
     assert_clean(page, output)
 
 
@@ -296,7 +306,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(
     assert "broken.md" in page.evaluate("document.getElementById('diagnostics').textContent")
 
     click_data_id(page, "#concept-list a", "notes/attack")
-    assert showing(page) == "notes/attack"
+    assert_showing(page, "notes/attack")
     detail = "document.getElementById('detail')"
     assert page.evaluate(f"{detail}.querySelector('h2').textContent") == f"Attack {HOSTILE}"
     body = page.evaluate(f"{detail}.querySelector('.markdown').textContent")
@@ -314,7 +324,7 @@ def test_hostile_text_is_shown_as_text_and_never_runs(
     # the bundle link opens its concept; the missing one is marked broken
     assert page.evaluate(f"{detail}.querySelectorAll('.broken-link').length") == 1
     page.click_selector("#detail .markdown a.concept-link")
-    assert showing(page) == "notes/reviewed"
+    assert_showing(page, "notes/reviewed")
     backlinks = page.evaluate(
         "Array.from(document.querySelectorAll('#detail .relations div:nth-child(2) a'))"
         ".map(a => a.textContent)"
