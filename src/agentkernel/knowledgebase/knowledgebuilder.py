@@ -409,7 +409,7 @@ class KnowledgeBuilder:
                 return f"params_json must be a JSON object, got {type(params).__name__}."
             metadata: dict[str, Any] = {"source": source}
             if query.strip():
-                metadata["query"] = builder.resolve(query) if builder._semantic_map else query
+                metadata["query"] = builder.resolve(query)
                 metadata["params"] = params
             record: Record = {"text": text, "metadata": metadata}
             result = builder._run(kb, "write", lambda: kb.write([record]))

@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.base import KnowledgeBase
-from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf.declared import okf_capabilities
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.manager import OKFManager
@@ -29,18 +30,7 @@ class LazyBundle(KnowledgeBase):
             may_write: Whether this agent is a producer or curator of the database.
             manager: Returns the shared manager, creating it on the first call.
         """
-        super().__init__(
-            KnowledgeCapabilities(
-                kinds=["document"],
-                search=True,
-                search_mode="lexical",
-                fetch=True,
-                browse=True,
-                writable=may_write,
-                derives_schema=True,
-            ),
-            name=database,
-        )
+        super().__init__(okf_capabilities(writable=may_write), name=database)
         self._manager = manager
 
     @property

@@ -108,7 +108,7 @@ class _Reader:
                     raise _Decline  # not a mapping at all
                 break  # e.g. the next item of an indentless sequence
             key = match.group(2)
-            if _key_resolves(key):
+            if _resolves(key):
                 raise _Decline
             text = match.group(3)
             self.position += 1
@@ -242,9 +242,6 @@ def _resolves(plain: str) -> bool:
         if len(plain) <= 64 and len(_SEEN) < 4096:
             _SEEN[plain] = found
     return found
-
-
-_key_resolves = _resolves
 
 
 def _quoted(text: str) -> str:

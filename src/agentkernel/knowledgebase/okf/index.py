@@ -110,7 +110,7 @@ class LexicalIndex:
         # a weight splits into whole repeats of the field's text (counted in C, in one pass)
         # and a fractional rest added token by token; for the default weights only the short
         # description and tags fields take the slow road, and every count stays exact
-        self._whole = {name: int(w) for name, w in self._weights.items() if w > 0}
+        self._whole = {name: int(w) if w > 0 else 0 for name, w in self._weights.items()}
         self._fraction = {
             name: w - int(w) for name, w in self._weights.items() if w > 0 and w != int(w)
         }
@@ -160,17 +160,6 @@ class LexicalIndex:
         if self._length_array is not None:
             self._set_length(slot, length)
 
-    def add_many(
-        self, documents: Iterable[tuple[Hashable, Mapping[str, str | Iterable[str]]]]
-    ) -> None:
-        """Index many documents, as :meth:`add` for each, in order.
-
-        Args:
-            documents: ``(key, fields)`` pairs; a key given twice keeps its last fields.
-        """
-        for key, fields in documents:
-            self.add(key, fields)
-
     def _count(self, fields: Mapping[str, str | Iterable[str]]) -> tuple[dict[str, float], float]:
         """Weighted term frequencies and the weighted length of one document."""
         whole = self._whole
@@ -180,7 +169,7 @@ class LexicalIndex:
         for name, value in fields.items():
             if not value:
                 continue
-            repeat = whole.get(name, 1) if name in whole or name not in self._weights else 0
+            repeat = whole.get(name, 1)  # a field not named in the weights weighs 1
             if repeat:
                 if isinstance(value, str):
                     texts.extend([value] * repeat)

@@ -23,10 +23,11 @@ from typing import Any
 
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
-from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import authoring, frontmatter
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.concept import ConceptError, concept_id, parse_concept
+from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import Manifest
 from agentkernel.knowledgebase.okf.records import (
@@ -135,19 +136,7 @@ class OKFManager(DocumentKnowledgeBase):
             raise TypeError(
                 f"description must be a string or None, got {type(description).__name__}"
             )
-        super().__init__(
-            store,
-            KnowledgeCapabilities(
-                kinds=["document"],
-                search=True,
-                search_mode="lexical",
-                fetch=True,
-                browse=True,
-                writable=True,
-                derives_schema=True,
-            ),
-            name or None,
-        )
+        super().__init__(store, okf_capabilities(writable=True), name or None)
         self._description = description
         self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
         self._max_concepts = max_concepts
@@ -473,9 +462,11 @@ class OKFManager(DocumentKnowledgeBase):
             for path in result.drops:
                 if untouched(path) and manifest.drop(path):
                     dropped += 1
-            fresh = [concept for concept in result.concepts if untouched(concept.path)]
-            manifest.put_concepts(fresh)
-            changed = len(fresh)
+            changed = 0
+            for concept in result.concepts:
+                if untouched(concept.path):
+                    manifest.put_concept(concept)
+                    changed += 1
             for reserved in result.reserved:
                 if untouched(reserved.path):
                     manifest.put_reserved(reserved)

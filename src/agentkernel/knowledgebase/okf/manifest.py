@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agentkernel.knowledgebase.okf.concept import Concept
@@ -150,25 +149,14 @@ class Manifest:
         Args:
             concept: The parsed concept.
         """
-        self.put_concepts([concept])
-
-    def put_concepts(self, concepts: Iterable[Concept]) -> None:
-        """Add or replace concepts, indexing them in one batch (a walk's many at once).
-
-        Args:
-            concepts: The parsed concepts.
-        """
-        fields = []
-        for concept in concepts:
-            self.drop(concept.path)
-            self.concepts[concept.id] = concept
-            self._claim(concept.path, "concept")
-            directory = posixpath.dirname(concept.path)
-            self._child_concepts.setdefault(directory, {})[concept.id] = None
-            for ancestor in _ancestors(directory):
-                self._concepts_under[ancestor] += 1
-            fields.append((concept.id, _fields(concept)))
-        self.index.add_many(fields)
+        self.drop(concept.path)
+        self.concepts[concept.id] = concept
+        self._claim(concept.path, "concept")
+        directory = posixpath.dirname(concept.path)
+        self._child_concepts.setdefault(directory, {})[concept.id] = None
+        for ancestor in _ancestors(directory):
+            self._concepts_under[ancestor] += 1
+        self.index.add(concept.id, _fields(concept))
 
     def put_reserved(self, entry: ReservedFile) -> None:
         """Add or replace a reserved file.
