@@ -9,6 +9,7 @@ Layout::
       summaries/<slug>.md one folder per page type
       concepts/<slug>.md
       .knowledge.lock     serialises writers across processes
+      .knowledgestore     marks the folder as the store's (written with its first write)
 
 Every page has YAML frontmatter with its ``type`` and ``title``, so the folder is an
 OKF-conformant bundle that ``OKFManager`` can serve read-only to other agents. Links between
@@ -16,23 +17,32 @@ pages are stored as relative file paths (``../concepts/bowline.md``), which OKF 
 people follow, and are returned as ids (``concept/bowline``). Every file is written atomically
 (temporary file, then rename), and every change happens under the lock file, so two processes
 writing different pages at once lose nothing.
+
+Reading never writes: ``list``, ``read``, ``search``, ``index``, ``recent_log``, ``check`` and
+``overview`` change no byte and create no file, not even the lock. The store writes only in a
+folder it owns (see :mod:`agentkernel.knowledgestore._ownership`): opening a folder that holds
+an OKF bundle or notes it didn't write is safe; such files are not served as pages
+(:meth:`FileKnowledgeStore.ignored_files` names them) and every write is refused there with a
+message saying what to do.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import itertools
 import logging
 import os
+import posixpath
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgebase.okf import frontmatter
-from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
 from agentkernel.knowledgestore._fs import atomic_write, locked
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
@@ -52,7 +62,7 @@ from agentkernel.knowledgestore.search import Searchable, rank
 
 logger = logging.getLogger(__name__)
 
-LOCK_FILE = ".knowledge.lock"
+LOCK_FILE = _ownership.LEGACY_LOCK_FILE
 _OKF_VERSION = "0.2"
 
 
@@ -332,25 +342,52 @@ class FileKnowledgeStore(KnowledgeStore):
         return _catalog.format_log_entry(date, op, what, ids)
 
     def check(self) -> CheckReport:
-        """Rewrite ``index.md`` (the one mechanical fix) and report the link problems.
+        """Report broken links, orphans and links to retired pages; nothing is written.
 
-        A folder that cannot be written (read-only) is still checked; the index is left as is.
+        A broken link is a link to a page id that does not exist, or a relative ``.md`` link
+        that leads to no page (a link to an existing ``index.md``, ``log.md`` or ``overview.md``
+        is fine).
         """
         with self._mutex:
-            try:
-                with locked(self._root / LOCK_FILE):
-                    self._write_index(self._scan())
-            except OSError as exc:
-                logger.warning("Could not rewrite %s: %s", self._root / "index.md", exc)
             pages = self._scan()
             sources = [
                 _catalog.LinkSource(
-                    p.id, p.page_type.name, _pages.status_of(p.fields), self._links(p)
+                    p.id,
+                    p.page_type.name,
+                    _pages.status_of(p.fields),
+                    self._links(p),
+                    self._file_links(self._content(p), p.rel),
                 )
                 for p in pages.values()
             ]
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
-        return _catalog.compute_check(sources, linked_ids(overview))
+            overview_files = self._file_links(overview, "overview.md")
+        return _catalog.compute_check(sources, linked_ids(overview), overview_files)
+
+    def _file_links(self, content: str, rel: str) -> builtins.list[str]:
+        """The ``.md`` links left in ``content`` (links as ids) that reach no page."""
+
+        def reaches_a_listing(target: str) -> bool:
+            name = posixpath.basename(target)
+            return name in _bundle.LISTING_FILES and (self._root / target).is_file()
+
+        return _bundle.dangling_file_links(content, rel, reaches_a_listing)
+
+    def ignored_files(self) -> builtins.list[str]:
+        """Return the markdown files in the folder that are not pages of this store.
+
+        Files another tool wrote (an OKF bundle's concepts, notes), files that fail to parse,
+        and files of a type the store doesn't hold: the store doesn't serve them and never
+        writes over them. The root's ``index.md``, ``log.md`` and ``overview.md`` are not
+        listed. Hidden files and folders are skipped.
+
+        Returns:
+            Bundle-relative paths, in folder order.
+        """
+        with self._mutex:
+            served = {page.rel for page in self._scan().values()}
+        served.update(_bundle.LISTING_FILES)
+        return [rel for rel in _ownership.markdown_files(self._root) if rel not in served]
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet), links as ids."""
@@ -370,6 +407,25 @@ class FileKnowledgeStore(KnowledgeStore):
         return _pages.normalize_content(parts[1] if parts is not None else text)
 
     # -- writing -------------------------------------------------------------------------
+
+    def _in_layout(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        return not folder or (folder in self._dir_types and is_slug(name[:-3]))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the thread and process locks for a change, in a folder the store owns.
+
+        Raises:
+            KnowledgeStoreError: The folder holds files the store didn't write.
+        """
+        with self._mutex:
+            # Checked before the lock file is created: a refused folder gets no new file.
+            unclaimed = _ownership.require_owned(self._root, self._in_layout)
+            with locked(self._root / LOCK_FILE):
+                if unclaimed:
+                    _ownership.claim(self._root, atomic_write)
+                yield
 
     def _exists(self, pages: dict[str, _Stored]) -> Callable[[str], bool]:
         def exists(page_id: str) -> bool:
@@ -417,7 +473,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: The first problem found; nothing is written then.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             current = self._scan()
             valid = _pages.validate_new_pages(list(pages), self._registry, self._exists(current))
             written: list[Path] = []
@@ -452,7 +508,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             pages = self._scan()
             page = self._find(page_id, pages)
             view = self._view(page)
@@ -470,7 +526,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: No such page, or a link to nowhere.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             pages = self._scan()
             page = self._find(page_id, pages)
             changed = _flows.rewritten(self._view(page), content, fields, self._exists(pages))
@@ -487,7 +543,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: Either page missing, the same page, or a retired page.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             pages = self._scan()
             page = self._find(page_id, pages)
             replacement = self._find(by, pages)
@@ -505,7 +561,7 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: No such page, no reason, or already retired.
         """
         why = _pages.require_reason(reason)
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             pages = self._scan()
             page = self._find(page_id, pages)
             changed = _flows.retired(self._view(page), why)
@@ -523,7 +579,7 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: An empty operation or description, or a page that is no id.
         """
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             current = self._scan()
             entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
             if ids:
@@ -542,7 +598,7 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: A link to a page that does not exist.
         """
         content = _pages.normalize_content(content)
-        with self._mutex, locked(self._root / LOCK_FILE):
+        with self._writing():
             pages = self._scan()
             _pages.require_links_resolve(content, self._exists(pages))
             meta = {"type": "overview", "title": "Overview", "updated": _pages.utc_today()}

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentkernel.knowledgestore import _catalog, _flows, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -81,6 +81,11 @@ class _Row:
     @property
     def status(self) -> str:
         return _pages.status_of(self.fields)
+
+
+def _no_page(content: str) -> list[str]:
+    """The ``.md`` file links in ``content``: in a database, none of them leads to a page."""
+    return _bundle.dangling_file_links(content, "", lambda _target: False)
 
 
 def _view(row: _Row) -> _flows.Page:
@@ -309,12 +314,17 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         return [_catalog.format_log_entry(d, op, what, json.loads(p)) for d, op, what, p in rows]
 
     def check(self) -> CheckReport:
-        """Report broken links, orphans and links to retired pages."""
+        """Report broken links (``.md`` file links included), orphans and links to retired pages."""
         with self._mutex:
             rows = self._all()
             overview = self.overview()
-        sources = [_catalog.LinkSource(r.id, r.type, r.status, linked_ids(r.content)) for r in rows]
-        return _catalog.compute_check(sources, linked_ids(overview))
+        sources = [
+            _catalog.LinkSource(
+                r.id, r.type, r.status, linked_ids(r.content), _no_page(r.content)
+            )
+            for r in rows
+        ]
+        return _catalog.compute_check(sources, linked_ids(overview), _no_page(overview))
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet)."""
