@@ -98,30 +98,64 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def __init__(
         self, path: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
     ) -> None:
-        """Open the database, creating it and its tables when missing.
+        """Open the database; a missing file (or one without the tables) is created on the first write.
+
+        Reading never creates nor changes the file: until the first write, a store whose file
+        doesn't exist yet reads as empty.
 
         Args:
             path: The database file, or ``":memory:"``.
             page_types: Declared page types, besides the built-ins.
 
         Raises:
-            KnowledgeStoreError: An invalid page type declaration, or a SQLite without FTS5.
+            KnowledgeStoreError: An invalid page type declaration, a file that is no SQLite
+                database, or a SQLite without FTS5.
         """
         self._registry = _pages.TypeRegistry(page_types)
         self._path = os.fspath(path)
         self._mutex = threading.RLock()
-        self._db = sqlite3.connect(
-            self._path, isolation_level=None, check_same_thread=False, timeout=30.0
-        )
+        self._conn: sqlite3.Connection | None = None
+        self._blank: sqlite3.Connection | None = None
+        if self._path == ":memory:" or self._holds_store():
+            self._conn = self._open(self._path)
+
+    def _open(self, path: str) -> sqlite3.Connection:
+        """Connect to ``path``, creating the tables when missing (a write)."""
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
         try:
-            if self._path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.OperationalError as exc:
-            self._db.close()
+            if path != ":memory:":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise KnowledgeStoreError(f"Can't set up the knowledge database {path}: {exc}") from exc
+        return db
+
+    def _holds_store(self) -> bool:
+        """Whether the file exists and holds the store's tables; looked up without writing."""
+        if not os.path.isfile(self._path):
+            return False
+        try:
+            with contextlib.closing(sqlite3.connect(self._path, timeout=30.0)) as db:
+                found = db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'pages'"
+                ).fetchone()
+        except sqlite3.DatabaseError as exc:
             raise KnowledgeStoreError(
-                f"Can't set up the knowledge database {self._path}: {exc}"
+                f"Can't open the knowledge database {self._path}: {exc}"
             ) from exc
+        return found is not None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection reads use: the file once it holds the store, else an empty stand-in."""
+        if self._conn is None and self._holds_store():
+            self._conn = self._open(self._path)
+        if self._conn is not None:
+            return self._conn
+        if self._blank is None:
+            self._blank = self._open(":memory:")
+        return self._blank
 
     def __repr__(self) -> str:
         return f"SQLiteKnowledgeStore({self._path!r})"
@@ -134,18 +168,23 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def close(self) -> None:
         """Close the database connection."""
         with self._mutex:
-            self._db.close()
+            for db in (self._conn, self._blank):
+                if db is not None:
+                    db.close()
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._mutex:
-            self._db.execute("BEGIN IMMEDIATE")
+            if self._conn is None:
+                self._conn = self._open(self._path)
+            db = self._conn
+            db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
+                yield db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
 
     # -- rows ----------------------------------------------------------------------------
 
