@@ -20,8 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore
-from agentkernel.knowledgestore import _fs
+from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore, _fs
 
 
 def _stop_before_rename() -> None:

@@ -98,10 +98,10 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def __init__(
         self, path: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
     ) -> None:
-        """Open the database; a missing file (or one without the tables) is created on the first write.
+        """Open the database; a missing one is created (with its tables) by the first write.
 
         Reading never creates nor changes the file: until the first write, a store whose file
-        doesn't exist yet reads as empty.
+        doesn't exist yet (or holds no store tables) reads as empty.
 
         Args:
             path: The database file, or ``":memory:"``.
@@ -358,9 +358,7 @@ class SQLiteKnowledgeStore(KnowledgeStore):
             rows = self._all()
             overview = self.overview()
         sources = [
-            _catalog.LinkSource(
-                r.id, r.type, r.status, linked_ids(r.content), _no_page(r.content)
-            )
+            _catalog.LinkSource(r.id, r.type, r.status, linked_ids(r.content), _no_page(r.content))
             for r in rows
         ]
         return _catalog.compute_check(sources, linked_ids(overview), _no_page(overview))

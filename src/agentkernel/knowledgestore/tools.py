@@ -32,7 +32,9 @@ LOG = "log"
 Confirm = Callable[[str], bool]
 """Asks the person a yes/no question; ``True`` only on an explicit yes."""
 
-READING_TOOLS = frozenset({"knowledge_index", "knowledge_search", "knowledge_read", "knowledge_check"})
+READING_TOOLS = frozenset(
+    {"knowledge_index", "knowledge_search", "knowledge_read", "knowledge_check"}
+)
 """The tools that only read: they change nothing in the store, however often they are called."""
 
 DESTRUCTIVE_TOOLS = frozenset(
