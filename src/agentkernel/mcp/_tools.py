@@ -55,7 +55,7 @@ _WRITE_TITLE = "Write knowledge"
 # Anchored at the start of the output, where a result listing starts with "- " or "No results."
 _ERROR_STARTS = re.compile(
     r"^(?:"
-    r"Unknown backend '"
+    r"Unknown backend ['\"]"
     r"|Error from backend '"
     r"|Error formatting results from '"
     r"|Backend '[^'\n]*' (?:is read-only\.|does not support )"
