@@ -357,8 +357,9 @@ class OKFManager(DocumentKnowledgeBase):
             count = len(held)
         if full:
             raise KnowledgeError(
-                f"OKF bundle '{self.backend_name}' serves at most max_concepts={self._max_concepts} "
-                f"concepts and holds {count}; {adding} more would leave concepts out. Nothing "
+                f"OKF bundle '{self.backend_name}' serves at most "
+                f"max_concepts={self._max_concepts} concepts and holds {count}; {adding} more "
+                "would leave concepts out. Nothing "
                 "was written: remove or replace concepts, or raise max_concepts."
             )
         for item in drafts:
@@ -564,8 +565,9 @@ class OKFManager(DocumentKnowledgeBase):
                 reason = str(exc)
         if reason is not None:
             raise KnowledgeError(
-                f"Nothing was written to OKF bundle '{self.backend_name}': {echo(cid)} would never be "
-                f"served ({reason}). Shorten or split the text, or fix what the reason names."
+                f"Nothing was written to OKF bundle '{self.backend_name}': {echo(cid)} would "
+                f"never be served ({reason}). Shorten or split the text, or fix what the reason "
+                "names."
             )
 
     def _write_one(self, item: authoring.Draft) -> str:

@@ -179,7 +179,8 @@ def size_refusal(size: int, limits: ScanLimits) -> str | None:
         The reason, naming the limit, or ``None`` when the size is accepted.
     """
     if size > limits.max_document_bytes:
-        return f"oversized: {size} bytes (the limit is max_document_bytes={limits.max_document_bytes})"
+        limit = limits.max_document_bytes
+        return f"oversized: {size} bytes (the limit is max_document_bytes={limit})"
     return None
 
 

@@ -83,9 +83,7 @@ def clean_path(path: str) -> str:
     # judged on the path as given and as cleaned: "./C:/x" must not clean into "C:/x", which
     # this function refuses, so that cleaning twice gives what cleaning once gave
     if path.startswith("/") or _drive(path) or (parts and _drive(parts[0])):
-        raise KnowledgePathError(
-            f"Path {echo(path)} is absolute; give it relative to the bundle."
-        )
+        raise KnowledgePathError(f"Path {echo(path)} is absolute; give it relative to the bundle.")
     if ".." in parts:
         raise KnowledgePathError(f"Path {echo(path)} climbs out of the bundle with '..'.")
     return posixpath.join(*parts) if parts else ""
