@@ -370,6 +370,11 @@ def test_schemas_and_descriptions_name_the_bundle_not_its_path(
     with pytest.raises(PermissionError) as refused:
         read_only.write("x.md", b"x")
     outputs += [str(refused.value), repr(kb.store), repr(read_only)]
+    with pytest.raises(FileNotFoundError) as missing:
+        read_only.read("nope.md")
+    with pytest.raises(OSError) as too_long:
+        kb.store.write("generated/" + "x" * 300 + ".md", b"x")
+    outputs += [str(missing.value), str(too_long.value)]
     for text in outputs:
         assert str(tmp_path) not in text, text[:500]
     assert json.loads(outputs[0])["KB"]["location"] == "bundle"

@@ -324,6 +324,13 @@ class LocalDocumentStore(DocumentStore):
             raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
         cleaned = clean_file_path(path)
         target = self._resolve(path)
+        try:
+            return self._write(cleaned, target, data, overwrite)
+        except OSError as exc:
+            raise _named(exc, cleaned) from exc
+
+    def _write(self, cleaned: str, target: str, data: bytes, overwrite: bool) -> StoredFile:
+        path = cleaned
         parent = os.path.dirname(target)
         try:
             os.makedirs(parent, exist_ok=True)
@@ -387,7 +394,7 @@ class LocalDocumentStore(DocumentStore):
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise KnowledgePathError(f"Path {echo(path)} became a symlink.") from exc
-            raise
+            raise _named(exc, path) from exc
         try:
             mode = os.fstat(fd).st_mode
             if stat.S_ISDIR(mode):
@@ -430,6 +437,16 @@ class LocalDocumentStore(DocumentStore):
 # non-blocking, so opening a FIFO planted in the bundle cannot hang the walk
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _named(exc: OSError, path: str) -> OSError:
+    """The same error naming the bundle path instead of the absolute one: messages reach agents.
+
+    Errors this module words itself (no ``errno``) are returned unchanged.
+    """
+    if exc.errno is None or exc.filename is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, path)
 
 
 def _token(info: os.stat_result) -> str:
