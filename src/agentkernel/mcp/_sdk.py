@@ -190,9 +190,14 @@ async def _run_guarded(server: Any, read_stream: Any, write_stream: Any) -> None
                 if not isinstance(item, Exception):
                     await send.send(item)
                     continue
-                answer = _answer_exception(item)
-                if answer is not None:
-                    await write_stream.send(SessionMessage(_message(answer)))
+                try:
+                    answer = _answer_exception(item)
+                    message = None if answer is None else SessionMessage(_message(answer))
+                except Exception:  # answering must never end the server
+                    logger.exception("could not answer an unreadable MCP message")
+                    continue
+                if message is not None:
+                    await write_stream.send(message)
 
     async with anyio.create_task_group() as group:
         group.start_soon(pump)
@@ -222,7 +227,15 @@ def _message(wire: dict[str, Any]) -> Any:
     adapter = getattr(types, "jsonrpc_message_adapter", None)
     if adapter is not None:
         return adapter.validate_python(wire, by_name=False)
-    return types.JSONRPCMessage.model_validate(wire)  # type: ignore[attr-defined]
+    message: Any = types.JSONRPCMessage  # the 1.x line's root model
+    if wire.get("id") is None and "error" in wire:
+        # 1.x types refuse the "id": null that JSON-RPC prescribes for an unparseable
+        # request, so the error is built without validation
+        error = types.JSONRPCError.model_construct(
+            jsonrpc="2.0", id=None, error=types.ErrorData(**wire["error"])
+        )
+        return message.model_construct(root=error)
+    return message.model_validate(wire)
 
 
 @contextlib.contextmanager
