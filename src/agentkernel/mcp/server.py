@@ -171,6 +171,9 @@ class KnowledgeServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            # listening before the URL is announced: a client that connects at once is queued
+            # until uvicorn accepts, instead of refused
+            sock.listen(128)
         except OSError:
             sock.close()
             raise
