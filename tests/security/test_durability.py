@@ -410,3 +410,53 @@ def test_clean_path_is_idempotent_and_what_it_returns_the_store_accepts(
 def test_a_path_that_would_clean_into_a_refused_one_is_refused(path: str) -> None:
     with pytest.raises(KnowledgePathError):
         clean_path(path)
+
+
+class _SmallLimits(OKFManager):
+    """Small bounds, so generated documents cross them often."""
+
+    head_bytes = 256
+    max_document_bytes = 1024
+
+
+_IDS = st.sampled_from(["a", "sub/b", "index", "sub/log", ".h/c", "d,e", "f.md", "g.MD", "ü"])
+_DOCUMENTS = st.builds(
+    lambda pad, body, nul, fm: (
+        (f"---\ntype: Note\npad: '{'p' * pad}'\n---\n" if fm else "")
+        + body
+        + ("\x00" if nul else "")
+    ),
+    st.integers(0, 400),
+    st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=1200),
+    st.booleans(),
+    st.booleans(),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(concept=_IDS, text=_DOCUMENTS)
+def test_a_write_is_acknowledged_exactly_when_a_fresh_walk_serves_it(
+    tmp_path_factory: pytest.TempPathFactory, concept: str, text: str
+) -> None:
+    bundle = tmp_path_factory.mktemp("agree")
+    kb = _SmallLimits(LocalDocumentStore(bundle), name="KB", refresh_seconds=None)
+    try:
+        [written] = kb.write([{"text": text, "metadata": {"id": concept}}])
+    except KnowledgeError:  # KnowledgePathError included
+        assert _files(bundle) == []  # refused: nothing was written
+        return
+    fresh = _SmallLimits(LocalDocumentStore(bundle), name="KB", refresh_seconds=None)
+    assert fresh.diagnostics == []
+    [record] = fresh.fetch([written])
+    assert record["text"] == text
+
+
+def test_a_second_file_for_the_same_concept_id_is_refused(
+    okf: tuple[Path, OKFManager, dict[str, Any]],
+) -> None:
+    bundle, kb, _ = okf
+    document = "---\ntype: Note\n---\nbody\n"
+    kb.write([{"text": document, "metadata": {"id": "sub/x"}}])
+    with pytest.raises(KnowledgeError, match="same concept id as sub/x.md"):
+        kb.write([{"text": document, "metadata": {"id": "sub/x.MD"}}])
+    assert _files(bundle) == ["sub/x.md"]  # one of the two would have shadowed the other
