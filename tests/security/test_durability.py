@@ -457,6 +457,6 @@ def test_a_second_file_for_the_same_concept_id_is_refused(
     bundle, kb, _ = okf
     document = "---\ntype: Note\n---\nbody\n"
     kb.write([{"text": document, "metadata": {"id": "sub/x"}}])
-    with pytest.raises(KnowledgeError, match="same concept id as sub/x.md"):
+    with pytest.raises(KnowledgeError, match=r"same concept id as sub/x\.md"):
         kb.write([{"text": document, "metadata": {"id": "sub/x.MD"}}])
     assert _files(bundle) == ["sub/x.md"]  # one of the two would have shadowed the other
