@@ -43,3 +43,37 @@ def missing_extra(package: str, extra: str, *, feature: str | None = None) -> Mi
         f"{what} requires the '{extra}' extra ({package} is not installed): "
         f"pip install 'agentkernel[{extra}]'"
     )
+
+
+ECHO_LIMIT = 200
+"""The most characters of caller-supplied input a message quotes (see :func:`echo`)."""
+
+
+def echo(value: object, limit: int = ECHO_LIMIT) -> str:
+    """Quote caller-supplied input in a message, cut to ``limit`` characters.
+
+    Every message that repeats what an agent or user sent (a backend name, a path, an id, an
+    argument) quotes it through this function, so a 12 MB name comes back as a short quote
+    saying how long the original was, not as 12 MB. The quote is the ``repr`` of the text,
+    which also escapes control characters and lone surrogates: the message stays one line of
+    encodable text whatever the input held.
+
+    Args:
+        value: The input; a non-string is shown by its ``repr``.
+        limit: The most characters of the input shown.
+
+    Returns:
+        ``'text'``, or ``'first 200 characters…' (12000000 characters)`` when cut.
+    """
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return repr(value)
+        shown = repr(value[:limit])
+        return f"{shown[:-1]}…{shown[-1]} ({len(value)} characters)"
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__ must not break the message
+        text = f"<{type(value).__name__}>"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} characters)"

@@ -54,8 +54,8 @@ class DocumentKnowledgeBase(KnowledgeBase):
 
     @property
     def backend_name(self) -> str:
-        """The backend's name, or the class name followed by the store location."""
-        return self.name or f"{type(self).__name__}({self._store.location})"
+        """The backend's name, or the class name followed by the store's label (never a path)."""
+        return self.name or f"{type(self).__name__}({self._store.label})"
 
     def close(self) -> None:
         """Close the store."""

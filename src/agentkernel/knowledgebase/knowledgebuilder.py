@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from agentkernel.errors import echo
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError, KnowledgeError
 from agentkernel.knowledgebase.model import Record
@@ -146,7 +147,8 @@ class KnowledgeBuilder:
     def _backend(self, name: Any) -> KnowledgeBase | str:
         backend = self._backends.get(name) if isinstance(name, str) else None
         if backend is None:
-            return f"Unknown backend '{name}'. Available: {list(self._backends)}"
+            shown = echo(name if isinstance(name, str) else str(name))
+            return f"Unknown backend {shown}. Available: {list(self._backends)}"
         return backend
 
     def _run(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> Any:
@@ -156,14 +158,15 @@ class KnowledgeBuilder:
         except KnowledgeCapabilityError as exc:
             return self._capability_message(backend.backend_name, exc.operation, str(exc))
         except KnowledgeError as exc:
-            return f"Error from backend '{backend.backend_name}' during {operation}: {exc}"
+            detail = _printable(str(exc))
+            return f"Error from backend '{backend.backend_name}' during {operation}: {detail}"
         except Exception as exc:
             logger.warning(
                 "backend %r failed during %s", backend.backend_name, operation, exc_info=True
             )
             return (
                 f"Error from backend '{backend.backend_name}' during {operation}: "
-                f"{type(exc).__name__}: {exc}"
+                f"{type(exc).__name__}: {_printable(str(exc))}"
             )
 
     def _capability_message(self, name: str, operation: str, detail: str = "") -> str:
@@ -325,7 +328,7 @@ class KnowledgeBuilder:
             missing = [i for i in wanted if i not in found]
             text = kb.format_results(rows) if rows else "No results."
             if missing:
-                text += f"\nNot found: {missing}"
+                text += f"\nNot found: {echo(missing)}"
             return text
 
         return fetch_kb
@@ -423,6 +426,19 @@ class KnowledgeBuilder:
         return write_kb
 
 
+def _printable(text: str) -> str:
+    """An exception's text as tool output can carry it: lone surrogates escaped.
+
+    Such an exception (a ``UnicodeEncodeError`` quoting the character it choked on) would
+    otherwise make the whole answer unencodable, and an MCP client would get no answer.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def _check_query(query: Any, limit: Any) -> str | None:
     """``_check_text("query", ...)`` then ``_check_limit``: the common case in one test."""
     if type(query) is str and type(limit) is int and 1 <= limit <= _MAX_LIMIT and query.strip():
@@ -440,7 +456,7 @@ def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> str | N
 
 def _check_limit(limit: Any) -> str | None:
     if isinstance(limit, bool) or not isinstance(limit, int):
-        return f"limit must be a whole number, got {limit!r}."
+        return f"limit must be a whole number, got {echo(limit)}."
     if not 1 <= limit <= _MAX_LIMIT:
         return f"limit must be between 1 and {_MAX_LIMIT}, got {limit}."
     return None

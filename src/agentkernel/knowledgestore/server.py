@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from agentkernel.errors import missing_extra
@@ -243,4 +244,10 @@ def serve_knowledge_store(store: KnowledgeStore, interactive: bool = False) -> N
         store: The knowledge store.
         interactive: Offer ``knowledge_retire`` (asks the person through elicitation).
     """
-    create_knowledge_server(store, interactive).run()
+    # The SDK drops a message it cannot read (a lone surrogate in the arguments) without an
+    # answer; the package's guarded stdio loop answers it with an error instead.
+    from agentkernel.mcp import _sdk
+
+    server = create_knowledge_server(store, interactive)
+    low_level = server._lowlevel_server if SDK_LINE >= 2 else server._mcp_server
+    anyio.run(_sdk.run_stdio, low_level)

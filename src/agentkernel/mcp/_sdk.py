@@ -5,6 +5,12 @@ The ``mcp`` extra pins ``mcp>=1.30,<3``. The 2.x line registers handlers in the 
 streamable-HTTP app; the 1.x line (the one an environment with ``crewai``, which pins
 ``mcp<2``, resolves to) registers them with decorators and leaves the HTTP app to the caller.
 Everything else (types built from wire names, ``stdio_server``, ``Server.run``) is shared.
+
+Both transports are guarded so that a message the SDK cannot read gets an error response
+instead of silence (see :mod:`agentkernel.mcp._wire`): on stdio, what the SDK's reader hands
+over as an exception is answered; over HTTP, a body holding a lone surrogate is answered
+before the SDK sees it. :func:`run_stdio` and :func:`guarded_http_app` serve any low-level
+server this way, the curated store's included.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
+import json
 import logging
 import os
 import sys
@@ -24,8 +31,17 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.routing import Route
+
+from agentkernel.mcp._wire import (
+    INVALID_PARAMS,
+    SURROGATE_ESCAPE,
+    answer_invalid,
+    answer_unparsed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +88,19 @@ def tool_result(text: str, is_error: bool) -> Any:
         A ``mcp.types.CallToolResult``.
     """
     return types.CallToolResult.model_validate(
-        {"content": [{"type": "text", "text": text}], "isError": is_error}
+        {"content": [{"type": "text", "text": _encodable_text(text)}], "isError": is_error}
     )
+
+
+def _encodable_text(text: str) -> str:
+    """Text the transport can encode: a lone surrogate would make the answer unsendable."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def low_level_server(
@@ -141,11 +168,74 @@ async def run_stdio(server: Any) -> None:
     """
     if SDK_LINE >= 2:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await _run_guarded(server, read_stream, write_stream)
         return
     with _stdout_diverted() as protocol_out:
         async with stdio_server(stdout=protocol_out) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await _run_guarded(server, read_stream, write_stream)
+
+
+async def _run_guarded(server: Any, read_stream: Any, write_stream: Any) -> None:
+    """Run ``server`` on a transport's streams, answering the messages its reader could not read.
+
+    The transport hands over an exception for each line it cannot parse; the SDK drops those
+    without a word. Here each one is answered on the write stream instead, and every parsed
+    message passes through unchanged.
+    """
+    send, receive = anyio.create_memory_object_stream[Any](0)
+
+    async def pump() -> None:
+        async with send:
+            async for item in read_stream:
+                if not isinstance(item, Exception):
+                    await send.send(item)
+                    continue
+                try:
+                    answer = _answer_exception(item)
+                    message = None if answer is None else SessionMessage(_message(answer))
+                except Exception:  # answering must never end the server
+                    logger.exception("could not answer an unreadable MCP message")
+                    continue
+                if message is not None:
+                    await write_stream.send(message)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(pump)
+        await server.run(receive, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()
+
+
+def _answer_exception(exc: Exception) -> dict[str, Any] | None:
+    """The answer to a message the transport's reader refused, from what its error holds."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    for error in errors:
+        if error.get("type") == "json_invalid" and isinstance(error.get("input"), str | bytes):
+            return answer_unparsed(error["input"])
+    for error in errors:  # valid JSON, not JSON-RPC: find the error that carries the message
+        location = error.get("loc", ())
+        top_level = (error.get("type") == "missing" and len(location) == 2) or (
+            error.get("type") == "model_type" and len(location) == 1
+        )
+        if top_level:
+            return answer_invalid(error.get("input"))
+    logger.warning("MCP transport could not read a message: %s", exc)
+    return answer_invalid(None)
+
+
+def _message(wire: dict[str, Any]) -> Any:
+    """The SDK's ``JSONRPCMessage`` for a wire-form message (the class differs by line)."""
+    adapter = getattr(types, "jsonrpc_message_adapter", None)
+    if adapter is not None:
+        return adapter.validate_python(wire, by_name=False)
+    message: Any = types.JSONRPCMessage  # the 1.x line's root model
+    if wire.get("id") is None and "error" in wire:
+        # 1.x types refuse the "id": null that JSON-RPC prescribes for an unparseable
+        # request, so the error is built without validation
+        error = types.JSONRPCError.model_construct(
+            jsonrpc="2.0", id=None, error=types.ErrorData(**wire["error"])
+        )
+        return message.model_construct(root=error)
+    return message.model_validate(wire)
 
 
 @contextlib.contextmanager
@@ -182,6 +272,7 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
     """
     if SDK_LINE >= 2:
         app: Starlette = server.streamable_http_app(streamable_http_path=path, host=host)
+        app.add_middleware(_AnswerUnreadable, path=path)
         return app
     security = None
     if host in _LOCAL_HOSTS:
@@ -201,4 +292,73 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
         async with manager.run():
             yield
 
-    return Starlette(routes=[Route(path, endpoint=_Endpoint())], lifespan=lifespan)
+    guarded = Starlette(routes=[Route(path, endpoint=_Endpoint())], lifespan=lifespan)
+    guarded.add_middleware(_AnswerUnreadable, path=path)
+    return guarded
+
+
+# The SDK refuses bodies above this; larger ones are left to it unread.
+_MAX_BODY = 4 * 1024 * 1024
+
+
+class _AnswerUnreadable:
+    """ASGI middleware: a POSTed message holding a lone surrogate is answered here.
+
+    The SDK's HTTP transport answers such a body with a parse error about a "hex escape" and
+    no id. Only bodies carrying a surrogate escape are buffered and read; everything else
+    passes through untouched.
+    """
+
+    def __init__(self, app: Any, path: str) -> None:
+        self._app = app
+        self._path = path
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await self._app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or ()).get(b"content-length", b"")
+        if scope.get("path") != self._path or not length.isdigit() or int(length) > _MAX_BODY:
+            await self._app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            event = await receive()
+            if event.get("type") != "http.request":
+                break
+            chunks.append(event.get("body", b""))
+            more = bool(event.get("more_body"))
+        body = b"".join(chunks)
+        answer = answer_unparsed(body) if SURROGATE_ESCAPE.search(body) else None
+        # only the surrogate answers are given here; the SDK answers every other failure
+        if answer is None or answer.get("error", {}).get("code", INVALID_PARAMS) != INVALID_PARAMS:
+            await self._app(scope, _replay(body, receive), send)
+            return
+        payload = json.dumps(answer).encode("utf-8")
+        status = 200 if "result" in answer else 400
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(payload)).encode("ascii")),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """An ASGI ``receive`` that hands over ``body`` once, then defers to the real one."""
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from agentkernel._toolmodel import args_model, call_arguments
 from agentkernel._toolspec import ToolSpec, parameters_json_schema, tool_spec
+from agentkernel.errors import ECHO_LIMIT, echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
 logger = logging.getLogger(__name__)
@@ -55,7 +56,7 @@ _WRITE_TITLE = "Write knowledge"
 # Anchored at the start of the output, where a result listing starts with "- " or "No results."
 _ERROR_STARTS = re.compile(
     r"^(?:"
-    r"Unknown backend '"
+    r"Unknown backend ['\"]"
     r"|Error from backend '"
     r"|Error formatting results from '"
     r"|Backend '[^'\n]*' (?:is read-only\.|does not support )"
@@ -224,6 +225,8 @@ def _validation_summary(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors(include_url=False):
         where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
+        if len(where) > ECHO_LIMIT:  # a client's own key names: quoted cut, like any input
+            where = echo(where)
         kind = error.get("type", "")
         if kind == "missing":
             parts.append(f"{where} is required")

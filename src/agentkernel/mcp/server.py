@@ -28,6 +28,7 @@ import anyio
 import anyio.to_thread
 
 from agentkernel import __version__
+from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
 from agentkernel.mcp._tools import ToolDefinition, call_tool, define_tools
@@ -115,7 +116,7 @@ class KnowledgeServer:
         """
         definition = self._definitions.get(name)
         if definition is None:
-            return f"Unknown tool {name!r}. Available tools: {self.tool_names}", True
+            return f"Unknown tool {echo(name)}. Available tools: {self.tool_names}", True
         if self._limiter is None:  # created lazily: it must belong to the running event loop
             self._limiter = anyio.CapacityLimiter(self._max_concurrency)
         limiter = self._limiter
@@ -170,6 +171,9 @@ class KnowledgeServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
+            # listening before the URL is announced: a client that connects at once is queued
+            # until uvicorn accepts, instead of refused
+            sock.listen(128)
         except OSError:
             sock.close()
             raise

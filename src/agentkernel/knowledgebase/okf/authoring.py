@@ -14,10 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.concept import (
+    RESERVED_NAMES,
     ConceptError,
     concept_id,
     is_reserved,
@@ -125,12 +127,38 @@ def slugify(title: str) -> str:
         if len(candidate) > _MAX_SLUG:
             break
         slug = candidate
-    return slug or (words[0][:_MAX_SLUG] if words else "note")
+    slug = slug or (words[0][:_MAX_SLUG] if words else "note")
+    # a note titled "Index" or "Log" must not land on a reserved name, which is never a concept
+    return f"{slug}-note" if f"{slug}.md" in RESERVED_NAMES else slug
+
+
+def encode_text(text: str, what: str) -> bytes:
+    """Encode text to be stored as UTF-8, refusing text that is not valid Unicode.
+
+    Args:
+        text: The text.
+        what: What it is, for the message (``"the text"``).
+
+    Returns:
+        The UTF-8 bytes.
+
+    Raises:
+        KnowledgeError: The text holds a lone surrogate (half of a UTF-16 pair), which no
+            reader could decode; nothing is written.
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = ord(exc.object[exc.start])
+        raise KnowledgeError(
+            f"Not written: {what} is not valid Unicode text: it holds a lone surrogate "
+            f"(U+{bad:04X}) at character {exc.start}. Send it as UTF-8 text."
+        ) from None
 
 
 def _exact(given_id: str, text: str) -> Draft:
     if "," in given_id:
-        raise KnowledgePathError(f"Concept id {given_id!r} contains a comma.")
+        raise KnowledgePathError(f"Concept id {echo(given_id)} contains a comma.")
     path = clean_path(given_id.strip().lstrip("/"))
     if not path:
         raise KnowledgePathError("A concept id must name a document, not the bundle root.")
@@ -138,14 +166,14 @@ def _exact(given_id: str, text: str) -> Draft:
         path += ".md"
     if is_reserved(path):
         raise KnowledgePathError(
-            f"{concept_id(path)!r} is reserved (index.md and log.md are never concepts)."
+            f"{echo(concept_id(path))} is reserved (index.md and log.md are never concepts)."
         )
-    data = text.encode("utf-8")
+    data = encode_text(text, f"the text for {echo(concept_id(path))}")
     try:
         parse_concept(path, "", len(data), data, complete=True)
     except ConceptError as exc:
         raise KnowledgeError(
-            f"Not written: the text for {concept_id(path)!r} is not an OKF concept ({exc}). "
+            f"Not written: the text for {echo(concept_id(path))} is not an OKF concept ({exc}). "
             "A record naming an id is written exactly as given, so its text must be the whole "
             "document: '---' frontmatter with a 'type', then the body."
         ) from exc
@@ -173,11 +201,12 @@ def _authored(
     if source:
         meta["sources"] = [{"resource": source}]
     body = text if text.endswith("\n") else text + "\n"
+    encode_text(text, "the text")  # names the text itself when it is what cannot be stored
     document = frontmatter.render(meta, body)
     directory = clean_path(prefix)
     name = f"{slugify(title)}.md"
     path = f"{directory}/{name}" if directory else name
-    return Draft(path, document.encode("utf-8"), exact=False)
+    return Draft(path, encode_text(document, "the metadata"), exact=False)
 
 
 def _description(text: str, title: str) -> str:

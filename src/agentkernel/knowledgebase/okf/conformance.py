@@ -28,9 +28,9 @@ from agentkernel.knowledgebase.okf.concept import (
     parse_instant,
 )
 from agentkernel.knowledgebase.okf.links import link_targets, resolve_target
+from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
 from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
 
-MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INDEX_ENTRY = re.compile(r"^\s*[*+-]\s+\[[^\]]*\]\([^)]*\)")
 _TIMESTAMP_FIELDS = ("stale_after",)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from agentkernel.errors import echo
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
@@ -37,8 +38,17 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, collector_paused, scan
-from agentkernel.knowledgebase.store.base import DocumentStore, clean_path
+from agentkernel.knowledgebase.okf.scan import (
+    MAX_DOCUMENT_BYTES,
+    ScanLimits,
+    ScanResult,
+    collector_paused,
+    concept_from_head,
+    path_refusal,
+    scan,
+    size_refusal,
+)
+from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, clean_path
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +91,7 @@ class OKFManager(DocumentKnowledgeBase):
     """
 
     head_bytes: int = 16 * 1024
-    max_document_bytes: int = 4 * 1024 * 1024
+    max_document_bytes: int = MAX_DOCUMENT_BYTES
     read_workers: int = 8
 
     def __init__(
@@ -212,7 +222,7 @@ class OKFManager(DocumentKnowledgeBase):
             kinds = ", ".join(t for t, _ in types.most_common(6)) or "none"
             where = f" in {', '.join(namespaces[:8])}" if namespaces else ""
             text = (
-                f"OKF bundle at {self._store.location}: {concepts} concepts "
+                f"OKF bundle {self._store.label}: {concepts} concepts "
                 f"(types: {kinds}){where}. Browse it from the root, search it lexically, "
                 "fetch whole documents by id."
             )
@@ -347,10 +357,13 @@ class OKFManager(DocumentKnowledgeBase):
             count = len(held)
         if full:
             raise KnowledgeError(
-                f"OKF bundle '{self.name}' serves at most max_concepts={self._max_concepts} "
-                f"concepts and holds {count}; {adding} more would leave concepts out. Nothing "
+                f"OKF bundle '{self.backend_name}' serves at most "
+                f"max_concepts={self._max_concepts} concepts and holds {count}; {adding} more "
+                "would leave concepts out. Nothing "
                 "was written: remove or replace concepts, or raise max_concepts."
             )
+        for item in drafts:
+            self._refuse_unservable(item)
         written: list[str] = []
         for item in drafts:
             written.append(self._write_one(item))
@@ -380,7 +393,7 @@ class OKFManager(DocumentKnowledgeBase):
             schema: dict[str, Any] = {
                 "format": "Open Knowledge Format",
                 "okf_version": _declared_version(root_text) or OKF_VERSION,
-                "location": self._store.location,
+                "location": self._store.label,
                 "concepts": len(manifest.concepts),
                 "types": dict(types.most_common()),
                 "namespaces": manifest.child_directories(""),
@@ -528,6 +541,35 @@ class OKFManager(DocumentKnowledgeBase):
             logger.warning("could not read %s: %s", path, exc)
             return None
 
+    def _refuse_unservable(self, item: authoring.Draft) -> None:
+        """Refuse, before anything is written, a document that no walk would serve.
+
+        Acknowledging such a write would be a lie: this process would show the concept until
+        its next refresh, and every other process (or this one after a restart) never would.
+        The rules are the walk's own (:func:`path_refusal`, :func:`size_refusal`,
+        :func:`concept_from_head`), plus a whole-document parse, as ``fetch`` reads it.
+        """
+        cid = concept_id(item.path)
+        reason = path_refusal(item.path) or size_refusal(len(item.data), self._limits())
+        if reason is None and item.exact:
+            with self._lock:
+                held = self._manifest.concepts.get(cid)
+            if held is not None and held.path != item.path:
+                reason = f"the same concept id as {held.path}, which is served instead"
+        if reason is None:
+            try:
+                parse_concept(item.path, "", len(item.data), item.data, complete=True)
+                listed = StoredFile(item.path, len(item.data), "")
+                concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
+            except ConceptError as exc:
+                reason = str(exc)
+        if reason is not None:
+            raise KnowledgeError(
+                f"Nothing was written to OKF bundle '{self.backend_name}': {echo(cid)} would "
+                f"never be served ({reason}). Shorten or split the text, or fix what the reason "
+                "names."
+            )
+
     def _write_one(self, item: authoring.Draft) -> str:
         if item.exact:
             stored = self._store.write(item.path, item.data, overwrite=True)
@@ -545,12 +587,10 @@ class OKFManager(DocumentKnowledgeBase):
                     continue
             else:
                 raise KnowledgePathError(
-                    f"No free name for {item.path!r} after {_MAX_SUFFIX} attempts."
+                    f"No free name for {echo(item.path)} after {_MAX_SUFFIX} attempts."
                 )
-        head = item.data[: self.head_bytes]
-        concept = parse_concept(
-            path, stored.token, stored.size, head, complete=len(head) == len(item.data)
-        )
+        listed = StoredFile(path, stored.size, stored.token)
+        concept = concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
         with self._lock:
             self._manifest.put_concept(concept)
         return concept.id

@@ -26,9 +26,12 @@ from agentkernel.knowledgebase.okf.concept import (
     parse_concept,
 )
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
-from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
+from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, is_walkable
 
 logger = logging.getLogger(__name__)
+
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+"""The default size above which a document is skipped unread (``OKFManager.max_document_bytes``)."""
 
 
 @dataclass
@@ -116,11 +119,11 @@ def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> 
                         Skipped(stored.path, stored.token, f"same concept id as {ids_taken[cid]}")
                     )
                 continue
-            if "," in cid:
+            refused = path_refusal(stored.path)
+            if refused:
                 present.add(stored.path)
                 if known.get(stored.path) != stored.token:
-                    reason = "a comma in the path (concept ids must be comma-free)"
-                    result.skipped.append(Skipped(stored.path, stored.token, reason))
+                    result.skipped.append(Skipped(stored.path, stored.token, refused))
                 continue
             if served is not None and stored.path not in served:
                 result.truncated = True
@@ -131,14 +134,73 @@ def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> 
             continue
         if reserved and not stored.path.lower().endswith("index.md"):
             result.reserved.append(ReservedFile(stored.path, stored.token, stored.size))
-        elif not reserved and stored.size > limits.max_document_bytes:
-            reason = f"oversized: {stored.size} bytes (the limit is {limits.max_document_bytes})"
-            result.skipped.append(Skipped(stored.path, stored.token, reason))
+        elif not reserved and (too_big := size_refusal(stored.size, limits)):
+            result.skipped.append(Skipped(stored.path, stored.token, too_big))
         else:
             to_read.append(stored)
     result.drops = [path for path in known if path not in present]
     _read_all(store, to_read, limits, result)
     return result
+
+
+def path_refusal(path: str) -> str | None:
+    """Why a walk would never serve the document at ``path`` as a concept, whatever it holds.
+
+    With :func:`size_refusal` and :func:`concept_from_head`, this is the one definition of
+    what a walk accepts: the walk applies it to what it lists, and ``OKFManager.write``
+    applies it to what it is about to write, so a write is refused exactly when no walk
+    (another process, or this one after a restart) would serve it.
+
+    Args:
+        path: A bundle-relative path.
+
+    Returns:
+        The reason, or ``None`` when a document at this path can be a concept.
+    """
+    if not is_walkable(path):
+        return "not a clean, visible bundle path (hidden and dot segments are never listed)"
+    if not is_document(path):
+        return "not a markdown document (a concept's path ends in .md)"
+    if is_reserved(path):
+        return "a reserved name (index.md and log.md are never concepts)"
+    if "," in concept_id(path):
+        return "a comma in the path (concept ids must be comma-free)"
+    return None
+
+
+def size_refusal(size: int, limits: ScanLimits) -> str | None:
+    """Why a walk would skip a concept document of ``size`` bytes unread, or ``None``.
+
+    Args:
+        size: The document's size in bytes.
+        limits: Bounds of the walk.
+
+    Returns:
+        The reason, naming the limit, or ``None`` when the size is accepted.
+    """
+    if size > limits.max_document_bytes:
+        limit = limits.max_document_bytes
+        return f"oversized: {size} bytes (the limit is max_document_bytes={limit})"
+    return None
+
+
+def concept_from_head(stored: StoredFile, head: bytes, head_bytes: int) -> Concept:
+    """Parse a document's leading read exactly as a walk does.
+
+    Args:
+        stored: The document as listed (its size decides whether ``head`` is all of it).
+        head: Its first ``head_bytes`` bytes (or all of them, when it is shorter).
+        head_bytes: The walk's leading-read size.
+
+    Returns:
+        The concept.
+
+    Raises:
+        ConceptError: Why the walk skips the document (binary, not UTF-8, no frontmatter,
+            frontmatter not closing within the leading read, no ``type``).
+    """
+    complete = len(head) < head_bytes or len(head) >= stored.size
+    return parse_concept(stored.path, stored.token, stored.size, head, complete=complete)
 
 
 def _served_concepts(
@@ -185,11 +247,8 @@ def _read_all(
         elif is_reserved(stored.path):
             result.reserved.append(_reserved(stored, data, limits.head_bytes))
         else:
-            complete = len(data) < limits.head_bytes or len(data) >= stored.size
             try:
-                concept = parse_concept(
-                    stored.path, stored.token, stored.size, data, complete=complete
-                )
+                concept = concept_from_head(stored, data, limits.head_bytes)
             except ConceptError as exc:
                 result.skipped.append(Skipped(stored.path, stored.token, str(exc)))
             else:

@@ -1,13 +1,29 @@
-"""Small filesystem primitives for ``LocalDocumentStore``: probing, umask, fsync, cleanup."""
+"""Small filesystem primitives for ``LocalDocumentStore``: probing, umask, fsync, cleanup.
+
+Temporary files are named ``.<name>~<host>-<pid>-<random>.tmp``: hidden, so a walk never
+lists them, and carrying the writer's host (a hash of its name) and process id, so that a
+later write can tell a file abandoned by a killed writer from one another writer is still
+filling. :func:`remove_abandoned_temps` removes only the former.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import logging
 import os
+import re
+import socket
 import tempfile
+import time
 
 logger = logging.getLogger(__name__)
+
+ABANDONED_AFTER_SECONDS = 3600.0
+"""A temporary file this old is abandoned whoever wrote it (a write takes far less)."""
+
+_TEMP_NAME = re.compile(r"\..*~(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]{1,10})-[a-z0-9_]+\.tmp")
 
 
 def probe_writable(root: str) -> bool:
@@ -25,7 +41,7 @@ def probe_writable(root: str) -> bool:
     if not os.access(root, os.W_OK | os.X_OK):
         return False
     try:
-        fd, probe = tempfile.mkstemp(prefix=".ak-probe-", dir=root)
+        fd, probe = tempfile.mkstemp(prefix=temp_prefix("ak-probe"), suffix=".tmp", dir=root)
     except OSError as exc:
         logger.debug("%s is not writable: %s", root, exc)
         return False
@@ -76,3 +92,75 @@ def fsync_directory(directory: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+@functools.cache
+def _host_tag() -> str:
+    """This host's tag in temporary names: a short hash of its name (no dots, fixed length)."""
+    return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
+
+
+def temp_prefix(name: str) -> str:
+    """The ``mkstemp`` prefix of a temporary file for ``name`` written by this process.
+
+    Args:
+        name: The file the temporary one will become (only its first 64 characters are kept).
+
+    Returns:
+        ``.<name>~<host>-<pid>-``; ``mkstemp`` adds the random part and the ``.tmp`` suffix.
+    """
+    return f".{name[:64]}~{_host_tag()}-{os.getpid()}-"
+
+
+def remove_abandoned_temps(directory: str, *, now: float | None = None) -> list[str]:
+    """Remove the temporary files in ``directory`` that no live writer can still be filling.
+
+    A file is abandoned when it was written on this host by a process that no longer exists
+    (a writer killed mid-write), or when it is older than ``ABANDONED_AFTER_SECONDS`` (a
+    writer on another host, or a process id since reused). A file of a live process of this
+    host, this process included, is left alone until then. Failures are ignored: cleaning
+    up never fails the write that triggered it.
+
+    Args:
+        directory: The directory a write just went to.
+        now: The current time (seconds since the epoch); the clock when ``None``.
+
+    Returns:
+        The names removed.
+    """
+    removed: list[str] = []
+    try:
+        names = os.listdir(directory)  # plain names: far cheaper than DirEntry objects
+    except OSError:
+        return removed
+    for name in names:
+        match = _TEMP_NAME.fullmatch(name) if name[:1] == "." else None
+        if match is None:
+            continue  # not ours: a hidden file of the user's stays
+        path = os.path.join(directory, name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        age = (time.time() if now is None else now) - info.st_mtime
+        host, pid = match.group("host"), int(match.group("pid"))
+        dead = host == _host_tag() and pid != os.getpid() and not _alive(pid)
+        if dead or age > ABANDONED_AFTER_SECONDS:
+            remove_quietly(path)
+            removed.append(name)
+    if removed:
+        logger.info("removed %d abandoned temporary file(s) in %s", len(removed), directory)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (when unsure: yes)."""
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to someone else, or the platform cannot say
+        return True
+    return True

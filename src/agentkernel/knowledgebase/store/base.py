@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from agentkernel.errors import AKConfigError
+from agentkernel.errors import AKConfigError, echo
 from agentkernel.knowledgebase.errors import KnowledgePathError
 
 logger = logging.getLogger(__name__)
@@ -69,22 +69,29 @@ def clean_path(path: str) -> str:
     if _PLAIN.fullmatch(path):
         return path
     if "\x00" in path:
-        raise KnowledgePathError(f"Path {path!r} contains a NUL byte.")
+        raise KnowledgePathError(f"Path {echo(path)} contains a NUL byte.")
     if _CONTROL.search(path):
-        raise KnowledgePathError(f"Path {path!r} contains a control character.")
+        raise KnowledgePathError(f"Path {echo(path)} contains a control character.")
     if not path.isascii():
         try:
             path.encode("utf-8")
         except UnicodeEncodeError:
-            raise KnowledgePathError(f"Path {path!r} is not valid Unicode text.") from None
+            raise KnowledgePathError(f"Path {echo(path)} is not valid Unicode text.") from None
     if "\\" in path:
-        raise KnowledgePathError(f"Path {path!r} contains a backslash; use '/' separators.")
-    if path.startswith("/") or (len(path) >= 2 and path[1] == ":"):
-        raise KnowledgePathError(f"Path {path!r} is absolute; give it relative to the bundle.")
+        raise KnowledgePathError(f"Path {echo(path)} contains a backslash; use '/' separators.")
     parts = [part for part in path.split("/") if part not in ("", ".")]
+    # judged on the path as given and as cleaned: "./C:/x" must not clean into "C:/x", which
+    # this function refuses, so that cleaning twice gives what cleaning once gave
+    if path.startswith("/") or _drive(path) or (parts and _drive(parts[0])):
+        raise KnowledgePathError(f"Path {echo(path)} is absolute; give it relative to the bundle.")
     if ".." in parts:
-        raise KnowledgePathError(f"Path {path!r} climbs out of the bundle with '..'.")
+        raise KnowledgePathError(f"Path {echo(path)} climbs out of the bundle with '..'.")
     return posixpath.join(*parts) if parts else ""
+
+
+def _drive(part: str) -> bool:
+    """Whether a path (or its first segment) starts like a drive (``C:``) or a scheme."""
+    return len(part) >= 2 and part[1] == ":"
 
 
 def clean_file_path(path: str) -> str:
@@ -107,10 +114,28 @@ def clean_file_path(path: str) -> str:
         return path
     cleaned = clean_path(path)
     if not cleaned:
-        raise KnowledgePathError(f"Path {path!r} names the bundle root, not a file.")
+        raise KnowledgePathError(f"Path {echo(path)} names the bundle root, not a file.")
     if any(part.startswith(".") for part in cleaned.split("/")):
-        raise KnowledgePathError(f"Path {path!r} names a hidden entry, which is not in the bundle.")
+        raise KnowledgePathError(
+            f"Path {echo(path)} names a hidden entry, which is not in the bundle."
+        )
     return cleaned
+
+
+def bundle_label(location: str) -> str:
+    """Name a bundle by its location without disclosing a local directory.
+
+    Args:
+        location: A store's location (``/srv/kb``, ``file:///srv/kb``, ``s3://b/p``).
+
+    Returns:
+        The last segment of a local path (``kb``), else the location unchanged.
+    """
+    local = location[len("file://") :] if location.startswith("file://") else location
+    if local.startswith(("/", "\\")) or _drive(local):
+        name = local.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+        return name if name and not _drive(name) else "bundle"
+    return location
 
 
 def is_walkable(path: str) -> bool:
@@ -145,6 +170,17 @@ class DocumentStore(ABC):
     @abstractmethod
     def location(self) -> str:
         """Where the store lives, for messages (``/srv/kb``, ``s3://bucket/prefix``)."""
+
+    @property
+    def label(self) -> str:
+        """The bundle's name as agents see it: never an absolute local path.
+
+        Schemas, descriptions and messages that reach an agent name the bundle by this, so
+        they do not disclose where it lives on the host. The default is the last segment of
+        a local path (``/srv/kb`` is ``kb``) and the location itself otherwise
+        (``s3://bucket/prefix``, ``memory://notes``).
+        """
+        return bundle_label(self.location)
 
     @abstractmethod
     def walk(self, prefix: str = "") -> Iterator[StoredFile]:

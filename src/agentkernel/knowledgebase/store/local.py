@@ -9,7 +9,13 @@ between the check and the open is outside this store's threat model: that needs 
 to the bundle directory itself.)
 
 Writes go to a hidden temporary file in the target's directory, are flushed to disk, and are
-renamed into place, so a reader sees the old bytes or the new, never a torn file.
+renamed into place, so a reader sees the old bytes or the new, never a torn file. A writer
+killed mid-write leaves its temporary file behind: the walk never lists it (it is hidden), and
+the next write in that directory removes it once its writer is known to be gone (see
+:func:`~agentkernel.knowledgebase.store._fs.remove_abandoned_temps`).
+
+Messages raised by operations name the bundle by :attr:`label` (its directory's name), never
+by its absolute path: they reach agents.
 """
 
 from __future__ import annotations
@@ -21,12 +27,15 @@ import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 
+from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgePathError
 from agentkernel.knowledgebase.store._fs import (
     current_umask,
     fsync_directory,
     probe_writable,
+    remove_abandoned_temps,
     remove_quietly,
+    temp_prefix,
 )
 from agentkernel.knowledgebase.store.base import (
     DocumentStore,
@@ -94,8 +103,14 @@ class LocalDocumentStore(DocumentStore):
         """The resolved root directory."""
         return self._root
 
+    @property
+    def label(self) -> str:
+        """The root directory's name: what agents are shown instead of the absolute path."""
+        return os.path.basename(self._root) or "bundle"
+
     def __repr__(self) -> str:
-        return f"LocalDocumentStore({self._root!r}, writable={self._writable})"
+        # names the bundle, not the absolute root: a repr can end up in a tool's output
+        return f"LocalDocumentStore({self.label!r}, writable={self._writable})"
 
     def walk(self, prefix: str = "") -> Iterator[StoredFile]:
         """List every visible regular file below ``prefix``, depth first, sorted by name.
@@ -121,7 +136,7 @@ class LocalDocumentStore(DocumentStore):
         top = self._resolve(start) if start else self._root
         self._reset_diagnostics()
         if not os.path.isdir(self._root):
-            raise FileNotFoundError(f"Document store root {self._root!r} no longer exists.")
+            raise FileNotFoundError(f"Document store root {self.label!r} no longer exists.")
         if not os.path.isdir(top):
             return
         top_stat = os.stat(top)
@@ -303,21 +318,28 @@ class LocalDocumentStore(DocumentStore):
         """
         if not self._writable:
             raise PermissionError(
-                f"Document store {self._root} is read-only: cannot write {path!r}."
+                f"Document store {self.label!r} is read-only: cannot write {echo(path)}."
             )
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
         cleaned = clean_file_path(path)
         target = self._resolve(path)
+        try:
+            return self._write(cleaned, target, data, overwrite)
+        except OSError as exc:
+            raise _named(exc, cleaned) from exc
+
+    def _write(self, cleaned: str, target: str, data: bytes, overwrite: bool) -> StoredFile:
+        path = cleaned
         parent = os.path.dirname(target)
         try:
             os.makedirs(parent, exist_ok=True)
         except FileExistsError:
-            raise NotADirectoryError(f"Cannot write {path!r}: a file is in the way.") from None
+            raise NotADirectoryError(f"Cannot write {echo(path)}: a file is in the way.") from None
         if os.path.realpath(parent) != parent:
-            raise KnowledgePathError(f"Path {path!r} changed under the store while writing.")
+            raise KnowledgePathError(f"Path {echo(path)} changed under the store while writing.")
         fd, temp = tempfile.mkstemp(
-            prefix=f".{os.path.basename(target)[:64]}.", suffix=".tmp", dir=parent
+            prefix=temp_prefix(os.path.basename(target)), suffix=".tmp", dir=parent
         )
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -333,13 +355,14 @@ class LocalDocumentStore(DocumentStore):
                     os.link(temp, target)
                 except FileExistsError:
                     raise FileExistsError(
-                        f"{cleaned!r} already exists in {self._root}; not overwritten."
+                        f"{echo(cleaned)} already exists in {self.label!r}; not overwritten."
                     ) from None
                 os.unlink(temp)
         except BaseException:
             remove_quietly(temp)
             raise
         fsync_directory(parent)
+        remove_abandoned_temps(parent)
         logger.debug("wrote %s (%d bytes) in %s", cleaned, info.st_size, self._root)
         return StoredFile(cleaned, info.st_size, _token(info))
 
@@ -357,10 +380,10 @@ class LocalDocumentStore(DocumentStore):
             except OSError:
                 break  # nothing exists from here on, so nothing below can be a symlink
         if not real.startswith(self._prefix):
-            raise KnowledgePathError(f"Path {path!r} resolves outside {self._root}.")
+            raise KnowledgePathError(f"Path {echo(path)} resolves outside {self.label!r}.")
         inside = real[len(self._prefix) :]
         if any(part.startswith(".") for part in inside.split(os.sep)):
-            raise KnowledgePathError(f"Path {path!r} resolves to a hidden entry.")
+            raise KnowledgePathError(f"Path {echo(path)} resolves to a hidden entry.")
         return real
 
     def _open(self, path: str) -> int:
@@ -370,14 +393,14 @@ class LocalDocumentStore(DocumentStore):
             fd = os.open(real, _READ_FLAGS | _NO_FOLLOW)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise KnowledgePathError(f"Path {path!r} became a symlink.") from exc
-            raise
+                raise KnowledgePathError(f"Path {echo(path)} became a symlink.") from exc
+            raise _named(exc, path) from exc
         try:
             mode = os.fstat(fd).st_mode
             if stat.S_ISDIR(mode):
-                raise IsADirectoryError(f"Path {path!r} is a directory in {self._root}.")
+                raise IsADirectoryError(f"Path {echo(path)} is a directory in {self.label!r}.")
             if not stat.S_ISREG(mode):
-                raise KnowledgePathError(f"Path {path!r} is not a regular file.")
+                raise KnowledgePathError(f"Path {echo(path)} is not a regular file.")
             os.set_blocking(fd, True)
         except BaseException:
             os.close(fd)
@@ -414,6 +437,16 @@ class LocalDocumentStore(DocumentStore):
 # non-blocking, so opening a FIFO planted in the bundle cannot hang the walk
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _named(exc: OSError, path: str) -> OSError:
+    """The same error naming the bundle path instead of the absolute one: messages reach agents.
+
+    Errors this module words itself (no ``errno``) are returned unchanged.
+    """
+    if exc.errno is None or exc.filename is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, path)
 
 
 def _token(info: os.stat_result) -> str:

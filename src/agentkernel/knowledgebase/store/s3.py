@@ -4,6 +4,8 @@ One paginated ``ListObjectsV2`` walks the store (the ETag is the change token), 
 ``GET`` serves the bounded leading read, and a ``PUT`` writes. An S3 ``PUT`` is atomic by
 nature: readers see the old object or the new. ``overwrite=False`` is a conditional ``PUT``
 (``If-None-Match: *``), so the existence check and the write are one step on the server.
+No temporary object is ever created, so an interrupted write leaves nothing behind to clean
+up: the ``PUT`` either completed or never happened.
 
 Writability is a declaration, never probed: probing a bucket would mean writing to it.
 
@@ -21,7 +23,7 @@ import mimetypes
 from collections.abc import Iterator
 from typing import Any
 
-from agentkernel.errors import AKConfigError, missing_extra
+from agentkernel.errors import AKConfigError, echo, missing_extra
 from agentkernel.knowledgebase.errors import KnowledgePathError
 from agentkernel.knowledgebase.store.base import (
     DocumentStore,
@@ -173,7 +175,7 @@ class S3DocumentStore(DocumentStore):
         """
         start = clean_path(prefix)
         if start and not is_walkable(start):
-            raise KnowledgePathError(f"Prefix {prefix!r} names a hidden entry.")
+            raise KnowledgePathError(f"Prefix {echo(prefix)} names a hidden entry.")
         self._reset_diagnostics()
         list_prefix = self._keyprefix + (f"{start}/" if start else "")
         paginator = self._client.get_paginator("list_objects_v2")
@@ -259,7 +261,7 @@ class S3DocumentStore(DocumentStore):
         """
         if not self._writable:
             raise PermissionError(
-                f"Document store {self._location} is read-only: cannot write {path!r}."
+                f"Document store {self._location} is read-only: cannot write {echo(path)}."
             )
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
@@ -321,7 +323,7 @@ class S3DocumentStore(DocumentStore):
                 return PermissionError(message)
             if conflict and code in _CONFLICT:
                 return FileExistsError(
-                    f"{path!r} already exists in {self._location}; not overwritten."
+                    f"{echo(path)} already exists in {self._location}; not overwritten."
                 )
             return OSError(message)
         message = f"S3 {action} of {where} failed: {exc}"
