@@ -105,6 +105,7 @@ class SQLManager(KnowledgeBase):
         timeout_seconds: float | None = None,
         max_tables: int = 100,
         enforce_session_read_only: bool = True,
+        allow_privileged_role: bool = False,
         engine_options: Mapping[str, Any] | None = None,
     ) -> None:
         """Configure the backend and create its engine (connections open on first use).
@@ -122,6 +123,8 @@ class SQLManager(KnowledgeBase):
             max_tables: Most tables described by the derived schema.
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
+            allow_privileged_role: Connect even as a PostgreSQL role that may read or
+                write server files or run programs (a superuser, say).
             engine_options: Extra keyword arguments for ``sqlalchemy.create_engine``.
 
         Raises:
@@ -155,6 +158,7 @@ class SQLManager(KnowledgeBase):
         self.timeout_seconds = timeout_seconds
         self.max_tables = max_tables
         self.enforce_session_read_only = enforce_session_read_only
+        self.allow_privileged_role = allow_privileged_role
         self._engine_options = dict(engine_options or {})
         self._engine: sa.Engine | None = None
         self.connect()
