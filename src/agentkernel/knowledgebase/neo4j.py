@@ -311,7 +311,8 @@ class Neo4jManager(KnowledgeBase):
                 default_access_mode=neo4j.READ_ACCESS,
                 fetch_size=limit + 1,
             ) as session:
-                return list(session.execute_read(work))
+                records: list[Record] = session.execute_read(work)  # CutRecords keep notices
+                return records
         query = neo4j.Query(statement, timeout=self.timeout_seconds)  # type: ignore[arg-type]
         for attempt in range(1, _ATTEMPTS + 1):
             try:
