@@ -182,17 +182,23 @@ def test_trino_stops_a_runaway_query_at_the_session_time_limit(trino_server: Any
 
 
 def _measured(url: str, statement: str, limit: int) -> dict[str, Any]:
-    """Run one read_kb call in a child process; its output and how much its peak RSS grew."""
+    """Run one read_kb call in a child process; its output and how much its peak RSS grew.
+
+    The peak is Linux's VmHWM, reset just before the call, against VmRSS just before it.
+    """
     script = (
-        "import json, resource, sys\n"
+        "import json, sys\n"
         "from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder\n"
         "from agentkernel.knowledgebase.sql import SQLManager\n"
         "read_kb = KnowledgeBuilder([SQLManager(sys.argv[1])]).build()[1]\n"
+        "def kib(field):\n"
+        "    status = open('/proc/self/status').read().split(field + ':')[1]\n"
+        "    return int(status.split()[0])\n"
         "read_kb('sql', 'SELECT 1 AS warm')\n"
-        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "before = kib('VmRSS')\n"
+        "open('/proc/self/clear_refs', 'w').write('5')  # the peak (VmHWM) starts again here\n"
         "out = read_kb('sql', sys.argv[2], limit=int(sys.argv[3]))\n"
-        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "print(json.dumps({'grew_mb': (after - before) / 1024, 'chars': len(out),\n"
+        "print(json.dumps({'grew_mb': (kib('VmHWM') - before) / 1024, 'chars': len(out),\n"
         "                  'lines': out.count('\\n') + 1, 'tail': out[-400:]}))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
