@@ -29,7 +29,8 @@ Reading (``query``, what ``read_kb`` calls):
   statement says.
 * Limits (see ``agentkernel.knowledgebase._limits``): the read runs with a transaction
   timeout of ``timeout_seconds`` (default 30 s, ``None`` for the server's setting), which the
-  server enforces, ending the transaction; rows are pulled in batches and reading stops at
+  server enforces, ending the transaction (Neo4j does; FalkorDB's Bolt server ignores it, so
+  there set FalkorDB's own ``TIMEOUT_MAX``); rows are pulled in batches and reading stops at
   ``limit`` rows or at ``max_result_bytes`` (default 1 MB of record text), with a notice
   saying what was cut.
 * Each row becomes a record. A row with a string column named ``text`` becomes
