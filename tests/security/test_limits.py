@@ -121,6 +121,17 @@ def test_a_runaway_recursive_query_is_stopped_at_the_timeout(
         assert _read_kb(manager)("sql", "SELECT 42 AS answer").startswith("- answer: 42")
 
 
+def test_postgres_without_a_timeout_leaves_the_servers_own(postgres: tuple[str, str]) -> None:
+    url, _ = postgres
+    server_side = {"connect_args": {"options": "-c statement_timeout=300"}}
+    with SQLManager(url, timeout_seconds=None, engine_options=server_side) as manager:
+        out = _read_kb(manager)("sql", RUNAWAY)
+    assert out == (
+        "Error from backend 'sql' during query: The statement was stopped after the server's "
+        "statement_timeout; ask for less (a narrower WHERE, fewer joins, a LIMIT)."
+    )
+
+
 def test_postgres_leaves_no_active_query_after_the_timeout(postgres: tuple[str, str]) -> None:
     url, admin = postgres
     with SQLManager(url, timeout_seconds=TIMEOUT) as manager:

@@ -435,8 +435,13 @@ class SQLManager(KnowledgeBase):
                     f"Could not reach the {self.backend} database: {_first_line(exc)}"
                 ) from exc
             if deadline.fired or _statement_timeout(exc):
+                limit = (
+                    f"timeout_seconds={self.timeout_seconds:g}"
+                    if self.timeout_seconds
+                    else "the server's statement_timeout"
+                )
                 raise SQLQueryError(
-                    f"The statement was stopped after timeout_seconds={self.timeout_seconds:g}; "
+                    f"The statement was stopped after {limit}; "
                     "ask for less (a narrower WHERE, fewer joins, a LIMIT)."
                 ) from exc
             raise SQLQueryError(

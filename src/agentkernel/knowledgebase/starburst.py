@@ -369,9 +369,14 @@ class StarburstManager(KnowledgeBase):
         return records
 
     def _timeout_message(self) -> str:
+        limit = (
+            f"timeout_seconds={self.timeout_seconds:g}"
+            if self.timeout_seconds
+            else "the cluster's time limit"
+        )
         return (
-            f"The query was stopped after timeout_seconds={self.timeout_seconds:g}; ask for "
-            "less (a narrower WHERE, fewer joins, a LIMIT)."
+            f"The query was stopped after {limit}; ask for less (a narrower WHERE, fewer "
+            "joins, a LIMIT)."
         )
 
     def _source_label(self) -> str:
