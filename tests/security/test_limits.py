@@ -121,6 +121,22 @@ def test_a_runaway_recursive_query_is_stopped_at_the_timeout(
         assert _read_kb(manager)("sql", "SELECT 42 AS answer").startswith("- answer: 42")
 
 
+@pytest.mark.parametrize("backend", ["postgresql", "duckdb", "sqlite"])
+def test_a_statement_with_bound_parameters_is_under_the_same_limits(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    from agentkernel.knowledgebase.errors import SQLQueryError
+
+    runaway = RUNAWAY.replace("SELECT 1 UNION", "SELECT CAST(:start AS INTEGER) UNION")
+    stopped = pytest.raises(SQLQueryError, match=r"stopped after timeout_seconds=0\.5")
+    with SQLManager(_url(request, backend), timeout_seconds=TIMEOUT) as manager, stopped:
+        manager.query(runaway, params={"start": 1})
+    with SQLManager(_url(request, backend)) as manager:
+        rows = manager.query(ROWS_3M[backend].replace("3000000", ":n"), params={"n": 3000000})
+    assert len(rows) == 1000
+    assert rows.notice.startswith("[Cut by the row cap (max_rows=1000): 1000 rows shown")  # type: ignore[attr-defined]
+
+
 def test_postgres_without_a_timeout_leaves_the_servers_own(postgres: tuple[str, str]) -> None:
     url, _ = postgres
     server_side = {"connect_args": {"options": "-c statement_timeout=300"}}

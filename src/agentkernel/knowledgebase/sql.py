@@ -71,7 +71,6 @@ with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import logging
 import os
 import time
@@ -325,11 +324,11 @@ class SQLManager(KnowledgeBase):
         else:
             cap, row_cap = self.max_rows, f"max_rows={self.max_rows}"
         if params:
-            columns, rows = self._run_bound(guarded.sql, params, cap + 1)
-            remaining = iter(rows)
-            return self._records(
-                columns, lambda n: list(itertools.islice(remaining, n)), cap, row_cap
-            )
+            stream = self.backend == "postgresql" and guarded.kind in ("select", "values")
+            with self._bound(guarded.sql, params, stream=stream) as result:
+                if not result.returns_rows:
+                    return []
+                return self._records(list(result.keys()), result.fetchmany, cap, row_cap)
         return self._read(guarded, cap, row_cap)
 
     def close(self) -> None:
@@ -435,15 +434,7 @@ class SQLManager(KnowledgeBase):
                     f"Could not reach the {self.backend} database: {_first_line(exc)}"
                 ) from exc
             if deadline.fired or _statement_timeout(exc):
-                limit = (
-                    f"timeout_seconds={self.timeout_seconds:g}"
-                    if self.timeout_seconds
-                    else "the server's statement_timeout"
-                )
-                raise SQLQueryError(
-                    f"The statement was stopped after {limit}; "
-                    "ask for less (a narrower WHERE, fewer joins, a LIMIT)."
-                ) from exc
+                raise SQLQueryError(self._timeout_message()) from exc
             raise SQLQueryError(
                 f"The {self.backend} database rejected the query: {_first_line(exc)}"
             ) from exc
@@ -454,18 +445,47 @@ class SQLManager(KnowledgeBase):
         self, sql: str, params: Mapping[str, Any], cap: int | None
     ) -> tuple[list[str], list[Sequence[Any]]]:
         """``_run`` for a statement with ``:name`` parameters, bound by SQLAlchemy."""
+        with self._bound(sql, params) as result:
+            if not result.returns_rows:
+                return [], []
+            rows = result.fetchmany(cap) if cap else result.fetchall()
+            return list(result.keys()), [tuple(row) for row in rows]
+
+    @contextlib.contextmanager
+    def _bound(self, sql: str, params: Mapping[str, Any], *, stream: bool = False) -> Iterator[Any]:
+        """The SQLAlchemy result of a statement with ``:name`` parameters, under the limits.
+
+        ``stream`` reads it through a server-side cursor (PostgreSQL). Closing the
+        connection at the end rolls the transaction back.
+        """
+        deadline: _Deadline | None = None
         try:
-            with self.engine.connect() as conn:  # closing it rolls the transaction back
+            with self.engine.connect() as conn:
+                if stream:
+                    conn = conn.execution_options(stream_results=True)
                 if self.backend in ("mysql", "mariadb"):
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                result = conn.execute(sa.text(sql), dict(params))
-                if not result.returns_rows:
-                    return [], []
-                columns = list(result.keys())
-                rows = result.fetchmany(cap) if cap else result.fetchall()
-                return columns, [tuple(row) for row in rows]
+                dbapi_connection = conn.connection.dbapi_connection
+                deadline = _Deadline(self.backend, dbapi_connection, self.timeout_seconds)
+                with deadline:
+                    yield conn.execute(sa.text(sql), dict(params))
         except sa_exc.SQLAlchemyError as exc:
+            if (deadline is not None and deadline.fired) or _statement_timeout(
+                getattr(exc, "orig", None) or exc
+            ):
+                raise SQLQueryError(self._timeout_message()) from exc
             raise self._query_error(exc) from exc
+
+    def _timeout_message(self) -> str:
+        limit = (
+            f"timeout_seconds={self.timeout_seconds:g}"
+            if self.timeout_seconds
+            else "the server's statement_timeout"
+        )
+        return (
+            f"The statement was stopped after {limit}; "
+            "ask for less (a narrower WHERE, fewer joins, a LIMIT)."
+        )
 
     def _query_error(self, exc: sa_exc.SQLAlchemyError) -> SQLQueryError:
         if isinstance(exc, sa_exc.DBAPIError):
