@@ -74,7 +74,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from agentkernel.errors import missing_extra
+from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase.errors import SQLRefusedError
 
 try:
@@ -194,15 +194,15 @@ def allowed_function_names(names: Iterable[str]) -> frozenset[str]:
         The names in lower case.
 
     Raises:
-        ValueError: A name is not a string of one to three non-empty dotted parts.
+        AKConfigError: A name is not a string of one to three non-empty dotted parts.
     """
     if isinstance(names, str):
-        raise ValueError("allowed_functions must be a list of names, not one string")
+        raise AKConfigError("allowed_functions must be a list of names, not one string")
     result = set()
     for name in names:
         parts = name.strip().split(".") if isinstance(name, str) else []
         if not 1 <= len(parts) <= 3 or not all(p.strip() for p in parts):
-            raise ValueError(f"allowed_functions holds an invalid function name: {name!r}")
+            raise AKConfigError(f"allowed_functions holds an invalid function name: {name!r:.80}")
         result.add(".".join(ascii_lower(p.strip()) for p in parts))
     return frozenset(result)
 
@@ -244,7 +244,7 @@ def guard_statement(
             if isinstance(allowed_functions, frozenset)
             else allowed_function_names(allowed_functions)
         )
-    except ValueError as exc:
+    except AKConfigError as exc:
         raise SQLRefusedError(str(exc)) from None
     try:
         return _guard_cached(statement, dialect, limit, allowed)

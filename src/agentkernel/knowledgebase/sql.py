@@ -46,12 +46,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
+    allowed_function_names,
     guard_statement,
 )
 from agentkernel.knowledgebase._sqlrecords import rows_to_records
@@ -105,6 +106,7 @@ class SQLManager(KnowledgeBase):
         timeout_seconds: float | None = None,
         max_tables: int = 100,
         enforce_session_read_only: bool = True,
+        allowed_functions: Iterable[str] = (),
         engine_options: Mapping[str, Any] | None = None,
     ) -> None:
         """Configure the backend and create its engine (connections open on first use).
@@ -122,11 +124,16 @@ class SQLManager(KnowledgeBase):
             max_tables: Most tables described by the derived schema.
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
+            allowed_functions: Functions the statement guard accepts besides the dialect's
+                built-ins without side effects (``agentkernel.knowledgebase._sqlfunctions``):
+                ``"fn"`` for an unqualified call, ``"schema.fn"`` for a qualified one. List
+                only functions that change nothing and read no files.
             engine_options: Extra keyword arguments for ``sqlalchemy.create_engine``.
 
         Raises:
-            AKConfigError: No URL, an unparsable URL, an in-memory database, or a dialect
-                without session-level read-only while ``enforce_session_read_only`` holds.
+            AKConfigError: No URL, an unparsable URL, an in-memory database, a dialect
+                without session-level read-only while ``enforce_session_read_only`` holds, or
+                an invalid name in ``allowed_functions``.
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
@@ -155,6 +162,7 @@ class SQLManager(KnowledgeBase):
         self.timeout_seconds = timeout_seconds
         self.max_tables = max_tables
         self.enforce_session_read_only = enforce_session_read_only
+        self.allowed_functions = allowed_function_names(allowed_functions)
         self._engine_options = dict(engine_options or {})
         self._engine: sa.Engine | None = None
         self.connect()
@@ -248,7 +256,9 @@ class SQLManager(KnowledgeBase):
             SQLRefusedError: The statement is not exactly one read-only statement.
             SQLQueryError: The database reported an error or could not be reached.
         """
-        guarded = guard_statement(statement, dialect=self.dialect, limit=limit)
+        guarded = guard_statement(
+            statement, dialect=self.dialect, limit=limit, allowed_functions=self.allowed_functions
+        )
         params = kwargs.get("params")
         if params is not None and not isinstance(params, Mapping):
             raise SQLQueryError("params must be a mapping of :name placeholders to values.")

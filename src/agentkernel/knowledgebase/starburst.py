@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -51,6 +51,7 @@ from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
     GuardedStatement,
+    allowed_function_names,
     guard_statement,
 )
 from agentkernel.knowledgebase._sqlrecords import rows_to_records
@@ -108,6 +109,7 @@ class StarburstManager(KnowledgeBase):
         max_rows: int = 1000,
         timeout_seconds: float | None = None,
         legacy_prepared_statements: bool | None = None,
+        allowed_functions: Iterable[str] = (),
         source: str = "agentkernel",
     ) -> None:
         """Configure the backend and create its client (no network call happens here).
@@ -134,6 +136,10 @@ class StarburstManager(KnowledgeBase):
                 cluster cancels a longer query; ``None`` leaves the cluster's setting.
             legacy_prepared_statements: How the client binds ``params``: ``True`` uses
                 PREPARE/EXECUTE, ``False`` EXECUTE IMMEDIATE, ``None`` probes the server.
+            allowed_functions: Functions the statement guard accepts besides Trino's built-ins
+                without side effects (``agentkernel.knowledgebase._sqlfunctions``): ``"fn"``
+                for an unqualified call, ``"catalog.schema.fn"`` for a connector's table
+                function. List only functions that change nothing and read no files.
             source: The ``X-Trino-Source`` the cluster sees.
 
         Raises:
@@ -167,6 +173,7 @@ class StarburstManager(KnowledgeBase):
         self.max_rows = max_rows
         self.timeout_seconds = timeout_seconds
         self.legacy_prepared_statements = legacy_prepared_statements
+        self.allowed_functions = allowed_function_names(allowed_functions)
         self.source = source
         self._connection: Any = None
         self.connect()
@@ -278,7 +285,9 @@ class StarburstManager(KnowledgeBase):
             SQLRefusedError: The statement is not exactly one read-only statement.
             SQLQueryError: Trino reported an error, refused the credentials, or is unreachable.
         """
-        guarded = guard_statement(statement, dialect="trino", limit=limit)
+        guarded = guard_statement(
+            statement, dialect="trino", limit=limit, allowed_functions=self.allowed_functions
+        )
         params = kwargs.get("params")
         if params is not None and (
             isinstance(params, str | bytes) or not isinstance(params, Sequence)
