@@ -71,7 +71,14 @@ def postgres_url(postgres_server: Any) -> str:
             "CREATE FUNCTION bump() RETURNS integer LANGUAGE sql AS "
             "$$ INSERT INTO audit VALUES ('bumped') RETURNING 1 $$"
         )
-    return str(postgres_server.url("kb_sql"))
+    # served as the least-privilege role, as the manual tells users to
+    return str(postgres_server.reader_url("kb_sql"))
+
+
+@pytest.fixture(scope="module")
+def postgres_admin(postgres_server: Any, postgres_url: str) -> str:
+    """The superuser's connection string to kb_sql, for what an administrator does."""
+    return str(postgres_server.conninfo("kb_sql"))
 
 
 @pytest.fixture(scope="module")
@@ -349,13 +356,14 @@ def test_postgres_leaves_no_transaction_open_between_queries(postgres_url: str) 
         assert state == ("idle",)  # not "idle in transaction": it was rolled back
 
 
-def test_postgres_a_dropped_connection_is_reported_then_replaced(postgres_url: str) -> None:
+def test_postgres_a_dropped_connection_is_reported_then_replaced(
+    postgres_url: str, postgres_admin: str
+) -> None:
     import psycopg
 
-    conninfo = postgres_url.replace("postgresql+psycopg://", "postgresql://")
     with SQLManager(postgres_url, allowed_functions=PID) as manager:
         pid = manager.query("SELECT pg_backend_pid() AS pid")[0]["metadata"]["row"]["pid"]
-        with psycopg.connect(conninfo, autocommit=True) as admin:  # as a server restart would
+        with psycopg.connect(postgres_admin, autocommit=True) as admin:  # as a server restart would
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         out = _tools(manager)["read_kb"]("sql", "SELECT client_name FROM clients")
         assert "Could not reach the postgresql database" in out
@@ -370,14 +378,17 @@ def test_postgres_cancels_a_statement_running_past_the_timeout(postgres_url: str
         out = _tools(manager)["read_kb"](
             "sql", "SELECT count(*) FROM generate_series(1, 500000000) AS g"
         )
-    assert "canceling statement due to statement timeout" in out
+    assert "The statement was stopped after timeout_seconds=0.05" in out
 
 
 def test_postgres_timeout_applies_to_every_pooled_connection(postgres_url: str) -> None:
     with SQLManager(postgres_url, timeout_seconds=0.05) as manager:
         shown = manager.query("SHOW statement_timeout")
         assert [r["text"] for r in shown] == ["statement_timeout: 50ms"]
-    with SQLManager(postgres_url) as manager:  # no timeout: the server's setting stays
+    with SQLManager(postgres_url) as manager:  # the default: 30 s
+        shown = manager.query("SHOW statement_timeout")
+        assert [r["text"] for r in shown] == ["statement_timeout: 30s"]
+    with SQLManager(postgres_url, timeout_seconds=None) as manager:  # off: the server's stays
         shown = manager.query("SHOW statement_timeout")
         assert [r["text"] for r in shown] == ["statement_timeout: 0"]
 

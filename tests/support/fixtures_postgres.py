@@ -4,6 +4,11 @@ The cluster lives in a private temporary directory with its socket there too, li
 free TCP port of 127.0.0.1 only, trusts local connections (the test session runs in its own
 network namespace), and is stopped and deleted at the end of the session. ``initdb`` refuses
 to run as root, so as root the cluster is created and run as the unprivileged ``nobody``.
+
+Tests that serve a database to agents connect as the least-privilege role ``kb_reader``
+(``PostgresServer.reader_url(database)``: LOGIN, CONNECT, USAGE and SELECT only, read-only by
+default), the way the manual tells users to; the superuser URL (``url``) is for setting up
+data and for tests that pass ``allow_privileged_role=True`` on purpose.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+READER = "kb_reader"
+
 
 @dataclass(frozen=True)
 class PostgresServer:
@@ -27,12 +34,49 @@ class PostgresServer:
     host: str
     port: int
     superuser: str = "postgres"
+    reader: str = READER
 
     def url(self, database: str = "postgres", driver: str = "postgresql+psycopg") -> str:
+        """The superuser's URL: for setting up data, or with ``allow_privileged_role=True``."""
         return f"{driver}://{self.superuser}@{self.host}:{self.port}/{database}"
 
     def conninfo(self, database: str = "postgres") -> str:
+        """The superuser's libpq connection string."""
         return f"host={self.host} port={self.port} user={self.superuser} dbname={database}"
+
+    def reader_url(self, database: str = "postgres", driver: str = "postgresql+psycopg") -> str:
+        """The least-privilege role's URL, after granting it read access to ``database``.
+
+        Grants SELECT on every table of the ``public`` schema, now and later created by the
+        superuser, so a test may create its tables before or after calling this.
+        """
+        self.grant_reader(database)
+        return f"{driver}://{self.reader}@{self.host}:{self.port}/{database}"
+
+    def reader_conninfo(self, database: str = "postgres") -> str:
+        """The least-privilege role's libpq connection string (no grants made)."""
+        return f"host={self.host} port={self.port} user={self.reader} dbname={database}"
+
+    def grant_reader(self, database: str) -> None:
+        """Give the read-only role CONNECT, USAGE and SELECT on ``database`` (idempotent)."""
+        import psycopg  # the test extra; imported here so the fixture module stays light
+
+        with psycopg.connect(self.conninfo(database), autocommit=True) as conn:
+            for statement in reader_grants(self.reader, database):
+                conn.execute(statement)
+
+
+def reader_grants(role: str, database: str) -> list[str]:
+    """The statements that make ``role`` a least-privilege reader of ``database``."""
+    return [
+        f"DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') "
+        f"THEN CREATE ROLE {role} LOGIN; END IF; END $$",
+        f"ALTER ROLE {role} SET default_transaction_read_only = on",
+        f'GRANT CONNECT ON DATABASE "{database}" TO {role}',
+        f"GRANT USAGE ON SCHEMA public TO {role}",
+        f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}",
+        f"ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO {role}",
+    ]
 
 
 def _free_port() -> int:
@@ -74,3 +118,14 @@ def postgres_server() -> Iterator[PostgresServer]:
             [*as_user, pg_ctl, "-D", str(data), "-m", "fast", "-w", "stop"], capture_output=True
         )
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_reader(postgres_server: PostgresServer) -> PostgresServer:
+    """The session's server with its least-privilege role ``kb_reader`` created.
+
+    Call ``postgres_reader.reader_url(database)`` for a URL that role may read ``database``
+    with (the grants are made then).
+    """
+    postgres_server.grant_reader("postgres")
+    return postgres_server

@@ -63,24 +63,32 @@ def rows_to_records(
         One record per row.
     """
     names = [str(c) for c in columns]
-    records: list[Record] = []
-    for number, row in enumerate(rows, start=1):
-        values = [json_safe(v) for v in row]
-        text = " | ".join(
-            f"{name}: {_text(value)}" for name, value in zip(names, values, strict=False)
-        )
-        records.append(
-            {
-                "text": text,
-                "metadata": {
-                    "source": source,
-                    "columns": names,
-                    "row": dict(zip(names, values, strict=False)),
-                    "row_number": number,
-                },
-            }
-        )
-    return records
+    return [row_to_record(names, row, number, source) for number, row in enumerate(rows, start=1)]
+
+
+def row_to_record(names: Sequence[str], row: Sequence[Any], number: int, source: str) -> Record:
+    """Render one result row as a record.
+
+    Args:
+        names: Column names, in result order, as strings.
+        row: The row's values.
+        number: Its 1-based position in the result.
+        source: What ``metadata["source"]`` names.
+
+    Returns:
+        The record.
+    """
+    values = [json_safe(v) for v in row]
+    text = " | ".join(f"{name}: {_text(value)}" for name, value in zip(names, values, strict=False))
+    return {
+        "text": text,
+        "metadata": {
+            "source": source,
+            "columns": names,
+            "row": dict(zip(names, values, strict=False)),
+            "row_number": number,
+        },
+    }
 
 
 def _text(value: Any) -> str:

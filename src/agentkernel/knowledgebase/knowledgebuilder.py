@@ -182,9 +182,11 @@ class KnowledgeBuilder:
             return result
         rows = result if isinstance(result, list) else list(result or [])
         try:
-            return backend.format_results(rows)
+            text = backend.format_results(rows)
         except Exception as exc:
             return f"Error formatting results from '{backend.backend_name}': {exc}"
+        notice = getattr(rows, "notice", "")  # a cap cut the result (see _limits.CutRecords)
+        return f"{text}\n{notice}" if notice else text
 
     # -- the tools ----------------------------------------------------------------------
 

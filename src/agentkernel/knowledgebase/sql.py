@@ -32,6 +32,32 @@ DuckDB          the connection is opened ``read_only`` with ``enable_external_ac
                 off (no file or network reads or writes from SQL)
 ==============  ===========================================================================
 
+Limits (see ``agentkernel.knowledgebase._limits``): every statement is stopped after
+``timeout_seconds`` (default 30 s; ``None`` turns the limit off) where its work runs, and its
+rows are read in batches and cut at a row cap and at ``max_result_bytes`` (default 1 MB of
+record text), with a notice the agent reads saying what was cut:
+
+==============  ===========================================================================
+database        how a statement is stopped; how rows are read
+==============  ===========================================================================
+PostgreSQL      ``statement_timeout``, ``idle_in_transaction_session_timeout`` and (PostgreSQL
+                14 and later) ``client_connection_check_interval`` set on connect, so the
+                server cancels the statement, and ends the backend when the client is gone;
+                rows of a query come through a server-side cursor (``DECLARE`` / ``FETCH``)
+SQLite          a progress handler aborts the statement after the deadline; rows are stepped
+                lazily by SQLite
+DuckDB          ``interrupt()`` from a timer at the deadline; a statement with its own LIMIT
+                above the row cap is read as ``SELECT * FROM (...) LIMIT <cap + 1>``
+==============  ===========================================================================
+
+Least privilege is checked when a PostgreSQL connection opens: a role that is a superuser,
+or a member of ``pg_read_server_files``, ``pg_write_server_files`` or
+``pg_execute_server_program``, can read server files or run programs whatever the statement
+guard decides, so the connection is refused (``SQLQueryError``, with the SQL that creates a
+read-only role) unless ``allow_privileged_role=True``. SQLite is opened with
+``trusted_schema`` off and extension loading off; DuckDB with its configuration locked and
+extension autoloading and community extensions off.
+
 Every transaction is rolled back, never committed (once, when the connection goes back
 to the pool, as SQLAlchemy does for any connection). Other dialects are refused at
 construction unless ``enforce_session_read_only=False`` (then only the guard and the rollback
@@ -44,18 +70,29 @@ with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
+from agentkernel.knowledgebase._limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    check_limits,
+    take_rows,
+)
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
+    GuardedStatement,
     allowed_function_names,
     guard_statement,
 )
-from agentkernel.knowledgebase._sqlrecords import rows_to_records
+from agentkernel.knowledgebase._sqlrecords import row_to_record
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
@@ -89,6 +126,28 @@ _SQLGLOT_DIALECTS = {
     "databricks": "databricks",
 }
 _ENFORCED = ("postgresql", "mysql", "mariadb", "sqlite", "duckdb")
+_PRIVILEGED_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
+_PRIVILEGE_CHECK = (
+    "SELECT r.rolsuper, ARRAY(SELECT g.rolname::text FROM pg_roles g WHERE g.rolname IN ("
+    + ", ".join(f"'{role}'" for role in _PRIVILEGED_ROLES)
+    + ") AND pg_has_role(current_user, g.oid, 'MEMBER') ORDER BY 1) "
+    "FROM pg_roles r WHERE r.rolname = current_user"
+)
+READ_ONLY_ROLE_SQL = """\
+CREATE ROLE kb_reader LOGIN PASSWORD '...';
+GRANT CONNECT ON DATABASE <database> TO kb_reader;
+GRANT USAGE ON SCHEMA public TO kb_reader;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO kb_reader;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO kb_reader;
+ALTER ROLE kb_reader SET default_transaction_read_only = on;"""
+_SQLITE_STEPS = 1000  # SQLite VM instructions between two looks at the deadline
+_DUCKDB_CONFIG = {
+    "enable_external_access": False,
+    "lock_configuration": True,
+    "allow_community_extensions": False,
+    "autoload_known_extensions": False,
+    "autoinstall_known_extensions": False,
+}
 
 
 class SQLManager(KnowledgeBase):
@@ -103,10 +162,12 @@ class SQLManager(KnowledgeBase):
         derives_schema: bool = False,
         db_schema: str | None = None,
         max_rows: int = 1000,
-        timeout_seconds: float | None = None,
+        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
         max_tables: int = 100,
         enforce_session_read_only: bool = True,
         allowed_functions: Iterable[str] = (),
+        allow_privileged_role: bool = False,
         engine_options: Mapping[str, Any] | None = None,
     ) -> None:
         """Configure the backend and create its engine (connections open on first use).
@@ -118,9 +179,10 @@ class SQLManager(KnowledgeBase):
             derives_schema: Describe tables and columns from the database in ``schema()``.
             db_schema: The database schema to describe (default: the connection's default).
             max_rows: Most rows returned for a statement carrying its own LIMIT.
-            timeout_seconds: PostgreSQL only: cancel a statement running longer than this
-                (``SET statement_timeout`` once per connection, when it is opened); ``None``
-                leaves the server's setting.
+            timeout_seconds: Stop a statement running longer than this, where it runs
+                (see the class doc); ``None`` turns the limit off.
+            max_result_bytes: Most bytes of record text a result carries; the rows after
+                are not read, and a notice says so. ``None`` turns the cap off.
             max_tables: Most tables described by the derived schema.
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
@@ -128,12 +190,15 @@ class SQLManager(KnowledgeBase):
                 built-ins without side effects (``agentkernel.knowledgebase._sqlfunctions``):
                 ``"fn"`` for an unqualified call, ``"schema.fn"`` for a qualified one. List
                 only functions that change nothing and read no files.
+            allow_privileged_role: Connect even as a PostgreSQL role that may read or
+                write server files or run programs (a superuser, say).
             engine_options: Extra keyword arguments for ``sqlalchemy.create_engine``.
 
         Raises:
             AKConfigError: No URL, an unparsable URL, an in-memory database, a dialect
-                without session-level read-only while ``enforce_session_read_only`` holds, or
-                an invalid name in ``allowed_functions``.
+                without session-level read-only while ``enforce_session_read_only`` holds,
+                a limit that is not a positive number, or an invalid name in
+                ``allowed_functions``.
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
@@ -159,10 +224,13 @@ class SQLManager(KnowledgeBase):
         self.description = description
         self.db_schema = db_schema
         self.max_rows = max_rows
-        self.timeout_seconds = timeout_seconds
+        self.timeout_seconds, self.max_result_bytes = check_limits(
+            f"SQLManager '{name}'", timeout_seconds, max_result_bytes
+        )
         self.max_tables = max_tables
         self.enforce_session_read_only = enforce_session_read_only
         self.allowed_functions = allowed_function_names(allowed_functions)
+        self.allow_privileged_role = allow_privileged_role
         self._engine_options = dict(engine_options or {})
         self._engine: sa.Engine | None = None
         self.connect()
@@ -214,7 +282,7 @@ class SQLManager(KnowledgeBase):
         if self.backend == "postgresql":
             sa.event.listen(self._engine, "connect", self._postgres_read_only_session)
         elif self.backend == "sqlite":
-            sa.event.listen(self._engine, "connect", _sqlite_query_only)
+            sa.event.listen(self._engine, "connect", _sqlite_locked_down)
 
     def get_description(self) -> str:
         """Say what this backend holds and that it is read-only SQL.
@@ -262,9 +330,17 @@ class SQLManager(KnowledgeBase):
         params = kwargs.get("params")
         if params is not None and not isinstance(params, Mapping):
             raise SQLQueryError("params must be a mapping of :name placeholders to values.")
-        cap = limit if guarded.limit_appended or not guarded.has_own_limit else self.max_rows
-        columns, rows = self._run(guarded.sql, params, cap)
-        return rows_to_records(columns, rows, source=self._source_label())
+        if guarded.limit_appended or not guarded.has_own_limit:
+            cap, row_cap = limit, f"limit={limit}"
+        else:
+            cap, row_cap = self.max_rows, f"max_rows={self.max_rows}"
+        if params:
+            columns, rows = self._run_bound(guarded.sql, params, cap + 1)
+            remaining = iter(rows)
+            return self._records(
+                columns, lambda n: list(itertools.islice(remaining, n)), cap, row_cap
+            )
+        return self._read(guarded, cap, row_cap)
 
     def close(self) -> None:
         """Dispose of the engine's connections; the next query creates a new engine."""
@@ -280,38 +356,84 @@ class SQLManager(KnowledgeBase):
         """Execute SQL in a read-only transaction that is always rolled back.
 
         This is the path below the guard: it does not parse. Tests call it directly to show
-        that the database session itself refuses writes. The transaction is rolled back
-        exactly once, when the connection goes back to the pool (SQLAlchemy's reset on
-        return), whether the statement succeeded or failed.
-
-        A statement without parameters (every statement an agent sends) goes straight to
-        the pooled DB-API connection: the pool still applies the read-only connect
-        listeners, pre-ping and the rollback, and the SQLAlchemy ``Connection``/``Result``
-        layers, which would add about half the cost of a local query, are skipped. The
-        statement is executed without a parameter collection, so a ``%`` in a literal is
-        never taken for a placeholder. With ``params``, SQLAlchemy binds ``:name``.
+        that the database session itself refuses writes. With ``params``, SQLAlchemy binds
+        ``:name``. The time limit applies; the byte cap does not (see ``query``).
         """
         if params:
             return self._run_bound(sql, params, cap)
+        with self._cursor() as cursor:
+            cursor.execute(sql)
+            if cursor.description is None:
+                return [], []
+            columns = [str(column[0]) for column in cursor.description]
+            rows = cursor.fetchmany(cap) if cap else cursor.fetchall()
+            return columns, [tuple(row) for row in rows]
+
+    def _read(self, guarded: GuardedStatement, cap: int, row_cap: str) -> list[Record]:
+        """Run an accepted statement and read its rows in batches, up to the caps.
+
+        A query on PostgreSQL goes through a server-side cursor, so the server sends only
+        the rows read; SQLite steps rows as they are fetched. DuckDB's driver holds a whole
+        result, so a statement whose own LIMIT is above the cap is wrapped to stop at it.
+        """
+        sql, query_kind = guarded.sql, guarded.kind in ("select", "values")
+        server_side = self.backend == "postgresql" and query_kind
+        if self.backend == "duckdb" and query_kind and guarded.has_own_limit:
+            sql = f"SELECT * FROM ({sql}) AS ak_result LIMIT {cap + 1}"
+        with self._cursor(name="ak_result" if server_side else None) as cursor:
+            cursor.execute(sql)
+            if cursor.description is None:
+                return []
+            columns = [str(column[0]) for column in cursor.description]
+            return self._records(columns, cursor.fetchmany, cap, row_cap)
+
+    def _records(
+        self,
+        columns: list[str],
+        fetchmany: Callable[[int], Sequence[Any]],
+        cap: int,
+        row_cap: str,
+    ) -> list[Record]:
+        source = self._source_label()
+        return take_rows(
+            fetchmany,
+            lambda row, number: row_to_record(columns, row, number, source),
+            max_rows=cap,
+            max_bytes=self.max_result_bytes,
+            row_cap=row_cap,
+        )
+
+    @contextlib.contextmanager
+    def _cursor(self, name: str | None = None) -> Iterator[Any]:
+        """A DB-API cursor on a pooled connection, under the time limit, errors translated.
+
+        Statements without parameters (every statement an agent sends) go straight to the
+        pooled DB-API connection: the pool still applies the connect listeners (read-only
+        session, limits, the privilege check), pre-ping and the rollback when the
+        connection goes back, and the SQLAlchemy ``Connection``/``Result`` layers, which
+        would add about half the cost of a local query, are skipped. The statement is
+        executed without a parameter collection, so a ``%`` in a literal is never taken for
+        a placeholder. ``name`` opens a server-side cursor (PostgreSQL).
+        """
         engine = self.engine
         dbapi = engine.dialect.loaded_dbapi
         try:
             connection = engine.raw_connection()
         except sa_exc.DBAPIError as exc:
             raise self._query_error(exc) from exc
+        deadline = _Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
         try:
-            cursor = connection.cursor()
+            cursor = connection.cursor(name) if name else connection.cursor()
             try:
                 if self.backend in ("mysql", "mariadb"):
                     cursor.execute("SET TRANSACTION READ ONLY")
-                cursor.execute(sql)
-                if cursor.description is None:
-                    return [], []
-                columns = [str(column[0]) for column in cursor.description]
-                rows = cursor.fetchmany(cap) if cap else cursor.fetchall()
-                return columns, [tuple(row) for row in rows]
+                with deadline:
+                    yield cursor
             finally:
-                cursor.close()
+                try:
+                    cursor.close()  # a server-side cursor: CLOSE, the rest is never sent
+                except dbapi.Error:
+                    logger.debug("closing a %s cursor failed", self.backend, exc_info=True)
         except dbapi.Error as exc:
             interface_error = getattr(dbapi, "InterfaceError", None)  # not in every DB-API
             lost = (
@@ -321,6 +443,11 @@ class SQLManager(KnowledgeBase):
                 connection.invalidate(exc)
                 raise SQLQueryError(
                     f"Could not reach the {self.backend} database: {_first_line(exc)}"
+                ) from exc
+            if deadline.fired or _statement_timeout(exc):
+                raise SQLQueryError(
+                    f"The statement was stopped after timeout_seconds={self.timeout_seconds:g}; "
+                    "ask for less (a narrower WHERE, fewer joins, a LIMIT)."
                 ) from exc
             raise SQLQueryError(
                 f"The {self.backend} database rejected the query: {_first_line(exc)}"
@@ -370,8 +497,7 @@ class SQLManager(KnowledgeBase):
             url = url.set(query={**url.query, "mode": "ro", "uri": "true"})
         if self.backend == "duckdb":
             connect_args = dict(options.get("connect_args", {}))
-            config = dict(connect_args.get("config", {}))
-            config.setdefault("enable_external_access", False)
+            config = {**_DUCKDB_CONFIG, **connect_args.get("config", {})}
             connect_args.update(read_only=True, config=config)
             options["connect_args"] = connect_args
         return url, options
@@ -411,34 +537,120 @@ class SQLManager(KnowledgeBase):
         return f"{self.backend_name}:{self.backend}:{database}"
 
     def _postgres_read_only_session(self, dbapi_connection: Any, _record: Any) -> None:
-        """Make a new PostgreSQL connection read-only for its whole life (``connect`` event).
+        """Check and set up a new PostgreSQL connection for its whole life (``connect`` event).
 
-        The session default makes every transaction read-only; the driver's own setting
-        (psycopg 3 ``read_only``, psycopg2 ``readonly``) makes it begin every transaction
-        with ``BEGIN READ ONLY`` as well, in the round trip that begins it anyway. The
-        statement timeout is set here once instead of before every statement.
+        The role is checked first (see the class doc). The session default makes every
+        transaction read-only; the driver's own setting (psycopg 3 ``read_only``, psycopg2
+        ``readonly``) makes it begin every transaction with ``BEGIN READ ONLY`` as well, in
+        the round trip that begins it anyway. The time limits are set here once instead of
+        before every statement.
+
+        Raises:
+            SQLQueryError: The role may read or write server files or run programs and
+                ``allow_privileged_role`` is false; the connection is closed.
         """
         cursor = dbapi_connection.cursor()
         try:
-            cursor.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            cursor.execute(_PRIVILEGE_CHECK)
+            superuser, roles = cursor.fetchone() or (False, [])
+            if (superuser or roles) and not self.allow_privileged_role:
+                cursor.close()
+                dbapi_connection.close()
+                raise SQLQueryError(self._privileged_message(bool(superuser), list(roles)))
+            settings = ["SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"]
             if self.timeout_seconds:
                 millis = max(1, int(self.timeout_seconds * 1000))
-                cursor.execute(f"SET statement_timeout = {millis}")
+                settings += [
+                    f"SET statement_timeout = {millis}",
+                    f"SET idle_in_transaction_session_timeout = {millis}",
+                ]
+            info = getattr(dbapi_connection, "info", None)  # psycopg 3; psycopg2 has it direct
+            version = getattr(info, "server_version", 0) or getattr(
+                dbapi_connection, "server_version", 0
+            )
+            if int(version or 0) >= 140000:
+                settings.append("SET client_connection_check_interval = 1000")
+            cursor.execute("; ".join(settings))
         finally:
-            cursor.close()
+            if not dbapi_connection.closed:
+                cursor.close()
         dbapi_connection.commit()
         for attribute in ("read_only", "readonly"):  # psycopg 3, psycopg2 / asyncpg adapter
             if hasattr(dbapi_connection, attribute):
                 setattr(dbapi_connection, attribute, True)
                 break
 
+    def _privileged_message(self, superuser: bool, roles: list[str]) -> str:
+        what = "a superuser" if superuser else "a member of " + ", ".join(roles)
+        user = self.url.username or "the connecting role"
+        return (
+            f"SQLManager '{self.backend_name}' refused to connect as '{user}': it is {what}, "
+            "so it could read or write the server's files or run programs whatever the "
+            "statement guard decides. Connect as a read-only role, created by an "
+            f"administrator with:\n{READ_ONLY_ROLE_SQL}\n"
+            "or pass allow_privileged_role=True to connect as this role anyway."
+        )
 
-def _sqlite_query_only(dbapi_connection: Any, _record: Any) -> None:
+
+class _Deadline:
+    """The time limit of one statement where the server has none of its own.
+
+    SQLite: a progress handler aborts the statement once the deadline has passed (it is
+    stepped in this thread, so the handler sees every fetch as well). DuckDB: a timer calls
+    the connection's ``interrupt()``. PostgreSQL and the others: nothing here, the server's
+    ``statement_timeout`` applies. ``fired`` says whether this deadline stopped the
+    statement, for the error message.
+    """
+
+    def __init__(self, backend: str, dbapi_connection: Any, seconds: float | None) -> None:
+        self.backend, self.connection, self.seconds = backend, dbapi_connection, seconds
+        self.fired = False
+        self._timer: threading.Timer | None = None
+
+    def __enter__(self) -> _Deadline:
+        if not self.seconds:
+            return self
+        if self.backend == "sqlite":
+            end = time.monotonic() + self.seconds
+
+            def past_deadline() -> bool:
+                self.fired = time.monotonic() > end
+                return self.fired
+
+            self.connection.set_progress_handler(past_deadline, _SQLITE_STEPS)
+        elif self.backend == "duckdb":
+            self._timer = threading.Timer(self.seconds, self._interrupt)
+            self._timer.daemon = True
+            self._timer.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        elif self.seconds and self.backend == "sqlite":
+            self.connection.set_progress_handler(None, 0)
+
+    def _interrupt(self) -> None:
+        self.fired = True
+        self.connection.interrupt()
+
+
+def _sqlite_locked_down(dbapi_connection: Any, _record: Any) -> None:
+    """Make a new SQLite connection query-only, schema-distrusting, without extensions."""
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("PRAGMA query_only = ON")
+        cursor.execute("PRAGMA trusted_schema = OFF")
     finally:
         cursor.close()
+    if hasattr(dbapi_connection, "enable_load_extension"):  # absent in some Python builds
+        dbapi_connection.enable_load_extension(False)
+
+
+def _statement_timeout(exc: BaseException) -> bool:
+    """Whether PostgreSQL cancelled the statement for its ``statement_timeout``."""
+    code = getattr(exc, "sqlstate", None) or getattr(exc, "pgcode", None)
+    return code == "57014" and "statement timeout" in str(exc)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,0 +1,158 @@
+"""Limits shared by the query backends: a time limit, a row cap and a size cap on results.
+
+Every query backend (SQL, Starburst, Neo4j, Chroma) takes ``timeout_seconds`` (default 30 s;
+``None`` disables it, and must be given explicitly) and ``max_result_bytes`` (default 1 MB of
+record text; ``None`` disables it). Results are pulled from the driver in batches
+(:func:`take_rows`), never fetched whole: a batch is sized from the rows already seen so that
+it stays near the remaining byte budget, and reading stops at the first row past either cap.
+
+What was cut is never silent. The records come back as :class:`CutRecords`, a list whose
+``notice`` says which cap cut the result, how many rows are shown and what was left out;
+``KnowledgeBuilder`` appends that notice to the tool's text, so the agent reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agentkernel.errors import AKConfigError
+from agentkernel.knowledgebase.model import Record
+
+DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_MAX_RESULT_BYTES = 1_000_000
+
+_FIRST_BATCH = 16  # rows fetched before any row size is known; one round trip for most reads
+
+
+class CutRecords(list[Record]):
+    """Records of a result that a cap cut short; ``notice`` tells the agent what was cut."""
+
+    def __init__(self, records: Sequence[Record], notice: str) -> None:
+        """Keep the records and the notice.
+
+        Args:
+            records: The records that fit.
+            notice: What was cut and by which cap, in one bracketed sentence.
+        """
+        super().__init__(records)
+        self.notice = notice
+
+
+def check_limits(
+    owner: str, timeout_seconds: float | None, max_result_bytes: int | None
+) -> tuple[float | None, int | None]:
+    """Validate the two limit settings of a backend.
+
+    Args:
+        owner: The backend, for the message (``"SQLManager 'sql'"``).
+        timeout_seconds: Seconds a query may run, or ``None`` for no limit.
+        max_result_bytes: Bytes of record text a result may carry, or ``None`` for no cap.
+
+    Returns:
+        The two settings, the timeout as a float.
+
+    Raises:
+        AKConfigError: A setting that is not a positive number.
+    """
+    if timeout_seconds is not None and (
+        isinstance(timeout_seconds, bool)
+        or not isinstance(timeout_seconds, int | float)
+        or not timeout_seconds > 0
+    ):
+        raise AKConfigError(
+            f"{owner}: timeout_seconds must be a positive number of seconds, or None for no "
+            f"limit; got {timeout_seconds!r}."
+        )
+    if max_result_bytes is not None and (
+        isinstance(max_result_bytes, bool)
+        or not isinstance(max_result_bytes, int)
+        or max_result_bytes < 1
+    ):
+        raise AKConfigError(
+            f"{owner}: max_result_bytes must be a positive whole number, or None for no cap; "
+            f"got {max_result_bytes!r}."
+        )
+    return (None if timeout_seconds is None else float(timeout_seconds)), max_result_bytes
+
+
+def take_rows(
+    fetchmany: Callable[[int], Sequence[Any]],
+    to_record: Callable[[Any, int], Record],
+    *,
+    max_rows: int,
+    max_bytes: int | None,
+    row_cap: str,
+) -> list[Record]:
+    """Read rows in batches until the result ends or a cap is reached.
+
+    One row more than ``max_rows`` is asked for, so a result the row cap cut is told apart
+    from one that had exactly ``max_rows`` rows. The first row that would take the record
+    text past ``max_bytes`` is not kept; when it is the first row, it is kept with its text
+    shortened to the cap, so the agent sees something of it.
+
+    Args:
+        fetchmany: The driver's ``fetchmany``: up to ``n`` rows, fewer only at the end.
+        to_record: Builds the record of a row and its 1-based number.
+        max_rows: The most rows kept.
+        max_bytes: The most bytes of record text (UTF-8) kept, or ``None``.
+        row_cap: How the row cap is named in the notice (``"limit=3"``).
+
+    Returns:
+        The records, as :class:`CutRecords` with a notice when a cap cut the result.
+    """
+    records: list[Record] = []
+    used = 0
+    notice = ""
+    done = False
+    while not done:
+        wanted = max_rows + 1 - len(records)
+        if max_bytes is not None:
+            if records:
+                average = max(1, used // len(records))
+                wanted = min(wanted, (max_bytes - used) // average + 1)
+            else:
+                wanted = min(wanted, _FIRST_BATCH)
+        batch = fetchmany(max(1, wanted))
+        for row in batch:
+            if len(records) == max_rows:
+                notice = (
+                    f"[Cut by the row cap ({row_cap}): {len(records)} rows shown; the rows "
+                    "after them were not read. Narrow the query to see others.]"
+                )
+                done = True
+                break
+            record = to_record(row, len(records) + 1)
+            size = _text_bytes(record)
+            if max_bytes is not None and used + size > max_bytes:
+                if not records:
+                    records.append(_shortened(record, max_bytes))
+                    used = max_bytes
+                    shown = f"1 row shown with its text cut from {size:,} to {max_bytes:,} bytes"
+                else:
+                    shown = f"{len(records)} rows shown ({used:,} bytes)"
+                notice = (
+                    f"[Cut by the size cap (max_result_bytes={max_bytes:,}): {shown}; the rows "
+                    "after them were not read. Select fewer or shorter columns, or fewer rows.]"
+                )
+                done = True
+                break
+            records.append(record)
+            used += size
+        if len(batch) < max(1, wanted):
+            done = True
+    return CutRecords(records, notice) if notice else records
+
+
+def _text_bytes(record: Record) -> int:
+    text = record.get("text", "")
+    return len(text.encode("utf-8", "replace")) + 1 if isinstance(text, str) else 1
+
+
+def _shortened(record: Record, max_bytes: int) -> Record:
+    """The record with its text cut to ``max_bytes`` bytes (on a character boundary)."""
+    text = str(record.get("text", ""))
+    cut = text.encode("utf-8", "replace")[: max(0, max_bytes - 1)].decode("utf-8", "ignore")
+    metadata = dict(record.get("metadata") or {})
+    metadata["text_cut"] = True
+    return {**record, "text": cut, "metadata": metadata}
