@@ -341,6 +341,8 @@ SYNTAX_FUNCTIONS = frozenset(
         "ArrayPrepend", "Rand", "Random", "Pi", "Exp", "Cbrt", "Radians", "Degrees",
         "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Atan2", "Cot", "Sinh", "Cosh",
         "Tanh", "ByteLength", "BitLength", "Translate", "Format", "Space", "Soundex",
+        "ArgMax", "ArgMin", "TsOrDsToTimestamp", "TsOrDsToTime", "TimeStrToDate",
+        "StrToUnix", "UnixToTimeStr", "JSONBContainsTopKey", "MatchAgainst",
     }
 )  # fmt: skip
 

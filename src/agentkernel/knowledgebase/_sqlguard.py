@@ -139,7 +139,7 @@ _ALLOWED_NODE_NAMES = (
     "Tags", "ColumnConstraint", "Columns", "JSONKeyValue", "FormatJson", "OnCondition",
     "JSONColumnDef", "JSONSchema", "Semicolon", "Heredoc", "SessionParameter",
     "ArrayContainsAll", "ArrayOverlaps", "IsInf", "IsNan", "Connector", "Exists",
-    "Condition", "SetOperation", "Whens", "Struct", "LimitOptions",
+    "Condition", "SetOperation", "Whens", "Struct", "LimitOptions", "AtTimeZone",
 )  # fmt: skip
 _ALLOWED_NODES: tuple[type[exp.Expression], ...] = tuple(
     {getattr(exp, name) for name in _ALLOWED_NODE_NAMES if hasattr(exp, name)}
