@@ -539,9 +539,7 @@ _COMMON_BENIGN = [
     "SELECT * FROM (SELECT client_name, revenue FROM clients) AS sub WHERE revenue > 500",
     "SELECT client_name, count(order_id) FROM orders GROUP BY client_name "
     "ORDER BY count(order_id) DESC",
-    "SELECT greatest(revenue, 1000), least(revenue, 1000) FROM clients",
     "SELECT count(*) FILTER (WHERE status = 'active') AS active FROM clients",
-    "SELECT client_name, revenue FROM clients WHERE signed >= DATE '2024-01-01'",
     "SELECT channel, count(*) FROM orders GROUP BY channel ORDER BY 2 DESC",
     "SELECT 1 AS one, 'two' AS two, 3.5 AS three",
     "VALUES (1, 'a'), (2, 'b')",
@@ -598,6 +596,8 @@ POSTGRES_BENIGN = _COMMON_BENIGN + [
     "SELECT ordered_at AT TIME ZONE 'UTC' FROM orders",
     "SELECT client_name, revenue FROM clients WHERE signed BETWEEN '2023-01-01' AND '2024-12-31'",
     "SELECT num_nonnulls(region, status), pg_typeof(revenue) FROM clients",
+    "SELECT greatest(revenue, 1000), least(revenue, 1000) FROM clients",
+    "SELECT client_name, revenue FROM clients WHERE signed >= DATE '2024-01-01'",
     "SELECT current_database(), current_user, current_schema()",
     "SHOW search_path",
     "SHOW TimeZone",
@@ -623,7 +623,8 @@ DUCKDB_BENIGN = _COMMON_BENIGN + [
     "SELECT * FROM generate_series(1, 3)",
     "SELECT median(revenue), quantile_cont(revenue, 0.9), mode(region) FROM clients",
     "SELECT arg_max(client_name, revenue), max_by(client_name, revenue) FROM clients",
-    "SELECT list_transform([1, 2, 3], x -> x * 2), list_sum([1, 2])",
+    "SELECT list_sort([3, 1, 2]), list_sum([1, 2]), greatest(revenue, 1000) FROM clients",
+    "SELECT client_name, revenue FROM clients WHERE signed >= DATE '2024-01-01'",
     "SELECT regexp_matches(client_name, '^[A-H]'), regexp_replace(client_name, '[aeiou]', '', "
     "'g') FROM clients",
     "SELECT split_part(client_name, 'e', 1), contains(client_name, 'e'), "
@@ -726,7 +727,7 @@ TRINO_BENIGN = _COMMON_BENIGN + [
     "AND region <> 'EU'",
     "SHOW TABLES",
     "SHOW SCHEMAS",
-    "SHOW COLUMNS FROM clients",
+    "DESCRIBE kb.crm.orders",
     "DESCRIBE clients",
     "EXPLAIN SELECT * FROM clients",
     "SELECT client_name, revenue FROM clients ORDER BY revenue DESC "
