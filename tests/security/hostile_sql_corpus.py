@@ -272,9 +272,9 @@ _POSTGRES_SHAPES = [
     "SHOW log_directory",
     "SELECT E'\\'; DELETE FROM orders; SELECT '",
     "SELECT 'x\\'', pg_read_file('/etc/passwd'), '\\'",
-    'SELECT U&"pg_r\\0065ad_file"(\'/etc/passwd\')',
-    'SELECT pg_catalog.U&"pg_r\\0065ad_file"(\'/etc/passwd\')',
-    'SELECT U&"pg_r\\0065ad_file" (\'/etc/passwd\')',
+    "SELECT U&\"pg_r\\0065ad_file\"('/etc/passwd')",
+    "SELECT pg_catalog.U&\"pg_r\\0065ad_file\"('/etc/passwd')",
+    "SELECT U&\"pg_r\\0065ad_file\" ('/etc/passwd')",
     'SELECT U&"\\0070\\0067_sleep"(5)',
     'SELECT U&"pg_sleep\\d800"(5)',
     "SELECT U&\"pg_sleep\" UESCAPE '\\\\' (5)",
@@ -545,15 +545,15 @@ _COMMON_BENIGN = [
     "VALUES (1, 'a'), (2, 'b')",
 ]
 
-POSTGRES_BENIGN = _COMMON_BENIGN + [
+POSTGRES_BENIGN = [
+    *_COMMON_BENIGN,
     "TABLE clients",
     "SELECT client_name, revenue::numeric(12, 2), signed::text FROM clients",
     "SELECT date_trunc('month', ordered_at) AS month, sum(amount) FROM orders GROUP BY 1",
     "SELECT extract(year FROM signed) AS y, count(*) FROM clients GROUP BY 1",
     "SELECT age(DATE '2025-01-01', signed), signed + INTERVAL '30 days' FROM clients",
     "SELECT to_char(ordered_at, 'YYYY-MM'), date_part('dow', ordered_at) FROM orders",
-    "SELECT now() > ordered_at, current_date - signed FROM orders JOIN clients USING "
-    "(client_name)",
+    "SELECT now() > ordered_at, current_date - signed FROM orders JOIN clients USING (client_name)",
     "SELECT details->>'sku' AS sku, details->'qty' AS qty FROM orders",
     "SELECT details #>> '{sku}' FROM orders WHERE details ? 'sku'",
     "SELECT jsonb_build_object('name', client_name, 'rev', revenue) FROM clients",
@@ -589,8 +589,8 @@ POSTGRES_BENIGN = _COMMON_BENIGN + [
     "SELECT make_date(2024, 1, 31), date_bin('1 hour', ordered_at, TIMESTAMP '2024-01-01') "
     "FROM orders",
     "SELECT to_tsvector('english', client_name) @@ to_tsquery('english', 'acme') FROM clients",
-    "SELECT pg_catalog.upper(client_name), \"lower\"(region) FROM clients",
-    "SELECT U&\"client_n\\0061me\" FROM clients",
+    'SELECT pg_catalog.upper(client_name), "lower"(region) FROM clients',
+    'SELECT U&"client_n\\0061me" FROM clients',
     "SELECT cardinality(ARRAY[1, 2]), array_to_string(ARRAY['a', 'b'], '-')",
     "SELECT * FROM clients WHERE region = ANY (ARRAY['EU', 'APAC'])",
     "SELECT ordered_at AT TIME ZONE 'UTC' FROM orders",
@@ -605,7 +605,8 @@ POSTGRES_BENIGN = _COMMON_BENIGN + [
     "EXPLAIN ANALYZE SELECT count(*) FROM orders",
 ]
 
-DUCKDB_BENIGN = _COMMON_BENIGN + [
+DUCKDB_BENIGN = [
+    *_COMMON_BENIGN,
     "FROM clients",
     "SELECT client_name, revenue::DECIMAL(12, 2), signed::VARCHAR FROM clients",
     "SELECT date_trunc('month', ordered_at) AS month, sum(amount) FROM orders GROUP BY ALL",
@@ -645,7 +646,7 @@ DUCKDB_BENIGN = _COMMON_BENIGN + [
     "SELECT count_if(status = 'active'), bool_and(revenue > 0) FROM clients",
     "SELECT make_date(2024, 1, 31), last_day(DATE '2024-02-01'), today() > signed FROM clients",
     "SELECT time_bucket(INTERVAL '1 hour', ordered_at), count(*) FROM orders GROUP BY 1",
-    "SELECT main.upper(client_name), \"lower\"(region) FROM clients",
+    'SELECT main.upper(client_name), "lower"(region) FROM clients',
     "SELECT try_cast('x' AS INTEGER), typeof(revenue) FROM clients",
     "SELECT levenshtein(client_name, 'Acme'), jaro_winkler_similarity(client_name, 'Acme') "
     "FROM clients",
@@ -662,7 +663,8 @@ DUCKDB_BENIGN = _COMMON_BENIGN + [
     "SELECT region, sum(revenue) FILTER (WHERE status = 'active') FROM clients GROUP BY region",
 ]
 
-SQLITE_BENIGN = _COMMON_BENIGN + [
+SQLITE_BENIGN = [
+    *_COMMON_BENIGN,
     "SELECT date(signed), strftime('%Y-%m', ordered_at) FROM orders JOIN clients "
     "USING (client_name)",
     "SELECT julianday('2025-01-01') - julianday(signed) AS days FROM clients",
@@ -674,14 +676,13 @@ SQLITE_BENIGN = _COMMON_BENIGN + [
     "SELECT key, value FROM orders, json_each(orders.details)",
     "SELECT json_type(details), json_valid(details), json_array_length('[1,2]') FROM orders",
     "SELECT group_concat(client_name, ', ') FROM clients",
-    "SELECT instr(client_name, 'e'), substr(client_name, 2), printf('%.2f', revenue) "
-    "FROM clients",
+    "SELECT instr(client_name, 'e'), substr(client_name, 2), printf('%.2f', revenue) FROM clients",
     "SELECT iif(revenue > 1000, 'big', 'small'), ifnull(region, '?') FROM clients",
     "SELECT typeof(revenue), hex(client_name), quote(client_name) FROM clients",
     "SELECT total(revenue), avg(revenue), count(*) FROM clients",
     "SELECT client_name FROM clients WHERE client_name GLOB 'A*'",
     "SELECT client_name, revenue FROM clients ORDER BY revenue DESC NULLS LAST",
-    "SELECT \"upper\"(client_name), [lower](region) FROM clients",
+    'SELECT "upper"(client_name), [lower](region) FROM clients',
     "SELECT round(revenue / 3.0, 2), abs(-1), max(1, 2), min(3, 4) FROM clients",
     "SELECT percent_rank() OVER (ORDER BY revenue), cume_dist() OVER (ORDER BY revenue) "
     "FROM clients",
@@ -700,7 +701,8 @@ SQLITE_BENIGN = _COMMON_BENIGN + [
     "EXPLAIN QUERY PLAN SELECT * FROM clients",
 ]
 
-TRINO_BENIGN = _COMMON_BENIGN + [
+TRINO_BENIGN = [
+    *_COMMON_BENIGN,
     "SELECT client_name, CAST(revenue AS DOUBLE), CAST(signed AS VARCHAR) FROM clients",
     "SELECT date_trunc('month', ordered_at) AS month, sum(amount) FROM orders GROUP BY 1",
     "SELECT year(signed), month(signed), day_of_week(signed) FROM clients",
@@ -723,14 +725,12 @@ TRINO_BENIGN = _COMMON_BENIGN + [
     "SELECT * FROM TABLE(kb_sheets.system.sheet(id => 'SHEET_ID'))",
     "SELECT typeof(revenue), try(CAST('x' AS INTEGER)) FROM clients",
     "SELECT current_date > signed FROM clients",
-    "SELECT client_name FROM clients WHERE signed >= DATE '2024-01-01' "
-    "AND region <> 'EU'",
+    "SELECT client_name FROM clients WHERE signed >= DATE '2024-01-01' AND region <> 'EU'",
     "SHOW TABLES",
     "SHOW SCHEMAS",
     "DESCRIBE kb.crm.orders",
     "DESCRIBE clients",
     "EXPLAIN SELECT * FROM clients",
-    "SELECT client_name, revenue FROM clients ORDER BY revenue DESC "
-    "FETCH FIRST 2 ROWS ONLY",
+    "SELECT client_name, revenue FROM clients ORDER BY revenue DESC FETCH FIRST 2 ROWS ONLY",
     "SELECT greatest(1, 2), least(3, 4), round(2.5), truncate(2.7)",
 ]

@@ -191,9 +191,7 @@ def test_postgres_the_reported_bypass_is_refused_by_name(postgres: Any) -> None:
 
 def test_postgres_a_user_allowed_function_runs(postgres: Any) -> None:
     server, _ = postgres
-    with SQLManager(
-        server.reader_url(DATABASE), allowed_functions=["pg_backend_pid"]
-    ) as manager:
+    with SQLManager(server.reader_url(DATABASE), allowed_functions=["pg_backend_pid"]) as manager:
         out = _read_kb(manager)("SELECT pg_backend_pid() > 0 AS alive")
     assert "alive" in out and not out.startswith("Error")
 
@@ -296,9 +294,7 @@ def trino() -> Iterator[Any]:
     db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?, ?)", ORDERS)
     db.execute("ATTACH ':memory:' AS kb_sheets")
     db.execute("CREATE SCHEMA kb_sheets.system")
-    db.execute(
-        "CREATE MACRO kb_sheets.system.sheet(id) AS TABLE SELECT id AS sheet, 1 AS stock"
-    )
+    db.execute("CREATE MACRO kb_sheets.system.sheet(id) AS TABLE SELECT id AS sheet, 1 AS stock")
     server = TrinoTestServer(db, page_size=50).start()
     try:
         yield server

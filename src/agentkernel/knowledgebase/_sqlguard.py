@@ -472,7 +472,8 @@ def _is_passthrough(name: str, qualifier: tuple[str, ...], dialect: str | None) 
 def _check_passthrough(node: exp.Func, shown: str, allowed: frozenset[str]) -> None:
     """A query string handed to the underlying database must pass the guard itself."""
     for argument in node.expressions:
-        value = argument.expression if isinstance(argument, (exp.Kwarg, exp.PropertyEQ)) else argument
+        named = isinstance(argument, (exp.Kwarg, exp.PropertyEQ))
+        value = argument.expression if named else argument
         if not (isinstance(value, exp.Literal) and value.is_string):
             raise _Refusal(f"{shown}() takes only a plain string literal as its query")
         try:
@@ -497,8 +498,8 @@ def _check_relation(table: exp.Table, text: str, dialect: str | None) -> None:
     name = lowered[-1]
     refused = lists.REFUSED_RELATIONS.get(dialect, frozenset())
     if dialect in ("trino", None):
-        refused = refused | lists.REFUSED_RELATIONS["trino"] if lowered[:1] == ["system"] else refused
-        if len(lowered) >= 2 and lowered[-2] in lists.TRINO_REFUSED_SCHEMAS:
+        in_runtime = len(lowered) >= 2 and lowered[-2] in lists.TRINO_REFUSED_SCHEMAS
+        if in_runtime or (lowered[:1] == ["system"] and name in lists.REFUSED_RELATIONS["trino"]):
             refused = refused | {name}
         if name.endswith(lists.TRINO_REFUSED_SUFFIXES):
             raise _Refusal(f"the metadata table {'.'.join(parts)} lists files or properties")

@@ -1,7 +1,7 @@
-"""Names in SQL resolved the way the server resolves them, for the statement guard.
+r"""Names in SQL resolved the way the server resolves them, for the statement guard.
 
 The guard judges functions and relations by name, so it must see the name the server will
-look up, not the text the agent typed: ``pg_catalog.U&"pg_r\\0065ad_file"`` is PostgreSQL's
+look up, not the text the agent typed: ``pg_catalog.U&"pg_r\0065ad_file"`` is PostgreSQL's
 ``pg_read_file``, ``"Upper"`` is not ``upper`` there but is in DuckDB, and ``public.lower``
 is not the built-in. The rules per dialect are listed in ``_sqlfunctions``. Anything this
 module cannot resolve raises :class:`UnresolvedName`, and the guard refuses the statement.
@@ -126,10 +126,10 @@ def relation_parts(table: exp.Table, dialect: str | None) -> tuple[str, ...]:
 
 
 def decode_unicode_identifiers(text: str, tokens: Sequence[Token], dialect: str | None) -> str:
-    """Rewrite PostgreSQL ``U&"..."`` identifiers as the plain quoted names they spell.
+    r"""Rewrite PostgreSQL ``U&"..."`` identifiers as the plain quoted names they spell.
 
-    PostgreSQL reads ``U&"d\\0061ta"`` (optionally followed by ``UESCAPE 'c'``) as the
-    identifier ``data``; sqlglot reads it as ``U & "d\\0061ta"``. The rewritten text is what
+    PostgreSQL reads ``U&"d\0061ta"`` (optionally followed by ``UESCAPE 'c'``) as the
+    identifier ``data``; sqlglot reads it as ``U & "d\0061ta"``. The rewritten text is what
     the guard judges and what the server runs, so both see the same name.
 
     Args:
