@@ -122,7 +122,7 @@ def postgres_cases() -> Iterator[list[Workload]]:
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO clients VALUES (%s, %s, %s, %s)", _client_rows())
             conn.execute("ANALYZE clients")
-        kb = SQLManager(server.url(), name="pg")
+        kb = SQLManager(server.reader_url(), name="pg")  # the least-privilege role
         try:
             note = (
                 "raw: `with engine.connect() as c: c.execute(text(sql)).fetchall()` "

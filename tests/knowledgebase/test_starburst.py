@@ -253,13 +253,15 @@ def test_params_must_be_a_list(starburst: StarburstManager) -> None:
         starburst.query("SELECT 1", params="US")
 
 
-def test_a_timeout_is_sent_as_the_query_max_run_time_session_property(trino_server: Any) -> None:
+def test_a_timeout_is_sent_as_the_time_limit_session_properties(trino_server: Any) -> None:
     manager = StarburstManager(
         host="127.0.0.1", port=trino_server.port, user="analyst", http_scheme="http",
         timeout_seconds=90,
     )  # fmt: skip
     manager.query("SELECT 1")
-    assert trino_server.received[-1]["session"] == "query_max_run_time=90s"
+    assert trino_server.received[-1]["session"] == (
+        "query_max_execution_time=90000ms,query_max_run_time=90000ms"
+    )
 
 
 # -- errors ------------------------------------------------------------------------------

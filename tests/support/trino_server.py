@@ -15,6 +15,9 @@ talks to it unmodified:
   legacy ``PREPARE`` (answered with ``X-Trino-Added-Prepare``) / ``EXECUTE name USING ...``
   (the statement read back from the ``X-Trino-Prepared-Statement`` request header) /
   ``DEALLOCATE PREPARE`` (``X-Trino-Deallocated-Prepare``).
+* The session property ``query_max_execution_time`` (``X-Trino-Session``) is honoured as
+  Trino does: a statement running longer is interrupted and fails with
+  ``EXCEEDED_TIME_LIMIT``.
 * HTTP basic auth is checked when ``users`` is given (401 otherwise), over TLS when a
   certificate is given, as Starburst Galaxy requires.
 
@@ -47,6 +50,8 @@ _EXECUTE_IMMEDIATE = re.compile(
 _EXECUTE = re.compile(r"^\s*EXECUTE\s+(\w+)\s*(?:USING\s+(.*))?$", re.I | re.S)
 _PREPARE = re.compile(r"^\s*PREPARE\s+(\w+)\s+FROM\s+(.*)$", re.I | re.S)
 _DEALLOCATE = re.compile(r"^\s*DEALLOCATE\s+PREPARE\s+(\w+)\s*$", re.I)
+_DURATION = re.compile(r"^\s*([\d.]+)\s*(ms|s|m|h|d)\s*$")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PATH = re.compile(r"^/v1/statement/(?:queued|executing)/([\w-]+)/(\d+)$")
 
 
@@ -291,9 +296,24 @@ class TrinoTestServer:
                             "SCHEMA_NOT_FOUND",
                             47,
                         ) from error
-                cursor.execute(duck_sql, params or None)
-                description = cursor.description or []
-                rows = cursor.fetchall() if description else []
+                limit = _time_limit(query.headers.get("x-trino-session", ""))
+                timer = threading.Timer(limit, cursor.interrupt) if limit else None
+                if timer is not None:
+                    timer.start()
+                try:
+                    cursor.execute(duck_sql, params or None)
+                    description = cursor.description or []
+                    rows = cursor.fetchall() if description else []
+                except duckdb.InterruptException as error:
+                    raise TrinoError(
+                        f"Query exceeded maximum time limit of {limit:.2f}s",
+                        "EXCEEDED_TIME_LIMIT",
+                        131075,
+                        "INSUFFICIENT_RESOURCES",
+                    ) from error
+                finally:
+                    if timer is not None:
+                        timer.cancel()
             finally:
                 cursor.close()
         query.columns = [_column(name, str(kind)) for name, kind, *_ in description]
@@ -341,6 +361,16 @@ def _prepared(header: str) -> dict[str, str]:
         name, _, value = item.partition("=")
         statements[name.strip()] = urllib.parse.unquote_plus(value)
     return statements
+
+
+def _time_limit(session: str) -> float | None:
+    """Seconds of ``query_max_execution_time`` in an ``X-Trino-Session`` header, if set."""
+    for item in session.split(","):
+        name, _, value = item.partition("=")
+        match = _DURATION.match(urllib.parse.unquote_plus(value))
+        if name.strip() == "query_max_execution_time" and match:
+            return float(match.group(1)) * _UNITS[match.group(2)]
+    return None
 
 
 def _duckdb_error(error: duckdb.Error) -> TrinoError:

@@ -23,6 +23,12 @@ collection, with its default ONNX all-MiniLM-L6-v2 model, which it downloads (ab
 ``~/.cache/chroma`` on first use. That fallback is never silent: construction logs a WARNING
 saying so. Pass chromadb's ``DefaultEmbeddingFunction()`` explicitly to choose it knowingly.
 
+Limits (see ``agentkernel.knowledgebase._limits``): a search returns at most ``limit``
+records and at most ``max_result_bytes`` (default 1 MB) of record text, with a notice saying
+what was cut. On a Chroma server every HTTP request gives up after ``timeout_seconds``
+(default 30 s; ``None`` for none: chromadb's own client never gives up); an embedded
+collection has no server to wait for.
+
 Records written: the id is ``metadata["id"]`` when given, else a hash of text and source, so
 writing the same record twice is one upsert, not a duplicate; a record rewritten under an id
 carries exactly its new metadata (Chroma's upsert would merge the old keys in, so the write
@@ -36,6 +42,7 @@ nested (dicts, lists, ...) is JSON-encoded and decoded again on the way out, so 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import math
@@ -47,6 +54,12 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
+from agentkernel.knowledgebase._limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    check_limits,
+    take_rows,
+)
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record, stable_id
@@ -97,6 +110,8 @@ class ChromaManager(KnowledgeBase):
         client: Any = None,
         embedding_function: Any = None,
         description: str | None = None,
+        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         """Configure the manager; nothing is opened until the first operation.
 
@@ -112,12 +127,18 @@ class ChromaManager(KnowledgeBase):
             embedding_function: A chromadb ``EmbeddingFunction`` passed on every collection
                 open. Without one a WARNING is logged (see the module docstring).
             description: What the collection holds, for ``get_all_kb_descriptions``.
+            timeout_seconds: Seconds an HTTP request to a Chroma server may take; ``None``
+                for no limit.
+            max_result_bytes: Most bytes of record text a search returns; ``None`` for no cap.
 
         Raises:
-            AKConfigError: Conflicting connection arguments, or an unusable port or
-                collection name.
+            AKConfigError: Conflicting connection arguments, or an unusable port, collection
+                name or limit.
         """
         super().__init__(CAPABILITIES, name=name or "ChromaDB")
+        self.timeout_seconds, self.max_result_bytes = check_limits(
+            f"ChromaManager '{self.name}'", timeout_seconds, max_result_bytes
+        )
         chosen = (("client", client), ("host", host), ("path", path))
         given = [label for label, value in chosen if value is not None and value != ""]
         if len(given) > 1:
@@ -239,7 +260,14 @@ class ChromaManager(KnowledgeBase):
             )
         except Exception as exc:
             raise self._failure("search", exc) from exc
-        return _records(result)[:limit]
+        remaining = iter(_records(result))
+        return take_rows(
+            lambda n: list(itertools.islice(remaining, n)),
+            lambda record, _number: record,
+            max_rows=limit,
+            max_bytes=self.max_result_bytes,
+            row_cap=f"limit={limit}",
+        )
 
     def write(self, records: Iterable[Record], **kwargs: Any) -> list[str]:
         """Upsert records; the same record written twice is stored once.
@@ -326,13 +354,15 @@ class ChromaManager(KnowledgeBase):
         settings = Settings(anonymized_telemetry=False)
         try:
             if self.host:
-                return chromadb.HttpClient(
+                client = chromadb.HttpClient(
                     host=self.host,
                     port=self.port or DEFAULT_PORT,
                     ssl=self.ssl,
                     headers=self._headers or None,
                     settings=settings,
                 )
+                _limit_requests(client, self.timeout_seconds)
+                return client
             Path(self.path or DEFAULT_PATH).mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=self.path or DEFAULT_PATH, settings=settings)
         except Exception as exc:
@@ -346,6 +376,16 @@ class ChromaManager(KnowledgeBase):
             f"Chroma {operation} failed on collection '{self.collection_name}' "
             f"({self.location}): {type(exc).__name__}: {exc}"
         )
+
+
+def _limit_requests(client: Any, seconds: float | None) -> None:
+    """Give the HTTP client's requests a timeout: chromadb creates its httpx client without."""
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if seconds is None or session is None or not hasattr(session, "timeout"):
+        return
+    import httpx  # chromadb's own HTTP client library
+
+    session.timeout = httpx.Timeout(seconds)
 
 
 # -- records in and out ------------------------------------------------------------------

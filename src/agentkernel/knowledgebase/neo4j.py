@@ -27,6 +27,11 @@ Reading (``query``, what ``read_kb`` calls):
   let the server stop early), and the result stream is pulled in batches of ``limit`` and
   closed after ``limit`` records, so at most ``limit`` records come back whatever the
   statement says.
+* Limits (see ``agentkernel.knowledgebase._limits``): the read runs with a transaction
+  timeout of ``timeout_seconds`` (default 30 s, ``None`` for the server's setting), which the
+  server enforces, ending the transaction; rows are pulled in batches and reading stops at
+  ``limit`` rows or at ``max_result_bytes`` (default 1 MB of record text), with a notice
+  saying what was cut.
 * Each row becomes a record. A row with a string column named ``text`` becomes
   ``{"text": row["text"], "metadata": <the other columns>}``; any other row becomes
   ``{"text": <the row as JSON>, "metadata": <the row>}``. Values are JSON-serialisable: a node
@@ -69,6 +74,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
+from agentkernel.knowledgebase._limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    check_limits,
+    take_rows,
+)
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record, stable_id
@@ -118,6 +129,8 @@ class Neo4jManager(KnowledgeBase):
         database: str | None = None,
         node_label: str = DEFAULT_LABEL,
         description: str | None = None,
+        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
         **driver_options: Any,
     ) -> None:
         """Configure the manager and create the driver (no connection is opened).
@@ -130,13 +143,18 @@ class Neo4jManager(KnowledgeBase):
             database: Database to use; else ``NEO4J_DATABASE``, else the server's default.
             node_label: Label of the nodes text records are stored as.
             description: What the graph holds, for ``get_all_kb_descriptions``.
+            timeout_seconds: The transaction timeout of a read; ``None`` leaves the server's.
+            max_result_bytes: Most bytes of record text a read returns; ``None`` for no cap.
             **driver_options: Passed to ``neo4j.GraphDatabase.driver`` (for example
                 ``connection_timeout`` or ``max_transaction_retry_time``).
 
         Raises:
-            AKConfigError: An unusable URI, label or driver option.
+            AKConfigError: An unusable URI, label, limit or driver option.
         """
         super().__init__(CAPABILITIES, name=name or "Neo4jDB")
+        self.timeout_seconds, self.max_result_bytes = check_limits(
+            f"Neo4jManager '{self.name}'", timeout_seconds, max_result_bytes
+        )
         self.uri = uri or os.environ.get("NEO4J_URI") or DEFAULT_URI
         self.user = user or os.environ.get("NEO4J_USERNAME") or DEFAULT_USER
         secret = password if password is not None else os.environ.get("NEO4J_PASSWORD")
@@ -224,10 +242,9 @@ class Neo4jManager(KnowledgeBase):
         parameters = {LIMIT_PARAMETER: limit, **extra}
         driver = self._live_driver()
         try:
-            rows = self._read(driver, statement, parameters, limit)
+            return self._read(driver, statement, parameters, limit)
         except Exception as exc:
             raise self._translate(exc, "query", statement) from exc
-        return [_record(row) for row in rows]
 
     def write(self, records: Iterable[Record], **kwargs: Any) -> list[str]:
         """Write records all or none: statements run, plain text becomes nodes.
@@ -281,30 +298,45 @@ class Neo4jManager(KnowledgeBase):
 
     def _read(
         self, driver: Any, statement: str, parameters: dict[str, Any], limit: int
-    ) -> list[Any]:
-        """At most ``limit`` rows of ``statement``, run in read access mode."""
+    ) -> list[Record]:
+        """At most ``limit`` records of ``statement``, run in read access mode."""
         if not self._autocommit_reads(driver):
 
-            def work(tx: Any) -> list[Any]:
-                return list(tx.run(statement, parameters).fetch(limit))
+            @neo4j.unit_of_work(timeout=self.timeout_seconds)
+            def work(tx: Any) -> list[Record]:
+                return self._take(tx.run(statement, parameters), limit)
 
             with driver.session(
-                database=self.database, default_access_mode=neo4j.READ_ACCESS, fetch_size=limit
+                database=self.database,
+                default_access_mode=neo4j.READ_ACCESS,
+                fetch_size=limit + 1,
             ) as session:
-                return list(session.execute_read(work))
+                records: list[Record] = session.execute_read(work)  # CutRecords keep notices
+                return records
+        query = neo4j.Query(statement, timeout=self.timeout_seconds)  # type: ignore[arg-type]
         for attempt in range(1, _ATTEMPTS + 1):
             try:
                 with driver.session(
                     database=self.database,
                     default_access_mode=neo4j.READ_ACCESS,
-                    fetch_size=limit,
+                    fetch_size=limit + 1,
                 ) as session:
-                    return list(session.run(statement, parameters).fetch(limit))
+                    return self._take(session.run(query, parameters), limit)
             except (neo4j_errors.Neo4jError, neo4j_errors.DriverError) as exc:
                 if attempt == _ATTEMPTS or not exc.is_retryable() or self._closed:
                     raise
                 self._pause_before_retry(attempt, exc)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _take(self, result: Any, limit: int) -> list[Record]:
+        """Pull records in batches up to ``limit`` rows and ``max_result_bytes``."""
+        return take_rows(
+            result.fetch,
+            lambda row, _number: _record(row),
+            max_rows=limit,
+            max_bytes=self.max_result_bytes,
+            row_cap=f"limit={limit}",
+        )
 
     def _write_one(self, driver: Any, statement: str, parameters: dict[str, Any]) -> None:
         """Run one write statement as an auto-commit query.
@@ -437,7 +469,12 @@ class Neo4jManager(KnowledgeBase):
         elif isinstance(exc, neo4j_errors.Neo4jError):
             code = exc.code or "unknown code"
             detail = _neo4j_message(exc)
-            if "AccessMode" in code or isinstance(exc, neo4j_errors.ForbiddenOnReadOnlyDatabase):
+            if "TransactionTimedOut" in code:
+                message = (
+                    f"The query was stopped by its time limit (timeout_seconds="
+                    f"{self.timeout_seconds}): {detail}. Ask for less (a narrower MATCH, a LIMIT)."
+                )
+            elif "AccessMode" in code or isinstance(exc, neo4j_errors.ForbiddenOnReadOnlyDatabase):
                 message = (
                     f"read_kb runs Cypher read-only and this statement writes ({detail}). "
                     "Use write_kb with the statement in query= instead."

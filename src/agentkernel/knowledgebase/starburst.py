@@ -37,24 +37,43 @@ appended; one with a LIMIT keeps it (rows are still capped at ``max_rows``); sta
 take no LIMIT (SHOW, DESCRIBE, ...) return at most ``limit`` rows. Refusals and query errors
 raise ``KnowledgeError`` subclasses, which the tools turn into messages: an error is never
 reported as "no results".
+
+Limits (see ``agentkernel.knowledgebase._limits``): ``timeout_seconds`` (default 30 s,
+``None`` for none) is sent as the session properties ``query_max_execution_time`` and
+``query_max_run_time``, so the cluster stops the query, and the client cancels it at the same
+deadline should the cluster not have. Rows are read page by page as the client pages them,
+and reading stops at the row cap or at ``max_result_bytes`` (default 1 MB of record text);
+the rest of the query is cancelled and a notice says what was cut.
+
+Least privilege: Trino has no superuser a connection could be checked against; what a user
+may read is decided by the cluster's access control (Starburst Galaxy roles and privileges,
+or a Trino ``file``-based catalog and table rules). Give the user this manager connects as a
+role that can only ``SELECT`` the catalogs and schemas the agent should see.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from agentkernel.errors import AKConfigError, missing_extra
+from agentkernel.knowledgebase._limits import (
+    DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_TIMEOUT_SECONDS,
+    check_limits,
+    take_rows,
+)
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
     GuardedStatement,
     allowed_function_names,
     guard_statement,
 )
-from agentkernel.knowledgebase._sqlrecords import rows_to_records
+from agentkernel.knowledgebase._sqlrecords import row_to_record
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
@@ -107,7 +126,8 @@ class StarburstManager(KnowledgeBase):
         request_timeout: float = 60.0,
         max_attempts: int = 3,
         max_rows: int = 1000,
-        timeout_seconds: float | None = None,
+        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
         legacy_prepared_statements: bool | None = None,
         allowed_functions: Iterable[str] = (),
         source: str = "agentkernel",
@@ -132,8 +152,11 @@ class StarburstManager(KnowledgeBase):
             request_timeout: Seconds per HTTP request.
             max_attempts: HTTP attempts per request before an unreachable cluster is reported.
             max_rows: Most rows returned for a statement carrying its own LIMIT.
-            timeout_seconds: Sent as the ``query_max_run_time`` session property, so the
-                cluster cancels a longer query; ``None`` leaves the cluster's setting.
+            timeout_seconds: Sent as the ``query_max_execution_time`` and
+                ``query_max_run_time`` session properties, so the cluster stops a longer
+                query, which the client also cancels then; ``None`` turns the limit off.
+            max_result_bytes: Most bytes of record text a result carries; the rest is not
+                read, and a notice says so. ``None`` turns the cap off.
             legacy_prepared_statements: How the client binds ``params``: ``True`` uses
                 PREPARE/EXECUTE, ``False`` EXECUTE IMMEDIATE, ``None`` probes the server.
             allowed_functions: Functions the statement guard accepts besides Trino's built-ins
@@ -143,7 +166,8 @@ class StarburstManager(KnowledgeBase):
             source: The ``X-Trino-Source`` the cluster sees.
 
         Raises:
-            AKConfigError: No host or user, a bad port or scheme, or a password over HTTP.
+            AKConfigError: No host or user, a bad port or scheme, a password over HTTP, or
+                a limit that is not a positive number.
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
@@ -171,7 +195,9 @@ class StarburstManager(KnowledgeBase):
         self.request_timeout = request_timeout
         self.max_attempts = max_attempts
         self.max_rows = max_rows
-        self.timeout_seconds = timeout_seconds
+        self.timeout_seconds, self.max_result_bytes = check_limits(
+            f"StarburstManager '{name}'", timeout_seconds, max_result_bytes
+        )
         self.legacy_prepared_statements = legacy_prepared_statements
         self.allowed_functions = allowed_function_names(allowed_functions)
         self.source = source
@@ -234,11 +260,7 @@ class StarburstManager(KnowledgeBase):
             max_attempts=self.max_attempts,
             legacy_prepared_statements=self.legacy_prepared_statements,
             source=self.source,
-            session_properties=(
-                {"query_max_run_time": f"{max(1, int(self.timeout_seconds))}s"}
-                if self.timeout_seconds
-                else None
-            ),
+            session_properties=_time_limits(self.timeout_seconds),
         )
         logger.debug("StarburstManager %r targets %s", self.backend_name, self.target)
 
@@ -293,8 +315,7 @@ class StarburstManager(KnowledgeBase):
             isinstance(params, str | bytes) or not isinstance(params, Sequence)
         ):
             raise SQLQueryError("params must be a list of values for the '?' placeholders.")
-        columns, rows = self._execute(guarded, list(params) if params else None, limit)
-        return rows_to_records(columns, rows, source=self._source_label())
+        return self._execute(guarded, list(params) if params else None, limit)
 
     def close(self) -> None:
         """Close the client's HTTP session; the next query opens a new one."""
@@ -309,16 +330,38 @@ class StarburstManager(KnowledgeBase):
 
     def _execute(
         self, guarded: GuardedStatement, params: list[Any] | None, limit: int
-    ) -> tuple[list[str], list[Sequence[Any]]]:
+    ) -> list[Record]:
         if self._connection is None:
             self.connect()
-        cap = limit if guarded.limit_appended or not guarded.has_own_limit else self.max_rows
+        if guarded.limit_appended or not guarded.has_own_limit:
+            cap, row_cap = limit, f"limit={limit}"
+        else:
+            cap, row_cap = self.max_rows, f"max_rows={self.max_rows}"
         cursor = self._connection.cursor()
+        expired = threading.Event()
+        timer = None
+        if self.timeout_seconds:
+            # the cluster enforces the session property; this stops the client waiting on one
+            # that does not, and cancels the query there
+            timer = threading.Timer(self.timeout_seconds, _cancel, (cursor, expired))
+            timer.daemon = True
+            timer.start()
         try:
             cursor.execute(guarded.sql, params)
-            rows = cursor.fetchmany(cap)
-            columns = [d[0] for d in (cursor.description or [])]
+            names = [str(d[0]) for d in (cursor.description or [])]
+            source = self._source_label()
+            records = take_rows(
+                cursor.fetchmany,
+                lambda row, number: row_to_record(names, row, number, source),
+                max_rows=cap,
+                max_bytes=self.max_result_bytes,
+                row_cap=row_cap,
+            )
+            if expired.is_set():  # a cancelled query ends its rows early: never a silent cut
+                raise SQLQueryError(self._timeout_message())
         except trino.exceptions.TrinoQueryError as exc:
+            if expired.is_set() or exc.error_name == "EXCEEDED_TIME_LIMIT":
+                raise SQLQueryError(f"{self._timeout_message()} ({exc.message})") from exc
             raise SQLQueryError(
                 f"Trino rejected the query: {exc.error_name or exc.error_type}: {exc.message}"
             ) from exc
@@ -327,11 +370,19 @@ class StarburstManager(KnowledgeBase):
         except (trino.exceptions.OperationalError, requests.RequestException) as exc:
             raise SQLQueryError(f"Could not reach Trino at {self.target}: {exc}") from exc
         finally:
+            if timer is not None:
+                timer.cancel()
             try:
                 cursor.close()  # cancels the rest of a result that was not read
             except Exception:
                 logger.debug("cancelling the rest of a Trino result failed", exc_info=True)
-        return columns, rows
+        return records
+
+    def _timeout_message(self) -> str:
+        return (
+            f"The query was stopped after timeout_seconds={self.timeout_seconds:g}; ask for "
+            "less (a narrower WHERE, fewer joins, a LIMIT)."
+        )
 
     def _source_label(self) -> str:
         where = ".".join(p for p in (self.catalog, self.db_schema, self.table_name) if p)
@@ -360,6 +411,23 @@ class _ExplicitVerifySession(requests.Session):  # type: ignore[misc]
         if verify is None and self.verify is not True:
             settings["verify"] = self.verify
         return settings
+
+
+def _time_limits(seconds: float | None) -> dict[str, str] | None:
+    """The session properties that make the cluster stop a query after ``seconds``."""
+    if not seconds:
+        return None
+    duration = f"{max(1, round(seconds * 1000))}ms"
+    return {"query_max_execution_time": duration, "query_max_run_time": duration}
+
+
+def _cancel(cursor: Any, expired: threading.Event) -> None:
+    """Cancel a query past its deadline (timer thread); the reading thread then stops."""
+    expired.set()
+    try:
+        cursor.cancel()
+    except Exception:  # the query may have ended meanwhile
+        logger.debug("cancelling a Trino query past its deadline failed", exc_info=True)
 
 
 def _session(verify: bool | str) -> requests.Session:
