@@ -291,6 +291,12 @@ _POSTGRES_SHAPES = [
     "SELECT coalesce(NULL, pg_read_file('/etc/passwd'))",
     "SELECT (pg_stat_file('postgresql.conf')).size",
     "EXPLAIN (ANALYZE, FORMAT JSON) SELECT pg_sleep(1)",
+    "SELECT 1 OPERATOR(public.+) 2",
+    'SELECT 1 OPERATOR("public".=) 2',
+    "SELECT ARRAY(SELECT pg_sleep(1))",
+    "SELECT ROW(pg_sleep(1), 2)",
+    "SELECT * FROM clients TABLESAMPLE BERNOULLI (pg_sleep(1))",
+    "SELECT xmlparse(document pg_read_file('/etc/passwd'))",
 ]
 
 
@@ -599,6 +605,10 @@ POSTGRES_BENIGN = [
     "SELECT greatest(revenue, 1000), least(revenue, 1000) FROM clients",
     "SELECT client_name, revenue FROM clients WHERE signed >= DATE '2024-01-01'",
     "SELECT current_database(), current_user, current_schema()",
+    "SELECT ARRAY(SELECT client_name FROM clients ORDER BY 1), ROW(1, 'a')",
+    "SELECT 1 OPERATOR(pg_catalog.+) 2",
+    "SELECT client_name FROM clients TABLESAMPLE SYSTEM (100)",
+    "SELECT 'abc' COLLATE \"C\" < 'abd'",
     "SHOW search_path",
     "SHOW TimeZone",
     "EXPLAIN SELECT * FROM clients WHERE revenue > 100",

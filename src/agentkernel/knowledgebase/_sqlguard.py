@@ -380,6 +380,8 @@ def _check_query(
         if kind_of_node in _ALLOWED_NODES:  # the exact type: a subclass is judged on its own
             if kind_of_node is exp.Table:
                 _check_relation(cast(exp.Table, node), text, dialect)
+            elif kind_of_node is exp.Operator:
+                _check_operator(node)
         elif isinstance(node, _FORBIDDEN_NODES):
             raise _Refusal(f"the statement contains {_describe_node(node)}, which is not read-only")
         elif isinstance(node, exp.Func):
@@ -390,6 +392,14 @@ def _check_query(
                 "which the guard does not accept as read-only"
             )
     return kind
+
+
+def _check_operator(node: exp.Expr) -> None:
+    """PostgreSQL's ``OPERATOR(schema.op)``: an operator outside pg_catalog runs a user function."""
+    written = "".join(str(node.args.get("operator", "")).split())
+    schema, _, _ = written.rpartition(".")
+    if schema and ascii_lower(schema.strip('"')) != "pg_catalog":
+        raise _Refusal(f"the operator {written[:40]} is not a built-in (only pg_catalog's are)")
 
 
 def _check_function(
