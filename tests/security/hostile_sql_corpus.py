@@ -404,6 +404,14 @@ SQLITE_FUNCTIONS = [
     "last_insert_rowid()",
     "pragma_compile_options()",
     "pragma_database_list()",
+    "pragma_function_list()",
+    "pragma_module_list()",
+    "sqlite_source_id()",
+    "sqlite_compileoption_get(0)",
+    "sqlite_offset(client_name)",
+    "load_extension('/tmp/ak.so', 'sqlite3_ak_init')",
+    "dbstat('main')",
+    "sqlite_dbdata('main')",
 ]
 _SQLITE_SHAPES = [
     f"ATTACH DATABASE '{CANARY}' AS ak",
@@ -431,7 +439,7 @@ def sqlite_hostile() -> list[str]:
     """Every hostile statement for SQLite."""
     out = list(COMMON_HOSTILE) + _SQLITE_SHAPES
     for call in SQLITE_FUNCTIONS:
-        out += _function_variants(call, table=False, postgres=False, schema="main")
+        out += _function_variants(call, table=True, postgres=False, schema="main")
     return _unique(out)
 
 
@@ -485,6 +493,14 @@ def trino_hostile() -> list[str]:
     out = list(COMMON_HOSTILE) + _TRINO_SHAPES
     for call in TRINO_FUNCTIONS:
         out += _function_variants(call, table=False, postgres=False, schema="kb.crm")
+    # the pass-through table functions hand their string to another database: every hostile
+    # shape must be refused inside them too
+    for inner in COMMON_HOSTILE + [f"SELECT {call}" for call in POSTGRES_FUNCTIONS["file access"]]:
+        quoted = inner.replace("'", "''")
+        out += [
+            f"SELECT * FROM TABLE(pg.system.query(query => '{quoted}'))",
+            f"SELECT * FROM TABLE(pg.system.raw_query(query => '{quoted}'))",
+        ]
     return _unique(out)
 
 
