@@ -194,7 +194,7 @@ _DUCKDB = frozenset(
         # conditionals and values
         "if", "ifnull", "nvl", "typeof", "try", "current_database", "current_schema",
         "current_schemas", "current_user", "user", "session_user", "md5_number",
-        "string_agg",
+        "string_agg", "columns",
     }
 )  # fmt: skip
 _SQLITE = frozenset(

@@ -141,12 +141,15 @@ _ALLOWED_NODE_NAMES = (
     "ArrayContainsAll", "ArrayOverlaps", "IsInf", "IsNan", "Exists", "Whens", "Struct",
     "LimitOptions", "AtTimeZone",
 )  # fmt: skip
+_KNOWN_NODES = [getattr(exp, name) for name in _ALLOWED_NODE_NAMES if hasattr(exp, name)]
 _ALLOWED_NODES: frozenset[type[exp.Expression]] = frozenset(
-    getattr(exp, name) for name in _ALLOWED_NODE_NAMES if hasattr(exp, name)
+    kind for kind in _KNOWN_NODES if not issubclass(kind, exp.Func)
 )
+# A function node is judged by the name it was written with; without one (an operator such
+# as AND, a keyword form such as CASE or CAST) only by its exact type.
 _SYNTAX_FUNCTIONS: frozenset[type[exp.Func]] = frozenset(
     getattr(exp, name) for name in lists.SYNTAX_FUNCTIONS if hasattr(exp, name)
-)
+) | frozenset(kind for kind in _KNOWN_NODES if issubclass(kind, exp.Func))
 
 _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
 _SHOW_FORBIDDEN_WORDS = frozenset(
