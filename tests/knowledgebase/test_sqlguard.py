@@ -238,6 +238,8 @@ def test_unresolvable_u_identifiers_are_refused(dialect: str | None, statement: 
         ("sqlite", "SELECT main.upper(x) FROM t", False),
         ("trino", "SELECT system.builtin.upper(x) FROM t", True),
         (None, 'SELECT "upper"(x) FROM t', False),  # generic SQL: quoting has no known rule
+        ("postgres", "SELECT glob('a*', x) FROM t", False),  # parsed as an operator, still a call
+        ("sqlite", "SELECT glob('a*', x) FROM t", True),
     ],
 )
 def test_quoting_case_and_qualification_follow_the_dialect(

@@ -380,14 +380,16 @@ def _check_query(
         )
     for node in root.walk():
         kind_of_node = type(node)
-        if kind_of_node in _ALLOWED_NODES:  # the exact type: a subclass is judged on its own
+        # a name written as a call is judged even where the parser made an operator of it
+        named = node.meta_get(_NAME_KEY) is not None
+        if kind_of_node in _ALLOWED_NODES and not named:  # exact type: subclasses are not
             if kind_of_node is exp.Table:
                 _check_relation(cast(exp.Table, node), text, dialect)
             elif kind_of_node is exp.Operator:
                 _check_operator(node)
         elif isinstance(node, _FORBIDDEN_NODES):
             raise _Refusal(f"the statement contains {_describe_node(node)}, which is not read-only")
-        elif isinstance(node, exp.Func):
+        elif named or isinstance(node, exp.Func):
             _check_function(node, text, dialect, allowed)
         else:
             raise _Refusal(
@@ -406,11 +408,11 @@ def _check_operator(node: exp.Expr) -> None:
 
 
 def _check_function(
-    node: exp.Func, text: str, dialect: str | None, allowed: frozenset[str]
+    node: exp.Expr, text: str, dialect: str | None, allowed: frozenset[str]
 ) -> None:
     if _is_table_wrapper(node, dialect):
         return
-    if _NAME_KEY not in node.meta and not isinstance(node, exp.Anonymous):
+    if node.meta_get(_NAME_KEY) is None and not isinstance(node, exp.Anonymous):
         if type(node) in _SYNTAX_FUNCTIONS:
             return  # an operator, keyword or special form of a listed built-in
         raise _Refusal(
@@ -458,7 +460,7 @@ def _matches(qualifier: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
     )
 
 
-def _is_table_wrapper(node: exp.Func, dialect: str | None) -> bool:
+def _is_table_wrapper(node: exp.Expr, dialect: str | None) -> bool:
     """Trino's ``TABLE(fn(...))`` in FROM: the wrapper itself calls nothing."""
     if not (
         isinstance(node, exp.Anonymous)
@@ -484,7 +486,7 @@ def _is_passthrough(name: str, qualifier: tuple[str, ...], dialect: str | None) 
     )
 
 
-def _check_passthrough(node: exp.Func, shown: str, allowed: frozenset[str]) -> None:
+def _check_passthrough(node: exp.Expr, shown: str, allowed: frozenset[str]) -> None:
     """A query string handed to the underlying database must pass the guard itself."""
     for argument in node.expressions:
         named = isinstance(argument, (exp.Kwarg, exp.PropertyEQ))
@@ -524,7 +526,7 @@ def _check_relation(table: exp.Table, text: str, dialect: str | None) -> None:
             "credentials and is not served"
         )
     if dialect == "duckdb":
-        start = table.this.meta.get("start")
+        start = table.this.meta_get("start")
         as_string = isinstance(start, int) and text[start : start + 1] == "'"
         if as_string or any(set(part) & _DUCKDB_FILE_CHARACTERS for part in parts):
             raise _Refusal(

@@ -77,7 +77,7 @@ def identifier_parts(node: exp.Expression | None, dialect: str | None) -> list[s
 
 
 def function_parts(
-    node: exp.Func, text: str, dialect: str | None, name_key: str
+    node: exp.Expr, text: str, dialect: str | None, name_key: str
 ) -> tuple[str, ...]:
     """The qualified name the server calls for a function node, qualifier first.
 
@@ -102,8 +102,8 @@ def function_parts(
         else:
             raise UnresolvedName("a function whose name is an expression cannot be resolved")
     else:
-        written = node.meta.get(name_key)
-        start = node.meta.get("start")
+        written = node.meta_get(name_key)
+        start = node.meta_get("start")
         if not isinstance(written, str) or not isinstance(start, int):
             raise UnresolvedName(f"the function behind {type(node).__name__} has no name")
         name, quoted = written, text[start : start + 1] in _QUOTES
