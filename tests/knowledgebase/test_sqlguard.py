@@ -292,6 +292,8 @@ def test_invalid_allowed_functions_are_refused_with_the_name(names: object) -> N
         ("trino", "SELECT * FROM TABLE(pg.system.query(query => 'DEL' || 'ETE'))", "literal"),
         ("postgres", "SELECT 'a\\', 1 AS b, ' \\' AS c", "backslash"),
         ("postgres", "SELECT 1\u00a0FROM t", "skipped"),
+        ("mysql", "SELECT @@datadir", "SessionParameter"),
+        ("mysql", "SELECT @a := 1", "Parameter"),
     ],
 )
 def test_relations_and_lexical_traps_that_expose_the_server_are_refused(

@@ -411,8 +411,6 @@ SQLITE_FUNCTIONS = [
     "sqlite_offset(client_name)",
     "load_extension('/tmp/ak.so', 'sqlite3_ak_init')",
     "dbstat('main')",
-    "zeroblob(1000000000)",
-    "randomblob(1000000000)",
     "sqlite_dbdata('main')",
 ]
 _SQLITE_SHAPES = [
@@ -715,7 +713,7 @@ SQLITE_BENIGN = [
     "SELECT percent_rank() OVER (ORDER BY revenue), cume_dist() OVER (ORDER BY revenue) "
     "FROM clients",
     "SELECT client_name, nth_value(client_name, 2) OVER (ORDER BY revenue) FROM clients",
-    "SELECT char(65, 66), unicode('A'), likely(1)",
+    "SELECT char(65, 66), unicode('A'), zeroblob(2), likely(1)",
     "SELECT * FROM clients WHERE rowid > 1",
     "SELECT ltrim('  x'), rtrim('x  '), trim('  x  ') ",
     "SELECT cast(revenue AS INTEGER) AS whole, cast(signed AS TEXT) FROM clients",

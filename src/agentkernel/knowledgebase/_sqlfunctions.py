@@ -200,8 +200,8 @@ _DUCKDB = frozenset(
 _SQLITE = frozenset(
     {
         "char", "glob", "like", "likelihood", "likely", "unlikely", "iif", "if", "ifnull",
-        "instr", "hex", "unhex", "printf", "quote", "soundex", "total", "typeof",
-        "unicode", "group_concat", "date", "time", "datetime",
+        "instr", "hex", "unhex", "printf", "quote", "randomblob", "soundex", "total",
+        "typeof", "unicode", "zeroblob", "group_concat", "date", "time", "datetime",
         "julianday", "unixepoch", "strftime", "timediff", "json", "jsonb", "json_array",
         "jsonb_array", "json_array_length", "json_error_position", "json_extract",
         "jsonb_extract", "json_insert", "jsonb_insert", "json_object", "jsonb_object",
