@@ -321,3 +321,50 @@ def test_trino_refuses_every_hostile_statement_and_none_reaches_the_server(trino
 
 def test_trino_runs_every_benign_statement(trino: Any) -> None:
     assert _benign(_read_kb(_starburst(trino)), corpus.TRINO_BENIGN) == []
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        'U&"pg_r\\0065ad_file"',
+        'u&"\\+000070g_sleep"',
+        "U&\"pg!0073leep\" UESCAPE '!'",
+        'U&"a\\\\b"',
+        'U&"d\\00e9j\\00e0"',
+        'U&"\\d83d\\de00x"',
+        'U&"say ""hi"""',
+        "PG_READ_FILE",
+        '"Mixed"',
+        "x" * 70,
+    ],
+)
+def test_postgres_resolves_names_exactly_as_the_guard_does(postgres: Any, written: str) -> None:
+    """The server names a column written this way what the guard resolves the name to."""
+    import psycopg
+
+    from agentkernel.knowledgebase._sqlguard import _tokens
+    from agentkernel.knowledgebase._sqlnames import decode_unicode_identifiers, resolve
+
+    server, _ = postgres
+    statement = f"SELECT 1 AS {written}"
+    decoded = decode_unicode_identifiers(statement, _tokens(statement, "postgres"), "postgres")
+    name = decoded.removeprefix("SELECT 1 AS ")
+    quoted = name.startswith('"')
+    guard_name = resolve(
+        name[1:-1].replace('""', '"') if quoted else name, quoted=quoted, dialect="postgres"
+    )
+    with psycopg.connect(server.conninfo(DATABASE)) as conn:
+        cursor = conn.execute(statement)
+        assert cursor.description is not None
+        assert cursor.description[0].name == guard_name
+
+
+def test_postgres_the_reported_bypass_is_real_below_the_guard(postgres: Any) -> None:
+    """Sent straight to the server as its superuser, the statement reads the file."""
+    import psycopg
+
+    server, _ = postgres
+    statement = "SELECT pg_catalog.U&\"pg_r\\0065ad_file\"('/etc/passwd')"
+    with psycopg.connect(server.conninfo(DATABASE)) as conn:
+        row = conn.execute(statement).fetchone()
+    assert row is not None and "root:" in row[0]
