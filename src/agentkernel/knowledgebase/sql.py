@@ -13,9 +13,10 @@ is constructed, never at import).
 
 Read-only is enforced twice. First every statement passes the same guard as Starburst (see
 ``agentkernel.knowledgebase._sqlguard``: one read-only statement, parsed in the database's
-dialect; a SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself
-is read-only, so a write that slipped past parsing (a function with side effects, say) is
-refused by the database:
+dialect, calling only functions on the dialect's allow-list or in ``allowed_functions``; a
+SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself is read-only,
+so a write that slipped past parsing (an allowed function that writes, say) is refused by the
+database:
 
 ==============  ===========================================================================
 database        how the session is made read-only
