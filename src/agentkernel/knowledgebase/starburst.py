@@ -34,10 +34,10 @@ shared guard first (see ``agentkernel.knowledgebase._sqlguard``): one read-only 
 (SELECT, WITH ... SELECT, VALUES, SHOW, DESCRIBE, EXPLAIN), decided by parsing the Trino
 dialect, never a prefix check, calling only Trino built-ins without side effects, the
 connectors' ``system.sheet`` and pass-through ``system.query`` (whose query must pass the
-guard too), or functions listed in ``allowed_functions``. A SELECT without its own LIMIT gets ``LIMIT <limit>``
-appended; one with a LIMIT keeps it (rows are still capped at ``max_rows``); statements that
-take no LIMIT (SHOW, DESCRIBE, ...) return at most ``limit`` rows. Refusals and query errors
-raise ``KnowledgeError`` subclasses, which the tools turn into messages: an error is never
+guard too), or functions in ``allowed_functions``. A SELECT without its own LIMIT gets
+``LIMIT <limit>`` appended; one with a LIMIT keeps it (rows are still capped at ``max_rows``);
+statements that take no LIMIT (SHOW, DESCRIBE, ...) return at most ``limit`` rows. Refusals
+and query errors raise ``KnowledgeError`` subclasses, which the tools turn into messages: an error is never
 reported as "no results".
 
 Limits (see ``agentkernel.knowledgebase._limits``): ``timeout_seconds`` (default 30 s,
