@@ -37,8 +37,8 @@ connectors' ``system.sheet`` and pass-through ``system.query`` (whose query must
 guard too), or functions in ``allowed_functions``. A SELECT without its own LIMIT gets
 ``LIMIT <limit>`` appended; one with a LIMIT keeps it (rows are still capped at ``max_rows``);
 statements that take no LIMIT (SHOW, DESCRIBE, ...) return at most ``limit`` rows. Refusals
-and query errors raise ``KnowledgeError`` subclasses, which the tools turn into messages: an error is never
-reported as "no results".
+and query errors raise ``KnowledgeError`` subclasses, which the tools turn into messages: an
+error is never reported as "no results".
 
 Limits (see ``agentkernel.knowledgebase._limits``): ``timeout_seconds`` (default 30 s,
 ``None`` for none) is sent as the session properties ``query_max_execution_time`` and
