@@ -63,6 +63,11 @@ class Result:
     ratios: list[float]  # tool p50 / raw p50, per round
     manager_ratios: list[float]  # manager p50 / raw p50, per round (empty without manager)
 
+    @property
+    def overheads(self) -> list[float]:
+        """Tool p50 minus raw p50 in microseconds, per round."""
+        return [t - r for t, r in zip(self.arms["tool"].p50, self.arms["raw"].p50, strict=True)]
+
     def median(self, arm: str, key: str) -> float | None:
         stats = self.arms.get(arm)
         values = getattr(stats, key) if stats else []

@@ -6,7 +6,8 @@ For every backend the bench times the same logical call three ways, interleaved 
 ``manager`` (the backend method the tool calls) and ``tool`` (the ``KnowledgeBuilder`` tool,
 returning the agent's string). Each round gives p50/p95 per arm over ``--calls`` calls; the
 table shows medians over ``--rounds`` rounds, and the overhead as the median over rounds of
-tool p50 / raw p50 (target: at most 1.05, i.e. under 5% above the raw call).
+tool p50 - raw p50 (target: the tool layer and the SQL guard add at most 1 ms p50 per call
+over the raw call), with the tool/raw ratio beside it for context.
 
 Servers are started with the test suite's own support code (``tests/support``), on 127.0.0.1
 only: PostgreSQL (``initdb``/``pg_ctl``), the Trino-protocol test server over DuckDB (in a
@@ -41,7 +42,7 @@ import _backends_cases as cases  # noqa: E402
 from _backends_timing import Result, Workload, measure, profile  # noqa: E402
 
 BUNDLES = Path(os.environ.get("AK_OKF_BUNDLES", "/work/shared/data/okf-bundles"))
-TARGET = 1.05
+TARGET_US = 1000.0  # the most the tool layer and guard may add to the raw call's p50
 
 BACKENDS: dict[str, Callable[[argparse.Namespace], contextlib.AbstractContextManager[Any]]] = {
     "sqlite": lambda a: cases.sqlite_cases(),
@@ -58,7 +59,8 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=(
             "Per-backend latency of read_kb/write_kb through the agentkernel tools next to the "
-            "raw SDK call (p50/p95, interleaved), and the tool/raw ratio (target <= 1.05)."
+            "raw SDK call (p50/p95, interleaved), and what the tools add (target: at most 1 ms "
+            "p50 per call)."
         )
     )
     parser.add_argument(
@@ -135,7 +137,7 @@ def render(results: list[Result], failures: list[str]) -> str:
         "tool - raw us",
         "tool - raw CPU us",
         "tool / raw",
-        "<= 1.05",
+        "adds <= 1 ms",
     ]
     rows = []
     notes: dict[str, str] = {}
@@ -143,6 +145,7 @@ def render(results: list[Result], failures: list[str]) -> str:
         w = result.workload
         raw50, tool50 = result.median("raw", "p50"), result.median("tool", "p50")
         ratio = statistics.median(result.ratios)
+        added = statistics.median(result.overheads)
         rows.append(
             [
                 w.backend,
@@ -152,10 +155,10 @@ def render(results: list[Result], failures: list[str]) -> str:
                 _fmt(result.median("manager", "p50")) if "manager" in w.arms else "-",
                 _fmt(tool50),
                 _fmt(result.median("tool", "p95")),
-                _fmt(None if raw50 is None or tool50 is None else tool50 - raw50),
+                _fmt(added),
                 _fmt(_delta(result, "cpu50")),
                 f"{ratio:.3f} ({min(result.ratios):.2f}-{max(result.ratios):.2f})",
-                "info" if w.informative else "PASS" if ratio <= TARGET else "FAIL",
+                "info" if w.informative else "PASS" if added <= TARGET_US else "FAIL",
             ]
         )
         if w.note:
@@ -163,6 +166,7 @@ def render(results: list[Result], failures: list[str]) -> str:
     lines = _table(header, rows)
     lines.append("")
     lines.append(
+        "tool - raw: median over rounds of (tool p50 - raw p50), the target (at most 1,000 us). "
         "tool / raw: median over rounds of (tool p50 / raw p50), with the range over rounds. "
         "CPU: p50 of process CPU time per call (all threads of this process; servers in "
         "other processes not counted), less sensitive to a busy machine than wall time."
@@ -228,7 +232,7 @@ def _delta(result: Result, key: str) -> float | None:
 def _passes(result: Result) -> bool:
     import statistics
 
-    return result.workload.informative or statistics.median(result.ratios) <= TARGET
+    return result.workload.informative or statistics.median(result.overheads) <= TARGET_US
 
 
 def _run(workload: Workload, args: argparse.Namespace, calls: int) -> Result:

@@ -195,7 +195,12 @@ def test_limit_is_bound_as_a_parameter_and_caps_the_rows(kb: Neo4jManager) -> No
     # the statement is never rewritten: a LIMIT inside a string literal stays text
     assert kb.query("RETURN 'no LIMIT here' AS text")[0]["text"] == "no LIMIT here"
     shown = _tools(kb)["read_kb"]("Graph", "MATCH (n:Item) RETURN n.i AS i", limit=2)  # type: ignore[operator]
-    assert len(shown.splitlines()) == 2
+    lines = shown.splitlines()
+    assert [line.startswith('- {"i": ') for line in lines] == [True, True, False]
+    assert lines[2] == (
+        "[Cut by the row cap (limit=2): 2 rows shown; the rows after them were not read. "
+        "Narrow the query to see others.]"
+    )
     with pytest.raises(ValueError, match="limit"):
         kb.query("RETURN 1 AS x", limit=0)
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.support import require_extra
+from tests.support.fixtures_neo4j import relay_thread
 
 require_extra("sqlalchemy", "sql")
 
@@ -268,3 +271,70 @@ def test_neo4j_reads_are_cut_at_the_size_cap(bolt_server: Any) -> None:
     lines = out.splitlines()
     assert [line[2] for line in lines[:-1]] == ["x", "y"]
     assert lines[-1].startswith("[Cut by the size cap (max_result_bytes=1,000): 2 rows shown")
+
+
+# -- Chroma ---------------------------------------------------------------------------------
+
+
+def _stalling_relay(upstream: int, stall: threading.Event) -> int:
+    """A loopback relay to ``upstream`` that stops passing answers back once ``stall`` is set."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def accept() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+                server = socket.create_connection(("127.0.0.1", upstream), timeout=10)
+            except OSError:
+                return
+            server.settimeout(None)
+            relay_thread(client, server)
+            relay_thread(server, client, lambda data: b"" if stall.is_set() else data)
+
+    threading.Thread(target=accept, daemon=True).start()
+    return int(listener.getsockname()[1])
+
+
+def test_chroma_results_are_cut_and_a_silent_server_is_given_up_on(
+    chroma_server: Any, minilm_embedding_function: Any
+) -> None:
+    require_extra("chromadb", "chromadb")
+    from agentkernel.knowledgebase.chroma import ChromaManager
+
+    stall = threading.Event()
+    manager = ChromaManager(
+        host="127.0.0.1",
+        port=_stalling_relay(chroma_server.port, stall),
+        collection="limits-cut",
+        embedding_function=minilm_embedding_function,
+        timeout_seconds=TIMEOUT,
+        max_result_bytes=1000,
+    )
+    try:
+        manager.write([{"text": f"{word} " * 200, "metadata": {"id": word}} for word in "abc"])
+        out = _read_kb(manager)("ChromaDB", "a b c", limit=3)
+        assert out.splitlines()[-1].startswith(
+            "[Cut by the size cap (max_result_bytes=1,000): 2 rows shown"
+        )
+        stall.set()  # the server still works; its answers no longer arrive
+        started = time.monotonic()
+        out = _read_kb(manager)("ChromaDB", "a b c", limit=3)
+        assert time.monotonic() - started < HANG
+        assert out.startswith("Error from backend 'ChromaDB' during search: Chroma search failed")
+        assert "ReadTimeout" in out
+    finally:
+        manager.close()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("timeout_seconds", 0), ("timeout_seconds", -1.0), ("timeout_seconds", "30"),
+     ("max_result_bytes", 0), ("max_result_bytes", 1.5), ("max_result_bytes", True)],
+)  # fmt: skip
+def test_a_limit_that_is_not_a_positive_number_is_a_configuration_error(
+    sqlite_url: str, option: str, value: Any
+) -> None:
+    from agentkernel.errors import AKConfigError
+
+    with pytest.raises(AKConfigError, match=f"SQLManager 'sql': {option} must be a positive"):
+        SQLManager(sqlite_url, **{option: value})

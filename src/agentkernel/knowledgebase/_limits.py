@@ -13,6 +13,11 @@ What was cut is never silent. The records come back as :class:`CutRecords`, a li
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import logging
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,6 +42,73 @@ class CutRecords(list[Record]):
         """
         super().__init__(records)
         self.notice = notice
+
+
+class _Watchdog:
+    """One daemon thread that calls callbacks at their deadlines, for every backend.
+
+    Scheduling is a heap push under a lock (no thread is started per statement: on a busy
+    machine starting one costs about a millisecond); a cancelled entry is only marked and
+    dropped when it reaches the top. The thread starts with the first deadline, never at
+    import.
+    """
+
+    def __init__(self) -> None:
+        self._due = threading.Condition()
+        self._heap: list[list[Any]] = []  # [deadline, sequence, callback or None]
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, seconds: float, callback: Callable[[], None]) -> Callable[[], None]:
+        entry: list[Any] = [time.monotonic() + seconds, next(self._order), callback]
+        with self._due:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._serve, name="agentkernel-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0] is entry:
+                self._due.notify()
+
+        def cancel() -> None:
+            entry[2] = None
+
+        return cancel
+
+    def _serve(self) -> None:
+        while True:
+            with self._due:
+                while self._heap and self._heap[0][2] is None:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._due.wait()
+                    continue
+                delay = self._heap[0][0] - time.monotonic()
+                if delay > 0:
+                    self._due.wait(delay)
+                    continue
+                callback = heapq.heappop(self._heap)[2]
+            try:
+                callback()
+            except Exception:  # a failed stop must not end the thread that serves the others
+                logging.getLogger(__name__).debug("a deadline callback failed", exc_info=True)
+
+
+_WATCHDOG = _Watchdog()
+
+
+def at_deadline(seconds: float, callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback`` from the shared watchdog thread after ``seconds``.
+
+    Args:
+        seconds: How long from now.
+        callback: What stops the statement (``interrupt()``, a query's ``cancel()``).
+
+    Returns:
+        A function that cancels the call; cheap, and harmless after it ran.
+    """
+    return _WATCHDOG.schedule(seconds, callback)
 
 
 def check_limits(

@@ -75,7 +75,6 @@ import contextlib
 import itertools
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -84,6 +83,7 @@ from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase._limits import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
+    at_deadline,
     check_limits,
     take_rows,
 )
@@ -597,16 +597,16 @@ class _Deadline:
     """The time limit of one statement where the server has none of its own.
 
     SQLite: a progress handler aborts the statement once the deadline has passed (it is
-    stepped in this thread, so the handler sees every fetch as well). DuckDB: a timer calls
-    the connection's ``interrupt()``. PostgreSQL and the others: nothing here, the server's
-    ``statement_timeout`` applies. ``fired`` says whether this deadline stopped the
-    statement, for the error message.
+    stepped in this thread, so the handler sees every fetch as well). DuckDB: the shared
+    watchdog calls the connection's ``interrupt()``. PostgreSQL and the others: nothing
+    here, the server's ``statement_timeout`` applies. ``fired`` says whether this deadline
+    stopped the statement, for the error message.
     """
 
     def __init__(self, backend: str, dbapi_connection: Any, seconds: float | None) -> None:
         self.backend, self.connection, self.seconds = backend, dbapi_connection, seconds
         self.fired = False
-        self._timer: threading.Timer | None = None
+        self._cancel: Callable[[], None] | None = None
 
     def __enter__(self) -> _Deadline:
         if not self.seconds:
@@ -620,14 +620,12 @@ class _Deadline:
 
             self.connection.set_progress_handler(past_deadline, _SQLITE_STEPS)
         elif self.backend == "duckdb":
-            self._timer = threading.Timer(self.seconds, self._interrupt)
-            self._timer.daemon = True
-            self._timer.start()
+            self._cancel = at_deadline(self.seconds, self._interrupt)
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
+        if self._cancel is not None:
+            self._cancel()
         elif self.seconds and self.backend == "sqlite":
             self.connection.set_progress_handler(None, 0)
 

@@ -66,6 +66,7 @@ from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase._limits import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
+    at_deadline,
     check_limits,
     take_rows,
 )
@@ -341,13 +342,11 @@ class StarburstManager(KnowledgeBase):
             cap, row_cap = self.max_rows, f"max_rows={self.max_rows}"
         cursor = self._connection.cursor()
         expired = threading.Event()
-        timer = None
+        stop_timer = None
         if self.timeout_seconds:
             # the cluster enforces the session property; this stops the client waiting on one
             # that does not, and cancels the query there
-            timer = threading.Timer(self.timeout_seconds, _cancel, (cursor, expired))
-            timer.daemon = True
-            timer.start()
+            stop_timer = at_deadline(self.timeout_seconds, lambda: _cancel(cursor, expired))
         try:
             cursor.execute(guarded.sql, params)
             names = [str(d[0]) for d in (cursor.description or [])]
@@ -372,8 +371,8 @@ class StarburstManager(KnowledgeBase):
         except (trino.exceptions.OperationalError, requests.RequestException) as exc:
             raise SQLQueryError(f"Could not reach Trino at {self.target}: {exc}") from exc
         finally:
-            if timer is not None:
-                timer.cancel()
+            if stop_timer is not None:
+                stop_timer()
             try:
                 cursor.close()  # cancels the rest of a result that was not read
             except Exception:
