@@ -256,6 +256,9 @@ def test_allowed_functions_extend_the_list_for_exactly_the_name_given() -> None:
     with pytest.raises(SQLRefusedError, match=r"allowed_functions=\['bump'\]"):
         guard_statement("SELECT bump()", dialect="postgres", limit=3)
     assert guard_statement("SELECT bump()", dialect="postgres", limit=3, allowed_functions=["BUMP"])
+    assert guard_statement(
+        "SELECT bump()", dialect="postgres", limit=3, allowed_functions=frozenset({" Bump "})
+    )
     with pytest.raises(SQLRefusedError, match=r"public\.bump"):  # only the unqualified call
         guard_statement(
             "SELECT public.bump()", dialect="postgres", limit=3, allowed_functions=["bump"]

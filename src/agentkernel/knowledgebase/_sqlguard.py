@@ -244,7 +244,7 @@ def guard_statement(
         raise SQLRefusedError(f"limit must be a positive whole number, got {limit!r}.")
     try:
         allowed = (
-            allowed_functions
+            _normalised(allowed_functions)  # the managers' own set: checked once
             if isinstance(allowed_functions, frozenset)
             else allowed_function_names(allowed_functions)
         )
@@ -256,6 +256,11 @@ def guard_statement(
         raise SQLRefusedError(
             f"Refused: {refusal}. Only one read-only statement is accepted ({ACCEPTED})."
         ) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _normalised(names: frozenset[str]) -> frozenset[str]:
+    return allowed_function_names(names)
 
 
 class _Refusal(Exception):
