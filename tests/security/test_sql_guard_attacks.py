@@ -217,10 +217,16 @@ def duckdb_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_duckdb_refuses_every_hostile_statement_and_changes_nothing(duckdb_file: Path) -> None:
     hostile = corpus.duckdb_hostile()
     assert len(hostile) >= 300
-    before = (_sha(duckdb_file), sorted(os.listdir(duckdb_file.parent)))
+    extensions = Path.home() / ".duckdb"  # where INSTALL would put an extension
+
+    def state() -> tuple[str, list[str], list[str]]:
+        installed = sorted(str(p) for p in extensions.rglob("*")) if extensions.exists() else []
+        return _sha(duckdb_file), sorted(os.listdir(duckdb_file.parent)), installed
+
+    before = state()
     with SQLManager(f"duckdb:///{duckdb_file}") as manager:
         assert _attack(_read_kb(manager), hostile) == []
-    assert (_sha(duckdb_file), sorted(os.listdir(duckdb_file.parent))) == before
+    assert state() == before
 
 
 def test_duckdb_runs_every_benign_statement(duckdb_file: Path) -> None:
