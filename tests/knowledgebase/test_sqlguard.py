@@ -183,3 +183,148 @@ def test_a_non_string_statement_is_refused() -> None:
 def test_an_unknown_dialect_is_named() -> None:
     with pytest.raises(SQLRefusedError, match="Unknown SQL dialect 'klingon'"):
         guard_statement("SELECT 1", dialect="klingon", limit=3)
+
+
+# -- names resolved as the server resolves them ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "SELECT pg_catalog.U&\"pg_r\\0065ad_file\"('/etc/passwd')",
+        "SELECT U&\"pg_r\\0065ad_file\"('/etc/passwd')",
+        "SELECT u&\"pg_r\\+000065ad_file\"('/etc/passwd')",
+        "SELECT U&\"pg_r!0065ad_file\" UESCAPE '!' ('/etc/passwd')",
+        "SELECT PG_READ_FILE('/etc/passwd')",
+        "SELECT \"pg_read_file\"('/etc/passwd')",
+    ],
+)
+def test_postgres_names_are_resolved_before_they_are_judged(statement: str) -> None:
+    with pytest.raises(SQLRefusedError) as caught:
+        guard_statement(statement, dialect="postgres", limit=3)
+    message = str(caught.value)
+    assert "the function pg_read_file() is not on the postgres allow-list" in message
+    assert "pass allowed_functions=['pg_read_file'] to SQLManager" in message
+
+
+def test_a_u_identifier_is_run_as_the_plain_name_it_spells() -> None:
+    guarded = guard_statement('SELECT U&"\\0075pper"(x) FROM t', dialect="postgres", limit=3)
+    assert guarded.sql == 'SELECT "upper"(x) FROM t LIMIT 3'
+
+
+@pytest.mark.parametrize(
+    ("dialect", "statement"),
+    [
+        ("postgres", 'SELECT U&"pg_sleep\\d800"(1)'),  # a lone surrogate
+        ("postgres", 'SELECT U&"pg_\\zzzzsleep"(1)'),  # not hex
+        ("postgres", "SELECT U&\"pg_sleep\" UESCAPE 'a' (1)"),  # a hex digit as escape
+        (None, 'SELECT U&"upper"(x)'),  # generic SQL: the server's reading is unknown
+    ],
+)
+def test_unresolvable_u_identifiers_are_refused(dialect: str | None, statement: str) -> None:
+    with pytest.raises(SQLRefusedError, match="Refused"):
+        guard_statement(statement, dialect=dialect, limit=3)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "statement", "accepted"),
+    [
+        ("postgres", 'SELECT "upper"(x) FROM t', True),
+        ("postgres", 'SELECT "Upper"(x) FROM t', False),  # a different function there
+        ("postgres", "SELECT pg_catalog.upper(x) FROM t", True),
+        ("postgres", "SELECT public.upper(x) FROM t", False),  # a user's function
+        ("duckdb", 'SELECT "UPPER"(x) FROM t', True),  # DuckDB ignores case, quoted or not
+        ("duckdb", "SELECT system.main.upper(x) FROM t", True),
+        ("sqlite", "SELECT main.upper(x) FROM t", False),
+        ("trino", "SELECT system.builtin.upper(x) FROM t", True),
+        (None, 'SELECT "upper"(x) FROM t', False),  # generic SQL: quoting has no known rule
+        ("postgres", "SELECT glob('a*', x) FROM t", False),  # parsed as an operator, still a call
+        ("sqlite", "SELECT glob('a*', x) FROM t", True),
+    ],
+)
+def test_quoting_case_and_qualification_follow_the_dialect(
+    dialect: str | None, statement: str, accepted: bool
+) -> None:
+    if accepted:
+        assert guard_statement(statement, dialect=dialect, limit=3).kind == "select"
+    else:
+        with pytest.raises(SQLRefusedError, match="Refused"):
+            guard_statement(statement, dialect=dialect, limit=3)
+
+
+def test_allowed_functions_extend_the_list_for_exactly_the_name_given() -> None:
+    with pytest.raises(SQLRefusedError, match=r"allowed_functions=\['bump'\]"):
+        guard_statement("SELECT bump()", dialect="postgres", limit=3)
+    assert guard_statement("SELECT bump()", dialect="postgres", limit=3, allowed_functions=["BUMP"])
+    assert guard_statement(
+        "SELECT bump()", dialect="postgres", limit=3, allowed_functions=frozenset({" Bump "})
+    )
+    with pytest.raises(SQLRefusedError, match=r"public\.bump"):  # only the unqualified call
+        guard_statement(
+            "SELECT public.bump()", dialect="postgres", limit=3, allowed_functions=["bump"]
+        )
+    assert guard_statement(
+        "SELECT public.bump()", dialect="postgres", limit=3, allowed_functions=["public.bump"]
+    )
+    with pytest.raises(SQLRefusedError, match="StarburstManager"):
+        guard_statement("SELECT sleep(1)", dialect="trino", limit=3)
+
+
+@pytest.mark.parametrize("names", ["bump", ["a.b.c.d"], [""], [None], ["x."]])
+def test_invalid_allowed_functions_are_refused_with_the_name(names: object) -> None:
+    with pytest.raises(SQLRefusedError, match="allowed_functions"):
+        guard_statement("SELECT 1", dialect="postgres", limit=3, allowed_functions=names)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "statement", "reason"),
+    [
+        ("postgres", "SELECT * FROM pg_catalog.pg_file_settings", "pg_file_settings"),
+        ("postgres", "SELECT name, setting FROM PG_SETTINGS", "pg_settings"),
+        ("postgres", "SELECT * FROM pg_hba_file_rules", "pg_hba_file_rules"),
+        ("postgres", "SELECT rolpassword FROM pg_authid", "pg_authid"),
+        ("postgres", "SHOW data_directory", "data_directory"),
+        ("postgres", "SHOW ALL", "all"),
+        ("duckdb", "SELECT * FROM 'data.csv'", "as a file"),
+        ("duckdb", 'SELECT * FROM "/etc/passwd"', "as a file"),
+        ("duckdb", 'DESCRIBE "x.parquet"', "as a file"),
+        ("sqlite", "SELECT * FROM sqlite_dbpage", "sqlite_dbpage"),
+        ("sqlite", "SHOW TABLES", "SHOW"),
+        ("trino", "SELECT query FROM system.runtime.queries", "system.runtime.queries"),
+        ("trino", 'SELECT * FROM "orders$files"', "$files"),
+        ("trino", "SELECT * FROM TABLE(pg.system.query(query => 'DEL' || 'ETE'))", "literal"),
+        ("postgres", "SELECT 'a\\', 1 AS b, ' \\' AS c", "backslash"),
+        ("postgres", "SELECT 1\u00a0FROM t", "skipped"),
+        ("mysql", "SELECT @@datadir", "SessionParameter"),
+        ("mysql", "SELECT @a := 1", "Parameter"),
+    ],
+)
+def test_relations_and_lexical_traps_that_expose_the_server_are_refused(
+    dialect: str, statement: str, reason: str
+) -> None:
+    with pytest.raises(SQLRefusedError) as caught:
+        guard_statement(statement, dialect=dialect, limit=3)
+    assert reason.lower() in str(caught.value).lower()
+
+
+def test_ordinary_tables_and_side_effect_free_functions_pass() -> None:
+    statement = (
+        "WITH s AS (SELECT region, sum(revenue) AS r FROM clients GROUP BY region) "
+        "SELECT region, r, rank() OVER (ORDER BY r DESC), round(r / 12, 2), "
+        "date_trunc('month', now()), details->>'sku', coalesce(region, '?') FROM s, orders"
+    )
+    assert guard_statement(statement, dialect="postgres", limit=3).limit_appended
+
+
+def test_accepted_verdicts_are_cached_and_refusals_are_not() -> None:
+    from agentkernel.knowledgebase import _sqlguard
+
+    _sqlguard._guard_cached.cache_clear()
+    guard_statement("SELECT 1 AS cached", dialect="duckdb", limit=3)
+    guard_statement("SELECT 1 AS cached", dialect="duckdb", limit=3)
+    info = _sqlguard._guard_cached.cache_info()
+    assert (info.hits, info.currsize) == (1, 1)
+    for _ in range(2):
+        with pytest.raises(SQLRefusedError):
+            guard_statement("SELECT getenv('HOME')", dialect="duckdb", limit=3)
+    assert _sqlguard._guard_cached.cache_info().currsize == 1

@@ -13,9 +13,10 @@ is constructed, never at import).
 
 Read-only is enforced twice. First every statement passes the same guard as Starburst (see
 ``agentkernel.knowledgebase._sqlguard``: one read-only statement, parsed in the database's
-dialect; a SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself
-is read-only, so a write that slipped past parsing (a function with side effects, say) is
-refused by the database:
+dialect, calling only functions on the dialect's allow-list or in ``allowed_functions``; a
+SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself is read-only,
+so a write that slipped past parsing (an allowed function that writes, say) is refused by the
+database:
 
 ==============  ===========================================================================
 database        how the session is made read-only
@@ -74,7 +75,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
@@ -88,6 +89,7 @@ from agentkernel.knowledgebase._limits import (
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
     GuardedStatement,
+    allowed_function_names,
     guard_statement,
 )
 from agentkernel.knowledgebase._sqlrecords import row_to_record
@@ -164,6 +166,7 @@ class SQLManager(KnowledgeBase):
         max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
         max_tables: int = 100,
         enforce_session_read_only: bool = True,
+        allowed_functions: Iterable[str] = (),
         allow_privileged_role: bool = False,
         engine_options: Mapping[str, Any] | None = None,
     ) -> None:
@@ -183,6 +186,10 @@ class SQLManager(KnowledgeBase):
             max_tables: Most tables described by the derived schema.
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
+            allowed_functions: Functions the statement guard accepts besides the dialect's
+                built-ins without side effects (``agentkernel.knowledgebase._sqlfunctions``):
+                ``"fn"`` for an unqualified call, ``"schema.fn"`` for a qualified one. List
+                only functions that change nothing and read no files.
             allow_privileged_role: Connect even as a PostgreSQL role that may read or
                 write server files or run programs (a superuser, say).
             engine_options: Extra keyword arguments for ``sqlalchemy.create_engine``.
@@ -190,7 +197,8 @@ class SQLManager(KnowledgeBase):
         Raises:
             AKConfigError: No URL, an unparsable URL, an in-memory database, a dialect
                 without session-level read-only while ``enforce_session_read_only`` holds,
-                or a limit that is not a positive number.
+                a limit that is not a positive number, or an invalid name in
+                ``allowed_functions``.
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
@@ -221,6 +229,7 @@ class SQLManager(KnowledgeBase):
         )
         self.max_tables = max_tables
         self.enforce_session_read_only = enforce_session_read_only
+        self.allowed_functions = allowed_function_names(allowed_functions)
         self.allow_privileged_role = allow_privileged_role
         self._engine_options = dict(engine_options or {})
         self._engine: sa.Engine | None = None
@@ -315,7 +324,9 @@ class SQLManager(KnowledgeBase):
             SQLRefusedError: The statement is not exactly one read-only statement.
             SQLQueryError: The database reported an error or could not be reached.
         """
-        guarded = guard_statement(statement, dialect=self.dialect, limit=limit)
+        guarded = guard_statement(
+            statement, dialect=self.dialect, limit=limit, allowed_functions=self.allowed_functions
+        )
         params = kwargs.get("params")
         if params is not None and not isinstance(params, Mapping):
             raise SQLQueryError("params must be a mapping of :name placeholders to values.")

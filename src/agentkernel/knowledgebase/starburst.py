@@ -32,11 +32,13 @@ The manager is read-only: it declares ``query`` (SQL) and not ``writable``, so `
 declines it and ``write()`` raises ``KnowledgeCapabilityError``. Every statement passes the
 shared guard first (see ``agentkernel.knowledgebase._sqlguard``): one read-only statement
 (SELECT, WITH ... SELECT, VALUES, SHOW, DESCRIBE, EXPLAIN), decided by parsing the Trino
-dialect, never a prefix check. A SELECT without its own LIMIT gets ``LIMIT <limit>``
-appended; one with a LIMIT keeps it (rows are still capped at ``max_rows``); statements that
-take no LIMIT (SHOW, DESCRIBE, ...) return at most ``limit`` rows. Refusals and query errors
-raise ``KnowledgeError`` subclasses, which the tools turn into messages: an error is never
-reported as "no results".
+dialect, never a prefix check, calling only Trino built-ins without side effects, the
+connectors' ``system.sheet`` and pass-through ``system.query`` (whose query must pass the
+guard too), or functions in ``allowed_functions``. A SELECT without its own LIMIT gets
+``LIMIT <limit>`` appended; one with a LIMIT keeps it (rows are still capped at ``max_rows``);
+statements that take no LIMIT (SHOW, DESCRIBE, ...) return at most ``limit`` rows. Refusals
+and query errors raise ``KnowledgeError`` subclasses, which the tools turn into messages: an
+error is never reported as "no results".
 
 Limits (see ``agentkernel.knowledgebase._limits``): ``timeout_seconds`` (default 30 s,
 ``None`` for none) is sent as the session properties ``query_max_execution_time`` and
@@ -56,7 +58,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -71,6 +73,7 @@ from agentkernel.knowledgebase._limits import (
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
     GuardedStatement,
+    allowed_function_names,
     guard_statement,
 )
 from agentkernel.knowledgebase._sqlrecords import row_to_record
@@ -129,6 +132,7 @@ class StarburstManager(KnowledgeBase):
         timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
         max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
         legacy_prepared_statements: bool | None = None,
+        allowed_functions: Iterable[str] = (),
         source: str = "agentkernel",
     ) -> None:
         """Configure the backend and create its client (no network call happens here).
@@ -158,6 +162,10 @@ class StarburstManager(KnowledgeBase):
                 read, and a notice says so. ``None`` turns the cap off.
             legacy_prepared_statements: How the client binds ``params``: ``True`` uses
                 PREPARE/EXECUTE, ``False`` EXECUTE IMMEDIATE, ``None`` probes the server.
+            allowed_functions: Functions the statement guard accepts besides Trino's built-ins
+                without side effects (``agentkernel.knowledgebase._sqlfunctions``): ``"fn"``
+                for an unqualified call, ``"catalog.schema.fn"`` for a connector's table
+                function. List only functions that change nothing and read no files.
             source: The ``X-Trino-Source`` the cluster sees.
 
         Raises:
@@ -194,6 +202,7 @@ class StarburstManager(KnowledgeBase):
             f"StarburstManager '{name}'", timeout_seconds, max_result_bytes
         )
         self.legacy_prepared_statements = legacy_prepared_statements
+        self.allowed_functions = allowed_function_names(allowed_functions)
         self.source = source
         self._connection: Any = None
         self.connect()
@@ -301,7 +310,9 @@ class StarburstManager(KnowledgeBase):
             SQLRefusedError: The statement is not exactly one read-only statement.
             SQLQueryError: Trino reported an error, refused the credentials, or is unreachable.
         """
-        guarded = guard_statement(statement, dialect="trino", limit=limit)
+        guarded = guard_statement(
+            statement, dialect="trino", limit=limit, allowed_functions=self.allowed_functions
+        )
         params = kwargs.get("params")
         if params is not None and (
             isinstance(params, str | bytes) or not isinstance(params, Sequence)
