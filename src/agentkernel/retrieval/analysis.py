@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 
 import Stemmer
@@ -55,6 +56,8 @@ _CACHE_LIMIT = 500_000
 SURFACE = "="
 """Prefix of a word's own form, indexed beside its stem when the two differ."""
 KEEP_SURFACE = True
+MAX_QUERY_WORDS = 256
+"""A query's distinct words beyond this many are ignored (a pasted megabyte stays cheap)."""
 STEM_WEIGHT = 0.5
 """Query weight of a stem standing in for an inflected word (see :func:`query_weights`)."""
 
@@ -180,6 +183,42 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
+def term_counts(text: str) -> dict[str, int]:
+    """Count the terms of document text (what :func:`analyze` gives, tallied).
+
+    Each distinct word is expanded once, so a long body costs one pass in C to count its
+    words and one cache lookup per distinct word.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        Term to count.
+    """
+    return term_counts_of(words(text))
+
+
+def term_counts_of(found: Iterable[str]) -> dict[str, int]:
+    """Count the terms of words already split by :func:`words` (repeats count again).
+
+    Args:
+        found: Raw words.
+
+    Returns:
+        Term to count.
+    """
+    counts: dict[str, int] = {}
+    get = counts.get
+    cache = _expansions
+    for word, count in Counter(found).items():
+        terms = cache.get(word)
+        if terms is None:
+            terms = expand(word)
+        for term in terms:
+            counts[term] = get(term, 0) + count
+    return counts
+
+
 def analyze_query(text: str) -> list[str]:
     """Turn a query into terms: like :func:`analyze`, without stop words unless all are.
 
@@ -187,7 +226,7 @@ def analyze_query(text: str) -> list[str]:
         text: The query.
 
     Returns:
-        The terms, in order, duplicates kept (callers that score sets dedupe).
+        The terms of its first :data:`MAX_QUERY_WORDS` distinct words, in order.
     """
     terms: list[str] = []
     for word in _query_words(text):
@@ -236,8 +275,9 @@ def plain_key(text: str) -> tuple[str, ...]:
 
 
 def _query_words(text: str) -> list[str]:
-    raw = words(text)
-    return [w for w in raw if not _is_stopword(w)] or raw
+    raw = list(dict.fromkeys(words(text)))
+    kept = [w for w in raw if not _is_stopword(w)] or raw
+    return kept[:MAX_QUERY_WORDS]
 
 
 def _is_stopword(word: str) -> bool:

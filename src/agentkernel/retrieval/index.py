@@ -24,11 +24,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from agentkernel.retrieval.analysis import analyze, plain_key, query_weights, words
+from agentkernel.retrieval.analysis import plain_key, query_weights, term_counts_of, words
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 3.0,
@@ -93,7 +92,8 @@ class SearchIndex:
         """Create an empty index.
 
         Args:
-            weights: Field name to weight; defaults to :data:`DEFAULT_WEIGHTS`.
+            weights: Field name to weight (a multiple of 1/1024); defaults to
+                :data:`DEFAULT_WEIGHTS`.
             k1: BM25 term-frequency saturation.
             b: BM25 length normalisation (0 = none, 1 = full).
             title_boost: How much a title found inside the query raises a score.
@@ -102,6 +102,8 @@ class SearchIndex:
                 uses numpy when it is installed; ``False`` never does.
         """
         self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
+        self._scale = _scale_of(self._weights.values())
+        self._repeats = {n: round(w * self._scale) for n, w in self._weights.items()}
         self._k1 = k1
         self._b = b
         self._title_boost = title_boost
@@ -272,22 +274,26 @@ class SearchIndex:
     # -- scoring ------------------------------------------------------------------------
 
     def _count(self, fields: Fields) -> tuple[dict[str, float], float]:
-        """Weighted term frequencies and the weighted length of one document."""
-        tally: dict[str, float] = {}
-        length = 0.0
-        get = tally.get
+        """Weighted term frequencies and the weighted length of one document.
+
+        Every weight is a whole multiple of ``1 / self._scale``, so each field's words are
+        repeated ``weight * scale`` times and counted together in one pass in C; each
+        distinct word is then expanded into its terms once. The sums are exact.
+        """
+        scale = self._scale
+        repeats = self._repeats
+        tokens: list[str] = []
         for name, value in fields.items():
             if not value:
                 continue
-            weight = self._weights.get(name, 1.0)
-            if weight <= 0:
+            times = repeats.get(name, scale)  # a field not named in the weights weighs 1
+            if times <= 0:
                 continue
-            text = value if isinstance(value, str) else "\n".join(value)
-            terms = analyze(text)
-            length += weight * len(terms)
-            for term, count in Counter(terms).items():
-                tally[term] = get(term, 0.0) + weight * count
-        return tally, length
+            found = words(value if isinstance(value, str) else "\n".join(value))
+            tokens += found * times if times > 1 else found
+        counts = term_counts_of(tokens)
+        tally = {term: count / scale for term, count in counts.items()}
+        return tally, sum(counts.values()) / scale
 
     def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
         """Slots whose title says what the query says, and those whose title it contains.
@@ -447,6 +453,14 @@ class SearchIndex:
             self._length_array[slot] = length
         else:
             self._length_array = None  # rebuilt, larger, at the next vectorized search
+
+
+def _scale_of(weights: Iterable[float]) -> int:
+    """The smallest of 1, 2, 4, ..., 1024 that makes every weight a whole number."""
+    for scale in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        if all(float(w * scale).is_integer() for w in weights):
+            return scale
+    raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
 
 
 def _title_key(title: str) -> frozenset[str]:
