@@ -247,16 +247,32 @@ def query_weights(text: str) -> dict[str, float]:
     Returns:
         Term to weight, in query order.
     """
+    return parse_query(text)[0]
+
+
+def parse_query(text: str) -> tuple[dict[str, float], tuple[str, ...]]:
+    """Both readings of a query in one pass: :func:`query_weights` and :func:`plain_key`.
+
+    Args:
+        text: The query.
+
+    Returns:
+        The weighted terms and the key.
+    """
     found: dict[str, float] = {}
+    key: list[str] = []
+    cache = _expansions
     for word in _query_words(text):
-        terms = expand(word)
+        terms = cache.get(word) or expand(word)
         if len(terms) == 2 and terms[1].startswith(SURFACE):
             found[terms[0]] = max(found.get(terms[0], 0.0), STEM_WEIGHT)
             found[terms[1]] = 1.0
+            key.append(terms[0])
         else:
             for term in terms:
                 found[term] = 1.0
-    return found
+            key.extend(terms[1:] if len(terms) > 1 else terms)
+    return found, tuple(key)
 
 
 def plain_key(text: str) -> tuple[str, ...]:

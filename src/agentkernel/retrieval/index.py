@@ -27,7 +27,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from agentkernel.retrieval.analysis import plain_key, query_weights, term_counts_of, words
+from agentkernel.retrieval.analysis import parse_query, plain_key, term_counts_of, words
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 3.0,
@@ -266,11 +266,12 @@ class SearchIndex:
         if limit <= 0 or not self._slot_of:
             return []
         postings = self._postings
-        terms = {t: w for t, w in query_weights(query).items() if t in postings}
+        weights, query_key = parse_query(query)
+        terms = {t: w for t, w in weights.items() if t in postings}
         if not terms:
             return []
-        exact, contained = self._title_matches(frozenset(plain_key(query)))
-        pool = limit + 16
+        exact, contained = self._title_matches(frozenset(query_key))
+        pool = limit + 8
         while True:
             raw = self._top(terms, pool)
             candidates = dict(raw)
@@ -456,7 +457,7 @@ class SearchIndex:
             kth = np.partition(values, len(values) - pool)[len(values) - pool]
             candidates = candidates[values >= kth]
         order = candidates[np.lexsort((candidates, -scores[candidates]))][:pool]
-        return [(int(slot), float(scores[slot])) for slot in order]
+        return list(zip(order.tolist(), scores[order].tolist(), strict=True))
 
     def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
         cached = self._arrays.get(term)
