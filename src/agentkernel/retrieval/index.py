@@ -69,7 +69,8 @@ Fields = Mapping[str, "str | Iterable[str] | None"]
 class SearchIndex:
     """BM25F over weighted fields, updated document by document.
 
-    Not thread-safe by itself: its owner serialises access (``OKFManager`` holds a lock).
+    Not thread-safe by itself, searches included (they fill caches): its owner serialises
+    every call (``OKFManager`` holds a lock).
 
     Example:
         >>> index = SearchIndex()
