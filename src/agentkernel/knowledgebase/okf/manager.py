@@ -42,7 +42,6 @@ from agentkernel.knowledgebase.okf.scan import (
     MAX_DOCUMENT_BYTES,
     ScanLimits,
     ScanResult,
-    collector_paused,
     concept_from_head,
     path_refusal,
     scan,
@@ -235,7 +234,7 @@ class OKFManager(DocumentKnowledgeBase):
     # -- operations ---------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
-        """Rank concepts by BM25 over title, description, tags, type, id and body head.
+        """Rank concepts with the retrieval engine over title, aliases, tags, id, description, body.
 
         Args:
             query: Keywords or a natural-language question.
@@ -244,7 +243,8 @@ class OKFManager(DocumentKnowledgeBase):
 
         Returns:
             Summaries, best first: description as text; id, title, type, trust, stale,
-            tags and score in metadata. Nothing is filtered on trust or staleness.
+            status, tags and score in metadata. Nothing is filtered on trust, staleness or
+            status (a ``deprecated`` concept ranks below a current one of equal relevance).
         """
         self._tick()
         if not isinstance(query, str) or not query.strip() or limit < 1:
@@ -370,7 +370,7 @@ class OKFManager(DocumentKnowledgeBase):
         return written
 
     def format_results(self, rows: Sequence[Record]) -> str:
-        """Render records with id, title, type, trust and staleness on every line.
+        """Render records with id, title, type, trust, staleness and any status but ``stable``.
 
         Args:
             rows: Records from an operation.
@@ -435,8 +435,7 @@ class OKFManager(DocumentKnowledgeBase):
         if not self._refresh_lock.acquire(blocking=raise_errors):
             return None  # another caller is refreshing; keep serving the current manifest
         try:
-            with collector_paused():
-                return self._walk_and_apply(raise_errors=raise_errors)
+            return self._walk_and_apply(raise_errors=raise_errors)
         finally:
             if self._refresh_seconds is not None:
                 self._next_refresh = self._clock() + self._refresh_seconds
