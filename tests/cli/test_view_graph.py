@@ -152,6 +152,7 @@ def test_the_graph_fills_its_pane_and_no_label_overlaps_another(
     top = sorted(degree, key=lambda cid: (-degree[cid], cid))[:3]
     labelled = {n["id"] for n in shown}
     assert set(top) <= labelled, (top, sorted(labelled))
+    assert page.problems() == []  # no console error, no CSP violation
 
 
 def test_a_hidden_label_shows_on_hover(browser: Browser, hub_bundle: Path, tmp_path: Path) -> None:

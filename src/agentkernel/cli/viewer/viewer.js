@@ -235,7 +235,8 @@
   function measureLabels() {
     if (nodes.length > 2000) { return; }
     var probe = svgEl('text');
-    probe.setAttribute('style', 'font-size: 11px; visibility: hidden');
+    probe.style.fontSize = '11px'; // CSSOM, not a style attribute: the page's CSP allows it
+    probe.style.visibility = 'hidden';
     nodeLayer.appendChild(probe);
     nodes.forEach(function (node) {
       probe.textContent = node.text.textContent;
