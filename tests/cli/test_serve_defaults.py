@@ -125,7 +125,7 @@ def test_every_form_of_serve_names_the_bundle_by_its_folder(ga4: Path) -> None:
 
 def test_two_bundles_get_two_names_and_a_clash_is_refused(ga4: Path, tmp_path: Path) -> None:
     other = Path(shutil.copytree(ga4, tmp_path / "web"))
-    listed, err = over_stdio("serve", str(ga4), str(other), steps=listing)
+    _, err = over_stdio("serve", str(ga4), str(other), steps=listing)
     assert "over ga4, web;" in err
     twin = Path(shutil.copytree(ga4, tmp_path / "copy" / "ga4"))
     clash = cli("serve", str(ga4), str(twin))

@@ -108,7 +108,7 @@ def skipped_note(sources: Sources) -> str:
     from agentkernel.cli._bundle import skipped_summary
 
     lines = []
-    for name, kb in (sources.builder.backends.items() if sources.builder else ()):
+    for name, kb in sources.builder.backends.items() if sources.builder else ():
         line = skipped_summary(name, kb)
         if line:
             lines.append(line + "\n")

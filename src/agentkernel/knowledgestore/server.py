@@ -213,9 +213,11 @@ _retire_parameters.__doc__ = _RETIRE_DOC
 
 
 def _definitions(operations: list[Callable[..., str]], interactive: bool) -> dict[str, Any]:
-    """The tools as the knowledge-base server describes its own: descriptions from the
-    docstrings (``Returns:`` included), a JSON schema with each parameter's description,
-    and the arguments model every call is checked against."""
+    """Describe the tools as the knowledge-base server describes its own.
+
+    Descriptions come from the docstrings (``Returns:`` included), with a JSON schema giving
+    each parameter's description, and the arguments model every call is checked against.
+    """
     from agentkernel.mcp._tools import define_tools
 
     described = [*operations, _retire_parameters] if interactive else operations
@@ -243,8 +245,8 @@ def _described_server(base: type) -> type:
             definition = self.definitions.get(tool.name)
             if definition is None:
                 return tool
-            schema_field = "input_schema" if "input_schema" in type(tool).model_fields else (
-                "inputSchema"
+            schema_field = (
+                "input_schema" if "input_schema" in type(tool).model_fields else ("inputSchema")
             )
             return tool.model_copy(update={schema_field: definition.input_schema})
 

@@ -288,9 +288,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_serve_arguments(parser)
     args = parser.parse_args(argv)
     # stdout may be the protocol stream: every log line goes to stderr
-    logging.basicConfig(
-        stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     apply_log_level(args.log_level or "WARNING")
     try:
         serve_from_args(args)

@@ -98,9 +98,7 @@ ask = shared.ask  # run, print each tool call and its result, return the answer
 
 def main(argv: list[str] | None = None) -> int:
     args = shared.parser(__doc__, QUESTION).parse_args(argv)
-    return shared.run(
-        args, QUESTION, build_backends, build_agent, seed=seed, extras="neo4j,openai"
-    )
+    return shared.run(args, QUESTION, build_backends, build_agent, seed=seed, extras="neo4j,openai")
 
 
 if __name__ == "__main__":
