@@ -108,7 +108,8 @@ class OKFManager(DocumentKnowledgeBase):
 
         Args:
             store: Where the bundle lives (``LocalDocumentStore``, ``S3DocumentStore``, yours).
-            name: The backend name agents address; defaults to one naming the location.
+            name: The backend name agents address; defaults to the bundle's folder name (an
+                S3 prefix's last segment).
             description: What the agent is told the bundle holds; derived when omitted.
             refresh_seconds: Seconds between refreshes; ``None`` disables refresh (call
                 :meth:`reload` when the bundle changes).
