@@ -6,6 +6,7 @@ whether its links are ids (for the tools) or file paths (``index.md`` on disk).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from agentkernel.knowledgestore.model import (
     CheckReport,
     PageInfo,
     PageLink,
+    PageType,
     parse_id,
 )
 
@@ -48,23 +50,44 @@ def render_index(
             by_type.setdefault(info.type, []).append(info)
     sections: list[str] = []
     for page_type in registry.types:
-        own = sorted(by_type.get(page_type.name, []), key=lambda p: (p.title.casefold(), p.id))
-        if not own:
-            continue
-        lines = [f"# {page_type.index_section}", ""]
-        for info in own:
-            line = f"* [{escape_link_text(info.title)}]({link(info)})"
-            if info.description:
-                line += f" - {info.description}"
-            shown = [key for key in page_type.index_fields if info.fields.get(key)]
-            extras = [f"{key}: {info.fields[key]}" for key in shown]
-            if extras:
-                line += f" ({', '.join(extras)})"
-            if info.status == STATUS_SUPERSEDED:
-                line += f" (superseded by {info.fields.get('superseded_by', '?')})"
-            lines.append(line)
-        sections.append("\n".join(lines))
+        own = sorted(by_type.get(page_type.name, []), key=index_order)
+        if own:
+            lines = (index_line(page_type, info, link(info)) for info in own)
+            sections.append(index_section(page_type, lines))
     return "\n\n".join(sections) + "\n" if sections else empty
+
+
+def index_order(info: PageInfo) -> tuple[str, str]:
+    """Return where a page sits in its index section: by title (case ignored), then id."""
+    return info.title.casefold(), info.id
+
+
+def index_line(page_type: PageType, info: PageInfo, target: str) -> str:
+    """Render one page's index line: ``* [Title](target) - description (fields)``.
+
+    Args:
+        page_type: The page's type (its ``index_fields`` are shown).
+        info: The page.
+        target: The link target: its id for the tools, a file path on disk.
+
+    Returns:
+        The line, without a newline; a superseded page says by what.
+    """
+    line = f"* [{escape_link_text(info.title)}]({target})"
+    if info.description:
+        line += f" - {info.description}"
+    shown = [key for key in page_type.index_fields if info.fields.get(key)]
+    extras = [f"{key}: {info.fields[key]}" for key in shown]
+    if extras:
+        line += f" ({', '.join(extras)})"
+    if info.status == STATUS_SUPERSEDED:
+        line += f" (superseded by {info.fields.get('superseded_by', '?')})"
+    return line
+
+
+def index_section(page_type: PageType, lines: Iterable[str]) -> str:
+    """Render one section of the index: its heading, a blank line, then its lines."""
+    return "\n".join([f"# {page_type.index_section}", "", *lines])
 
 
 @dataclass(frozen=True)
@@ -159,3 +182,78 @@ def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str])
     """
     entry = f"## [{date}] {operation} | {what}"
     return f"{entry}\n- pages: {', '.join(pages)}" if pages else entry
+
+
+class IndexLines:
+    """The index kept up to date page by page, for one kind of link target.
+
+    Each page's line is rendered once, when it changes, and kept in its section's order, so
+    rendering the whole index after a change joins strings instead of sorting and formatting
+    every page again.
+    """
+
+    def __init__(self, registry: TypeRegistry, target: Callable[[PageInfo], str]) -> None:
+        """Start empty.
+
+        Args:
+            registry: The store's types, in section order.
+            target: The link target of a page (its id for the tools, a file path on disk).
+        """
+        self._registry = registry
+        self._target = target
+        self._keys: dict[str, list[tuple[str, str]]] = {t.name: [] for t in registry.types}
+        self._placed: dict[str, tuple[str, tuple[str, str]]] = {}  # id -> (type, key)
+        self._lines: dict[str, str] = {}
+        self._sections: dict[str, str] = {}
+
+    def put(self, info: PageInfo) -> None:
+        """Add or replace a page's line (a retired page has none).
+
+        Args:
+            info: The page.
+        """
+        self.drop(info.id)
+        page_type = self._registry.get(info.type)
+        if page_type is None or info.status == STATUS_RETIRED:
+            return
+        key = index_order(info)
+        bisect.insort(self._keys[info.type], key)
+        self._placed[info.id] = (info.type, key)
+        self._lines[info.id] = index_line(page_type, info, self._target(info))
+        self._sections.pop(info.type, None)
+
+    def drop(self, page_id: str) -> None:
+        """Remove a page's line, if it has one.
+
+        Args:
+            page_id: ``type/slug``.
+        """
+        placed = self._placed.pop(page_id, None)
+        if placed is None:
+            return
+        type_name, key = placed
+        keys = self._keys[type_name]
+        del keys[bisect.bisect_left(keys, key)]
+        del self._lines[page_id]
+        self._sections.pop(type_name, None)
+
+    def render(self, empty: str = "") -> str:
+        """Return the index as :func:`render_index` renders it.
+
+        Args:
+            empty: The text when there is no page.
+
+        Returns:
+            Markdown ending in a newline, or ``empty``.
+        """
+        sections: list[str] = []
+        for page_type in self._registry.types:
+            keys = self._keys[page_type.name]
+            if not keys:
+                continue
+            section = self._sections.get(page_type.name)
+            if section is None:
+                section = index_section(page_type, [self._lines[page_id] for _, page_id in keys])
+                self._sections[page_type.name] = section
+            sections.append(section)
+        return "\n\n".join(sections) + "\n" if sections else empty
