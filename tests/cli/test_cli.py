@@ -62,7 +62,7 @@ def test_check_text_report_on_the_example_bundle() -> None:
     result = cli("check", str(EXAMPLE))
     assert result.returncode == 0, result.stderr
     assert "conformant OKF 0.2" in result.stdout
-    assert "32 concepts" in result.stdout
+    assert "34 concepts" in result.stdout
     assert "stale (1): metrics/roast_yield" in result.stdout
     assert "0 error(s), 0 warning(s)" in result.stdout
 
