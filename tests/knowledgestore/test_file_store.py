@@ -85,6 +85,7 @@ def test_log_groups_dates_newest_first(tmp_path: Path) -> None:
         "## 2020-01-01\n* **ingest**: First source\n",
         encoding="utf-8",
     )
+    (folder / ".knowledgestore").touch()  # a hand-written log, handed over to the store
     store = FileKnowledgeStore(folder)
     store.log("update", "Today's change")
     store.log("query", "Today's question")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import unquote
 
 from agentkernel.knowledgestore._pages import TypeRegistry
@@ -22,6 +22,15 @@ _LOG_ENTRY = re.compile(r"^\* \*\*(?P<op>[^*]+)\*\*: (?P<rest>.*)$")
 LOG_PAGES = " — pages: "
 """Separates an entry's description from the pages it names."""
 LOG_TITLE = "# Knowledge Base Log"
+LISTING_FILES = frozenset({"index.md", "log.md", "overview.md"})
+"""The store's own files at the bundle root; a link to one of them is not a broken link."""
+
+
+def _resolve(link: str, rel_from: str) -> str:
+    """The bundle-relative path a file link in ``rel_from`` leads to (``..`` when outside)."""
+    link = unquote(link)
+    joined = link[1:] if link.startswith("/") else posixpath.join(posixpath.dirname(rel_from), link)
+    return posixpath.normpath(joined)
 
 
 def rel_of(page_type: PageType, slug: str) -> str:
@@ -77,12 +86,7 @@ class LinkMap:
         """
 
         def replace(match: re.Match[str]) -> str:
-            link = unquote(match.group(1))
-            if link.startswith("/"):
-                joined = link[1:]
-            else:
-                joined = posixpath.join(posixpath.dirname(rel_from), link)
-            target = posixpath.normpath(joined)
+            target = _resolve(match.group(1), rel_from)
             folder, name = posixpath.split(target)
             slug = name[:-3]
             if target.startswith("..") or not is_slug(slug):
@@ -96,6 +100,31 @@ class LinkMap:
             return match.group(0)
 
         return _FILE_LINK.sub(replace, markdown)
+
+
+def dangling_file_links(
+    markdown: str, rel_from: str, is_listing: Callable[[str], bool]
+) -> list[str]:
+    """List the ``.md`` file links that are still in ``markdown`` once page links became ids.
+
+    Such a link leads to no page (a folder the store doesn't keep pages in, a missing file,
+    outside the bundle), unless it reaches one of :data:`LISTING_FILES` that exists.
+
+    Args:
+        markdown: Text with its links to pages already turned into ids.
+        rel_from: The bundle-relative file the text is stored in.
+        is_listing: Whether a bundle-relative path is an existing ``index.md``, ``log.md``
+            or ``overview.md``.
+
+    Returns:
+        Each dangling link once, as written, in order of first appearance.
+    """
+    found: dict[str, None] = {}
+    for match in _FILE_LINK.finditer(markdown):
+        target = _resolve(match.group(1), rel_from)
+        if target.startswith("..") or not is_listing(target):
+            found.setdefault(match.group(1), None)
+    return list(found)
 
 
 def log_lines(text: str) -> Iterator[tuple[str, str]]:

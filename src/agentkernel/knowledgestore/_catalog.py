@@ -98,17 +98,25 @@ class LinkSource:
     type: str
     status: str
     links: Sequence[str]
+    file_links: Sequence[str] = ()
+    """Relative ``.md`` links that lead to no page (reported as broken as they are written)."""
 
 
-def compute_check(pages: Iterable[LinkSource], overview_links: Sequence[str] = ()) -> CheckReport:
+def compute_check(
+    pages: Iterable[LinkSource],
+    overview_links: Sequence[str] = (),
+    overview_file_links: Sequence[str] = (),
+) -> CheckReport:
     """Find broken links, orphans and links to retired pages.
 
     Retired pages are not checked and do not count as linking to anything. The overview's
-    links are checked and count as links (under the name ``overview``).
+    links are checked and count as links (under the name ``overview``). A ``.md`` file link
+    that leads to no page is a broken link too.
 
     Args:
         pages: Every page.
         overview_links: The ids the overview links to.
+        overview_file_links: The overview's ``.md`` links that lead to no page.
 
     Returns:
         The report, each list in a stable order.
@@ -117,9 +125,9 @@ def compute_check(pages: Iterable[LinkSource], overview_links: Sequence[str] = (
     status = {p.id: p.status for p in all_pages}
     report = CheckReport()
     inbound: set[str] = set()
-    sources = [(p.id, p.links) for p in all_pages if p.status != STATUS_RETIRED]
-    sources.append(("overview", overview_links))
-    for source, links in sources:
+    sources = [(p.id, p.links, p.file_links) for p in all_pages if p.status != STATUS_RETIRED]
+    sources.append(("overview", overview_links, overview_file_links))
+    for source, links, file_links in sources:
         for target in dict.fromkeys(links):
             if target not in status:
                 report.broken_links.append(PageLink(source, target))
@@ -127,6 +135,7 @@ def compute_check(pages: Iterable[LinkSource], overview_links: Sequence[str] = (
                 report.links_to_retired.append(PageLink(source, target))
             if target != source:
                 inbound.add(target)
+        report.broken_links.extend(PageLink(source, link) for link in dict.fromkeys(file_links))
     report.orphans.extend(
         p.id
         for p in all_pages

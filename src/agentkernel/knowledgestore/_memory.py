@@ -8,7 +8,7 @@ whole store. The catalog does no I/O and takes no lock: its store does both.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentkernel.knowledgestore import _catalog, _pages
@@ -153,17 +153,30 @@ class PageCatalog:
         """
         return self._index.render(empty)
 
-    def check(self, overview_links: Iterable[str]) -> CheckReport:
+    def check(
+        self,
+        overview_links: Sequence[str],
+        file_links: Callable[[Entry], Sequence[str]] | None = None,
+        overview_file_links: Sequence[str] = (),
+    ) -> CheckReport:
         """Find broken links, orphans and links to retired pages.
 
         Args:
             overview_links: The ids the overview links to.
+            file_links: A page's ``.md`` links that lead to no page (a file store's).
+            overview_file_links: The overview's such links.
         """
         sources = (
-            _catalog.LinkSource(e.info.id, e.info.type, e.info.status, e.links)
+            _catalog.LinkSource(
+                e.info.id,
+                e.info.type,
+                e.info.status,
+                e.links,
+                file_links(e) if file_links is not None else (),
+            )
             for e in self._entries.values()
         )
-        return _catalog.compute_check(sources, list(overview_links))
+        return _catalog.compute_check(sources, overview_links, overview_file_links)
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
         """Rank the pages for a query, best first (retired pages left out).

@@ -11,7 +11,11 @@ these rules, and :mod:`agentkernel.knowledgestore.testing` checks them:
   page leaves ``list()``, ``index()`` and ``search()`` but ``read()`` still returns it;
 * ``edit`` replaces exactly one occurrence;
 * a summary's ``ingested`` is the store's, set on create and rewrite;
-* a page's type is a label: a store holds any declared type.
+* a page's type is a label: a store holds any declared type;
+* reading changes nothing: ``types``, ``list``, ``read``, ``search``, ``index``,
+  ``recent_log``, ``check``, ``overview`` and ``ignored_files`` write no byte and create no
+  file; only the writing methods do;
+* ``check`` reports a ``.md`` file link that leads to no page as a broken link.
 
 Refusals raise :class:`~agentkernel.knowledgestore.errors.KnowledgeStoreError`.
 """
@@ -201,9 +205,23 @@ class KnowledgeStore(ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} can't show its log")
 
+    def ignored_files(self) -> builtins.list[str]:
+        """Return what the store's location holds that it doesn't serve as pages (optional).
+
+        A store over a folder names the files it leaves alone there (another tool's OKF
+        bundle, notes), so that ``knowledge_index`` can say so instead of "empty".
+
+        Returns:
+            Their paths, relative to the store's location; ``[]`` by default.
+        """
+        return []
+
     @abstractmethod
     def check(self) -> CheckReport:
-        """Return the mechanical problems: broken links, orphans, links to retired pages."""
+        """Return the mechanical problems: broken links, orphans, links to retired pages.
+
+        Reading only: a check changes nothing in the store.
+        """
 
     @abstractmethod
     def overview(self) -> str:

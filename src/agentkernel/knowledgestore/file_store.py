@@ -9,6 +9,7 @@ Layout::
       summaries/<slug>.md one folder per page type
       concepts/<slug>.md
       .knowledge.lock     serialises writers across processes
+      .knowledgestore     marks the folder as the store's (written with its first write)
 
 Every page has YAML frontmatter with its ``type`` and ``title``, so the folder is an
 OKF-conformant bundle that ``OKFManager`` can serve read-only to other agents. Links between
@@ -16,6 +17,13 @@ pages are stored as relative file paths (``../concepts/bowline.md``), which OKF 
 people follow, and are returned as ids (``concept/bowline``). Every file is written atomically
 (temporary file, then rename), and every change happens under the lock file, so two processes
 writing different pages at once lose nothing.
+
+Reading never writes: ``list``, ``read``, ``search``, ``index``, ``recent_log``, ``check`` and
+``overview`` change no byte and create no file, not even the lock. The store writes only in a
+folder it owns (see :mod:`agentkernel.knowledgestore._ownership`): opening a folder that holds
+an OKF bundle or notes it didn't write is safe; such files are not served as pages
+(:meth:`FileKnowledgeStore.ignored_files` names them) and every write is refused there with a
+message saying what to do.
 
 The store answers from an in-memory catalog (:class:`~._memory.PageCatalog`), kept current by
 change tokens the way the OKF manifest is: each call compares every type folder's
@@ -28,20 +36,22 @@ few seconds a call compares every file, so an edit made in place by a person sho
 from __future__ import annotations
 
 import builtins
+import contextlib
 import itertools
 import logging
 import math
 import os
+import posixpath
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgebase.okf import frontmatter
-from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
 from agentkernel.knowledgestore._fs import atomic_write, locked
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
 from agentkernel.knowledgestore.base import KnowledgeStore
@@ -61,7 +71,7 @@ from agentkernel.knowledgestore.model import (
 
 logger = logging.getLogger(__name__)
 
-LOCK_FILE = ".knowledge.lock"
+LOCK_FILE = _ownership.LEGACY_LOCK_FILE
 _OKF_VERSION = "0.2"
 _FULL_SWEEP_SECONDS = 5.0  # how stale an in-place edit by hand may be; renames show at once
 
@@ -118,6 +128,7 @@ class FileKnowledgeStore(KnowledgeStore):
         self._root = Path(knowledge_dir)
         self._registry = _pages.TypeRegistry(page_types)
         root_types = [t for t in self._registry.types if not t.dir]
+        self._page_dirs = {t.dir for t in self._registry.types if t.dir}
         self._folders: list[tuple[str, list[PageType]]] = [
             (t.dir, [t]) for t in self._registry.types if t.dir
         ]
@@ -403,25 +414,46 @@ class FileKnowledgeStore(KnowledgeStore):
         return _catalog.format_log_entry(date, op, what, ids)
 
     def check(self) -> CheckReport:
-        """Rewrite ``index.md`` (the one mechanical fix) and report the link problems.
+        """Report broken links, orphans and links to retired pages; nothing is written.
 
-        Every file is compared with the catalog first, whatever the tokens say. A folder that
-        cannot be written (read-only) is still checked; the index is left as is.
+        Every file is compared with the catalog first, whatever the tokens say. A broken link
+        is a link to a page id that does not exist, or a relative ``.md`` link that leads to
+        no page (a link to an existing ``index.md``, ``log.md`` or ``overview.md`` is fine).
         """
         with self._mutex:
-            swept = False
-            try:
-                with locked(self._root / LOCK_FILE):
-                    self._refresh(full=True)
-                    swept = True
-                    self._write_index()
-                    self._settle()
-            except OSError as exc:
-                logger.warning("Could not rewrite %s: %s", self._root / "index.md", exc)
-            if not swept:
-                self._refresh(full=True)
+            self._refresh(full=True)
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
-            return self._catalog.check(linked_ids(overview))
+            return self._catalog.check(
+                linked_ids(overview),
+                lambda entry: self._file_links(entry.content, self._pages[entry.info.id].rel),
+                self._file_links(overview, "overview.md"),
+            )
+
+    def _file_links(self, content: str, rel: str) -> builtins.list[str]:
+        """The ``.md`` links left in ``content`` (links as ids) that reach no page."""
+
+        def reaches_a_listing(target: str) -> bool:
+            name = posixpath.basename(target)
+            return name in _bundle.LISTING_FILES and (self._root / target).is_file()
+
+        return _bundle.dangling_file_links(content, rel, reaches_a_listing)
+
+    def ignored_files(self) -> builtins.list[str]:
+        """Return the markdown files in the folder that are not pages of this store.
+
+        Files another tool wrote (an OKF bundle's concepts, notes), files that fail to parse,
+        and files of a type the store doesn't hold: the store doesn't serve them and never
+        writes over them. The root's ``index.md``, ``log.md`` and ``overview.md`` are not
+        listed. Hidden files and folders are skipped.
+
+        Returns:
+            Bundle-relative paths, in folder order.
+        """
+        with self._mutex:
+            self._refresh()
+            served = {page.rel for page in self._pages.values()}
+        served.update(_bundle.LISTING_FILES)
+        return [rel for rel in _ownership.markdown_files(self._root) if rel not in served]
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet), links as ids."""
@@ -441,6 +473,29 @@ class FileKnowledgeStore(KnowledgeStore):
         return _pages.normalize_content(parts[1] if parts is not None else text)
 
     # -- writing -------------------------------------------------------------------------
+
+    def _in_layout(self, rel: str) -> bool:
+        folder, _, name = rel.rpartition("/")
+        return not folder or (folder in self._page_dirs and is_slug(name[:-3]))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Hold the thread and process locks for a change, in a folder the store owns.
+
+        The catalog is brought up to date under the lock, so the change starts from every
+        earlier writer's.
+
+        Raises:
+            KnowledgeStoreError: The folder holds files the store didn't write.
+        """
+        with self._mutex:
+            # Checked before the lock file is created: a refused folder gets no new file.
+            unclaimed = _ownership.require_owned(self._root, self._in_layout)
+            with locked(self._root / LOCK_FILE):
+                if unclaimed:
+                    _ownership.claim(self._root, atomic_write)
+                self._refresh()
+                yield
 
     def _exists(self, page_id: str) -> bool:
         """Whether a page exists, or a file already sits where it would be written."""
@@ -489,8 +544,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: The first problem found; nothing is written then.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
             written: list[_Stored] = []
             try:
@@ -527,8 +581,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             page = self._find(page_id)
             self._revalidate(page.id)
             page = self._find(page_id)
@@ -546,8 +599,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: No such page, or a link to nowhere.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             page = self._find(page_id)
             changed = _flows.rewritten(self._view(page), content, fields, self._exists)
             self._save_changed(page, changed)
@@ -563,8 +615,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: Either page missing, the same page, or a retired page.
         """
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             page = self._find(page_id)
             replacement = self._find(by)
             changed = _flows.superseded(self._view(page), self._view(replacement), reason)
@@ -581,8 +632,7 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: No such page, no reason, or already retired.
         """
         why = _pages.require_reason(reason)
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             page = self._find(page_id)
             changed = _flows.retired(self._view(page), why)
             self._save_changed(page, changed)
@@ -599,8 +649,7 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: An empty operation or description, or a page that is no id.
         """
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
             if ids:
                 listed = [f"[{i}]({self._pages[i].rel})" if i in self._pages else i for i in ids]
@@ -619,8 +668,7 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: A link to a page that does not exist.
         """
         content = _pages.normalize_content(content)
-        with self._mutex, locked(self._root / LOCK_FILE):
-            self._refresh()
+        with self._writing():
             _pages.require_links_resolve(content, self._exists)
             meta = {"type": "overview", "title": "Overview", "updated": _pages.utc_today()}
             body = self._links_map.to_disk(content, "overview.md")

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from agentkernel.errors import missing_extra
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
-from agentkernel.knowledgestore.tools import _operations
+from agentkernel.knowledgestore.tools import DESTRUCTIVE_TOOLS, READING_TOOLS, _operations
 
 try:
     import mcp.types as _types
@@ -56,7 +56,6 @@ except ImportError:  # the 1.x line (an environment with crewai pins mcp<2)
 logger = logging.getLogger(__name__)
 
 SERVER_NAME = "knowledge"
-_READ_ONLY = frozenset({"knowledge_index", "knowledge_search", "knowledge_read", "knowledge_check"})
 _CANNOT_ASK = "cannot-ask"
 _INSTRUCTIONS = (
     "A curated knowledge base of typed pages addressed by id (type/slug), linked with "
@@ -189,10 +188,12 @@ def _retire_tool_v1(store: KnowledgeStore) -> Callable[..., Any]:
 
 
 def _annotations(name: str) -> Any:
-    read_only = name in _READ_ONLY
+    # The hints follow the tools' own metadata: a reading tool writes nothing; a destructive
+    # one replaces or marks what a page says (edit, rewrite, supersede, retire).
+    read_only = name in READING_TOOLS
     wire = {
         "readOnlyHint": read_only,
-        "destructiveHint": False if read_only else name == "knowledge_retire",
+        "destructiveHint": name in DESTRUCTIVE_TOOLS,
         "idempotentHint": read_only,
         "openWorldHint": False,
     }

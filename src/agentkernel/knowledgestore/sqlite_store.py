@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentkernel.knowledgestore import _catalog, _flows, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
@@ -50,7 +50,8 @@ CREATE TABLE IF NOT EXISTS pages (
     fields TEXT NOT NULL,
     content TEXT NOT NULL,
     status TEXT NOT NULL,
-    description TEXT NOT NULL
+    description TEXT NOT NULL,
+    rev INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL,
@@ -88,6 +89,23 @@ class _Row:
         return make_entry(self.id, self.type, self.slug, self.title, self.fields, self.content)
 
 
+def _has_revisions(db: sqlite3.Connection) -> bool:
+    """Whether the pages carry revisions (a database from before them has none)."""
+    return any(row[1] == "rev" for row in db.execute("PRAGMA table_info(pages)"))
+
+
+def _add_revisions(db: sqlite3.Connection) -> None:
+    """Give an older database's pages revisions (all 0), inside a write transaction."""
+    if not _has_revisions(db):
+        db.execute("ALTER TABLE pages ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev)")
+
+
+def _no_page(content: str) -> list[str]:
+    """The ``.md`` file links in ``content``: in a database, none of them leads to a page."""
+    return _bundle.dangling_file_links(content, "", lambda _target: False)
+
+
 def _view(row: _Row) -> _flows.Page:
     return _flows.Page(row.id, row.type, row.title, row.fields, row.content)
 
@@ -98,38 +116,69 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def __init__(
         self, path: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
     ) -> None:
-        """Open the database, creating it and its tables when missing.
+        """Open the database; a missing file (or one without the tables) is created on the first write.
+
+        Reading never creates nor changes the file: until the first write, a store whose file
+        doesn't exist yet reads as empty.
 
         Args:
             path: The database file, or ``":memory:"``.
             page_types: Declared page types, besides the built-ins.
 
         Raises:
-            KnowledgeStoreError: An invalid page type declaration, or a SQLite without FTS5.
+            KnowledgeStoreError: An invalid page type declaration, a file that is no SQLite
+                database, or a SQLite without FTS5.
         """
         self._registry = _pages.TypeRegistry(page_types)
         self._path = os.fspath(path)
         self._mutex = threading.RLock()
-        self._db = sqlite3.connect(
-            self._path, isolation_level=None, check_same_thread=False, timeout=30.0
-        )
+        self._conn: sqlite3.Connection | None = None
+        self._blank: sqlite3.Connection | None = None
         self._catalog = PageCatalog(self._registry)
         self._rev = -1  # the newest revision the catalog holds; -1: nothing loaded yet
-        self._data_version: int | None = None
+        self._seen: tuple[sqlite3.Connection, int] | None = None  # (connection, data_version)
         self._pending: dict[str, _Row] = {}  # rows written by the open transaction
+        self._revised: sqlite3.Connection | None = None  # the connection known to have revs
+        if self._path == ":memory:" or self._holds_store():
+            self._conn = self._open(self._path)
+
+    def _open(self, path: str) -> sqlite3.Connection:
+        """Connect to ``path``, creating the tables when missing (a write)."""
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
         try:
-            if self._path != ":memory:":
-                self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(_SCHEMA)
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(pages)")}
-            if "rev" not in columns:  # a database from before revisions: every row is rev 0
-                self._db.execute("ALTER TABLE pages ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
-            self._db.execute("CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev)")
-        except sqlite3.OperationalError as exc:
-            self._db.close()
+            if path != ":memory:":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            raise KnowledgeStoreError(f"Can't set up the knowledge database {path}: {exc}") from exc
+        return db
+
+    def _holds_store(self) -> bool:
+        """Whether the file exists and holds the store's tables; looked up without writing."""
+        if not os.path.isfile(self._path):
+            return False
+        try:
+            with contextlib.closing(sqlite3.connect(self._path, timeout=30.0)) as db:
+                found = db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'pages'"
+                ).fetchone()
+        except sqlite3.DatabaseError as exc:
             raise KnowledgeStoreError(
-                f"Can't set up the knowledge database {self._path}: {exc}"
+                f"Can't open the knowledge database {self._path}: {exc}"
             ) from exc
+        return found is not None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection reads use: the file once it holds the store, else an empty stand-in."""
+        if self._conn is None and self._holds_store():
+            self._conn = self._open(self._path)
+        if self._conn is not None:
+            return self._conn
+        if self._blank is None:
+            self._blank = self._open(":memory:")
+        return self._blank
 
     def __repr__(self) -> str:
         return f"SQLiteKnowledgeStore({self._path!r})"
@@ -142,26 +191,34 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def close(self) -> None:
         """Close the database connection."""
         with self._mutex:
-            self._db.close()
+            for db in (self._conn, self._blank):
+                if db is not None:
+                    db.close()
 
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._mutex:
-            self._db.execute("BEGIN IMMEDIATE")
+            if self._conn is None:
+                self._conn = self._open(self._path)
+            db = self._conn
+            db.execute("BEGIN IMMEDIATE")
             self._pending.clear()
             before = self._rev
             try:
                 # holding the write lock, catch up with every earlier commit first, so that
                 # this transaction's revision follows everything the catalog holds
+                if self._revised is not db:
+                    _add_revisions(db)
+                    self._revised = db
                 self._refresh()
                 before = self._rev
-                yield self._db
+                yield db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                db.execute("ROLLBACK")
                 self._pending.clear()
                 self._rev = before  # the revision was not used; the next writer takes it
                 raise
-            self._db.execute("COMMIT")
+            db.execute("COMMIT")
             for row in self._pending.values():
                 self._catalog.put(row.entry())
             self._pending.clear()
@@ -173,20 +230,25 @@ class SQLiteKnowledgeStore(KnowledgeStore):
             full: Compare every row, for changes made without the store (a row deleted or
                 edited by hand), not only the rows of newer revisions.
         """
-        (version,) = self._db.execute("PRAGMA data_version").fetchone()
-        if version == self._data_version and not full:
+        db = self._db
+        (version,) = db.execute("PRAGMA data_version").fetchone()
+        if self._seen is not None and self._seen[0] is not db:
+            full = True  # the file appeared (another process created it): start over
+        elif self._seen == (db, version) and not full:
             return
-        if not full:
-            self._apply(self._db.execute(f"{_SELECT} WHERE rev > ?", (self._rev,)))
-            (count,) = self._db.execute("SELECT COUNT(*) FROM pages").fetchone()
+        revisions = _has_revisions(db)
+        if not full and revisions:
+            self._apply(db.execute(f"{_SELECT} WHERE rev > ?", (self._rev,)))
+            (count,) = db.execute("SELECT COUNT(*) FROM pages").fetchone()
             # a row deleted, or added at an old revision, behind the store: compare them all
             full = count != len(self._catalog)
-        if full:
-            present = self._apply(self._db.execute(_SELECT))
+        if full or not revisions:
+            select = _SELECT if revisions else _SELECT.replace(", rev FROM", ", 0 FROM")
+            present = self._apply(db.execute(select))
             for page_id in [i for i in self._catalog.ids() if i not in present]:
                 self._catalog.drop(page_id)
         self._rev = max(self._rev, 0)
-        self._data_version = version
+        self._seen = (db, version)
 
     def _apply(self, rows: Iterable[Sequence[Any]]) -> set[str]:
         """Put the rows that differ from the catalog into it; return every id seen."""
@@ -352,10 +414,14 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         return [_catalog.format_log_entry(d, op, what, json.loads(p)) for d, op, what, p in rows]
 
     def check(self) -> CheckReport:
-        """Report broken links, orphans and links to retired pages."""
+        """Report broken links (``.md`` file links included), orphans and links to retired pages."""
         with self._mutex:
             self._refresh(full=True)
-            return self._catalog.check(linked_ids(self.overview()))
+            return self._catalog.check(
+                linked_ids(self.overview()),
+                lambda entry: _no_page(entry.content),
+                _no_page(self.overview()),
+            )
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet)."""

@@ -388,6 +388,17 @@ class KnowledgeStoreConformance:
         report = store.check()
         assert report.broken_links == [PageLink("concept/tides", "entity/moon")]
 
+    def test_check_reports_file_links_that_reach_no_page(self, store: KnowledgeStore) -> None:
+        store.create(
+            "concept", "tides", "Tides", "See [notes](notes/tide-notes.md) and [web](https://x.org/a.md)."
+        )
+        store.write_overview("Start at [Tides](concept/tides); [draft](../draft.md).")
+        report = store.check()
+        assert report.broken_links == [
+            PageLink("concept/tides", "notes/tide-notes.md"),
+            PageLink("overview", "../draft.md"),
+        ]
+
     # -- log and overview ----------------------------------------------------------------
 
     def test_log_is_read_back_newest_first(self, store: KnowledgeStore) -> None:

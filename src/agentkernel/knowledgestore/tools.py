@@ -32,6 +32,16 @@ LOG = "log"
 Confirm = Callable[[str], bool]
 """Asks the person a yes/no question; ``True`` only on an explicit yes."""
 
+READING_TOOLS = frozenset({"knowledge_index", "knowledge_search", "knowledge_read", "knowledge_check"})
+"""The tools that only read: they change nothing in the store, however often they are called."""
+
+DESTRUCTIVE_TOOLS = frozenset(
+    {"knowledge_edit", "knowledge_rewrite", "knowledge_supersede", "knowledge_retire"}
+)
+"""The tools that replace or mark what a page says (the others only add)."""
+
+_IGNORED_SHOWN = 5
+
 
 class NewPageSpec(TypedDict):
     """One more page for ``knowledge_create``'s ``also``."""
@@ -133,7 +143,19 @@ def _operations(
         Each line gives the title, the id and what the page is. Start here, then read only
         the pages the task needs.
         """
-        return store.index() or "The knowledge base is empty."
+        catalog = store.index()
+        ignored = store.ignored_files()
+        if not ignored:
+            return catalog or "The knowledge base is empty."
+        shown = ", ".join(ignored[:_IGNORED_SHOWN]) + (
+            ", ..." if len(ignored) > _IGNORED_SHOWN else ""
+        )
+        note = (
+            f"Not served here: {len(ignored)} markdown file(s) beside the knowledge base are "
+            f"not its pages ({shown}). They are left untouched; an OKF bundle is read with "
+            "agentkernel-kb serve or the *_kb tools."
+        )
+        return f"{catalog}\n{note}" if catalog else f"The knowledge base has no pages. {note}"
 
     def knowledge_search(query: str, limit: int = 10) -> str:
         """Find pages by words in their titles, aliases and content, best first.

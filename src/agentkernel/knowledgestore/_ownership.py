@@ -1,0 +1,98 @@
+"""Which folders the file store may write in, and which markdown files it leaves alone.
+
+The file store rewrites ``index.md`` after every change and prepends to ``log.md``, so writing
+in a folder someone else wrote (a hand-made OKF bundle, a notes folder) would replace their
+files. It writes only in a folder it owns, and ownership is known from a marker file,
+:data:`MARKER_FILE`, which the store creates with its first write:
+
+* a folder holding the marker is the store's;
+* a folder that does not exist yet, or holds no markdown file, becomes the store's on the
+  first write (the marker is written then);
+* a folder written by a version of the store that had no marker (it holds the store's
+  ``.knowledge.lock``, and every markdown file sits where the store puts pages) is claimed
+  the same way;
+* any other folder is refused, with a message saying what to do: point the store at an empty
+  folder, or create the marker by hand to hand the folder over to the store.
+
+Reading never claims anything: the marker, like every other file, appears only on a write.
+Hidden files and folders (``.git``, temporary files) are never looked at.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from agentkernel.knowledgestore.errors import KnowledgeStoreError
+
+MARKER_FILE = ".knowledgestore"
+"""The file that marks a folder as the file store's own."""
+
+LEGACY_LOCK_FILE = ".knowledge.lock"
+"""The lock file every writing version of the store created (the marker of older folders)."""
+
+MARKER_TEXT = (
+    "This folder is a FileKnowledgeStore (agentkernel): the store rewrites index.md and log.md\n"
+    "and writes pages here. Delete this file to stop it writing in this folder.\n"
+)
+_SHOWN = 5
+
+
+def markdown_files(root: Path) -> Iterator[str]:
+    """Yield the bundle-relative path of every markdown file under ``root``, hidden ones skipped.
+
+    Args:
+        root: The folder.
+
+    Yields:
+        Paths such as ``tables/blocks.md``, folder by folder in name order.
+    """
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        rel = os.path.relpath(folder, root)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        for name in sorted(files):
+            if name.endswith(".md") and not name.startswith("."):
+                yield prefix + name
+
+
+def require_owned(root: Path, in_layout: Callable[[str], bool]) -> bool:
+    """Refuse to write in ``root`` unless the store owns it (see the module's rules).
+
+    Args:
+        root: The store's folder.
+        in_layout: Whether a bundle-relative markdown path is where the store keeps its own
+            files (a page folder, or the root).
+
+    Returns:
+        Whether the marker still has to be written (the folder is being claimed now).
+
+    Raises:
+        KnowledgeStoreError: The folder holds markdown files the store did not write.
+    """
+    if (root / MARKER_FILE).is_file():
+        return False
+    found = list(markdown_files(root)) if root.is_dir() else []
+    if not found:
+        return True
+    if (root / LEGACY_LOCK_FILE).is_file() and all(in_layout(rel) for rel in found):
+        return True
+    shown = ", ".join(found[:_SHOWN]) + (", ..." if len(found) > _SHOWN else "")
+    raise KnowledgeStoreError(
+        f"The knowledge store won't write in {root}: it holds {len(found)} markdown file(s) "
+        f"the store didn't write ({shown}), and a write would replace its index.md and log.md. "
+        "Point the store at an empty folder (a subfolder such as 'knowledge' will do); or, if "
+        f"this folder is meant to be the store's, create an empty file named {MARKER_FILE} in "
+        "it to let the store write (and rewrite index.md and log.md) there."
+    )
+
+
+def claim(root: Path, write: Callable[[Path, str], None]) -> None:
+    """Write the marker that makes ``root`` the store's.
+
+    Args:
+        root: The store's folder.
+        write: How to write a file (atomically).
+    """
+    write(root / MARKER_FILE, MARKER_TEXT)
