@@ -193,12 +193,32 @@ def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str])
     return f"{entry}\n- pages: {', '.join(pages)}" if pages else entry
 
 
+class _Block:
+    """A run of consecutive index lines of one section, with their joined text cached."""
+
+    __slots__ = ("keys", "lines", "text")
+
+    def __init__(self, keys: list[tuple[str, str]], lines: list[str]) -> None:
+        self.keys = keys
+        self.lines = lines
+        self.text: str | None = None
+
+    def joined(self) -> str:
+        if self.text is None:
+            self.text = "\n".join(self.lines)
+        return self.text
+
+
+_BLOCK_LINES = 256  # a block splits in two past twice this
+
+
 class IndexLines:
     """The index kept up to date page by page, for one kind of link target.
 
-    Each page's line is rendered once, when it changes, and kept in its section's order, so
-    rendering the whole index after a change joins strings instead of sorting and formatting
-    every page again.
+    Each page's line is rendered once, when it changes, and kept in its section's order in
+    blocks of a few hundred lines that cache their joined text, so rendering the whole index
+    after a change re-joins one block and concatenates the others, instead of sorting and
+    formatting every page again.
     """
 
     def __init__(self, registry: TypeRegistry, target: Callable[[PageInfo], str]) -> None:
@@ -210,10 +230,11 @@ class IndexLines:
         """
         self._registry = registry
         self._target = target
-        self._keys: dict[str, list[tuple[str, str]]] = {t.name: [] for t in registry.types}
+        self._blocks: dict[str, list[_Block]] = {t.name: [] for t in registry.types}
         self._placed: dict[str, tuple[str, tuple[str, str]]] = {}  # id -> (type, key)
-        self._lines: dict[str, str] = {}
-        self._sections: dict[str, str] = {}
+
+    def _block_of(self, blocks: list[_Block], key: tuple[str, str]) -> int:
+        return max(0, bisect.bisect_right([b.keys[0] for b in blocks], key) - 1)
 
     def put(self, info: PageInfo) -> None:
         """Add or replace a page's line (a retired page has none).
@@ -226,10 +247,23 @@ class IndexLines:
         if page_type is None or info.status == STATUS_RETIRED:
             return
         key = index_order(info)
-        bisect.insort(self._keys[info.type], key)
+        line = index_line(page_type, info, self._target(info))
+        blocks = self._blocks[info.type]
         self._placed[info.id] = (info.type, key)
-        self._lines[info.id] = index_line(page_type, info, self._target(info))
-        self._sections.pop(info.type, None)
+        if not blocks:
+            blocks.append(_Block([key], [line]))
+            return
+        at = self._block_of(blocks, key)
+        block = blocks[at]
+        position = bisect.bisect_left(block.keys, key)
+        block.keys.insert(position, key)
+        block.lines.insert(position, line)
+        block.text = None
+        if len(block.keys) > 2 * _BLOCK_LINES:
+            blocks[at : at + 1] = [
+                _Block(block.keys[:_BLOCK_LINES], block.lines[:_BLOCK_LINES]),
+                _Block(block.keys[_BLOCK_LINES:], block.lines[_BLOCK_LINES:]),
+            ]
 
     def drop(self, page_id: str) -> None:
         """Remove a page's line, if it has one.
@@ -241,10 +275,15 @@ class IndexLines:
         if placed is None:
             return
         type_name, key = placed
-        keys = self._keys[type_name]
-        del keys[bisect.bisect_left(keys, key)]
-        del self._lines[page_id]
-        self._sections.pop(type_name, None)
+        blocks = self._blocks[type_name]
+        at = self._block_of(blocks, key)
+        block = blocks[at]
+        position = bisect.bisect_left(block.keys, key)
+        del block.keys[position]
+        del block.lines[position]
+        block.text = None
+        if not block.keys:
+            del blocks[at]
 
     def render(self, empty: str = "") -> str:
         """Return the index as :func:`render_index` renders it.
@@ -257,12 +296,7 @@ class IndexLines:
         """
         sections: list[str] = []
         for page_type in self._registry.types:
-            keys = self._keys[page_type.name]
-            if not keys:
-                continue
-            section = self._sections.get(page_type.name)
-            if section is None:
-                section = index_section(page_type, [self._lines[page_id] for _, page_id in keys])
-                self._sections[page_type.name] = section
-            sections.append(section)
+            blocks = self._blocks[page_type.name]
+            if blocks:
+                sections.append(index_section(page_type, [b.joined() for b in blocks]))
         return "\n\n".join(sections) + "\n" if sections else empty

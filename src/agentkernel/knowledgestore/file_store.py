@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
 from agentkernel.knowledgestore._fs import atomic_write, locked
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
@@ -74,6 +75,7 @@ logger = logging.getLogger(__name__)
 LOCK_FILE = _ownership.LEGACY_LOCK_FILE
 _OKF_VERSION = "0.2"
 _FULL_SWEEP_SECONDS = 5.0  # how stale an in-place edit by hand may be; renames show at once
+_TIDY_SECONDS = 60.0  # how often a page folder nobody else wrote in is tidied anyway
 
 _FileToken = tuple[int, int, int]  # (inode, mtime_ns, size)
 _FolderToken = tuple[int, int, int] | None  # (device, inode, mtime_ns); None: no folder
@@ -142,6 +144,7 @@ class FileKnowledgeStore(KnowledgeStore):
         self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf
+        self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
         self._root_pages_changed = False
 
     @property
@@ -155,11 +158,17 @@ class FileKnowledgeStore(KnowledgeStore):
     # -- the catalog, kept current ---------------------------------------------------------
 
     def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | None:
-        try:
-            meta, body = frontmatter.parse(text)
-        except frontmatter.FrontmatterError as exc:
-            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-            return None
+        parts = frontmatter.split(text)
+        # the common frontmatter the store writes is read without a YAML parser
+        meta = simple_mapping(parts[0]) if parts is not None else None
+        if meta is not None and parts is not None:
+            body = parts[1]
+        else:
+            try:
+                meta, body = frontmatter.parse(text)
+            except frontmatter.FrontmatterError as exc:
+                logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+                return None
         if not page_type.dir and meta.get("type") != page_type.name:
             return None
         title = _as_text(meta.get("title")).strip()
@@ -181,7 +190,11 @@ class FileKnowledgeStore(KnowledgeStore):
         for folder, candidates in self._folders:
             # the token is taken before the sweep: a change during it moves the token again
             token = _folder_token(self._root / folder)
-            if full or folder not in self._folder_tokens or token != self._folder_tokens[folder]:
+            moved = folder not in self._folder_tokens or token != self._folder_tokens[folder]
+            if moved:
+                # someone else wrote there: a temporary file they left may need removing
+                self._tidied.pop(folder, None)
+            if full or moved:
                 self._sweep(folder, candidates)
                 self._folder_tokens[folder] = token
         if full:
@@ -512,9 +525,19 @@ class FileKnowledgeStore(KnowledgeStore):
         return frontmatter.render(meta, f"\n{page.body}\n")
 
     def _save(self, page: _Stored) -> None:
-        """Write a page and put it into the catalog, so no re-read is needed."""
+        """Write a page and put it into the catalog, so no re-read is needed.
+
+        Leftover temporary files can only appear in a folder through another writer, which
+        moves the folder's token: the folder is tidied (a scan of every entry) then, and
+        every minute, not at every write.
+        """
         path = self._root / page.rel
-        atomic_write(path, self._render(page))
+        folder = page.page_type.dir
+        now = time.monotonic()
+        tidy = now - self._tidied.get(folder, -math.inf) > _TIDY_SECONDS
+        atomic_write(path, self._render(page), tidy=tidy)
+        if tidy:
+            self._tidied[folder] = now
         info = path.stat()
         token = (info.st_ino, info.st_mtime_ns, info.st_size)
         self._files.setdefault(page.page_type.dir, {})[page.rel] = (token, page)
