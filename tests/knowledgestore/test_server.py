@@ -9,6 +9,7 @@ declines, accepts, or is absent). The store's folder is checked on disk afterwar
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -29,13 +30,16 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 SDK_LINE = 2 if hasattr(mcp, "Client") else 1
 MODES = ["auto", "legacy"] if SDK_LINE >= 2 else ["legacy"]
 READERS = {"knowledge_index", "knowledge_search", "knowledge_read", "knowledge_check"}
+DESTRUCTIVE = {"knowledge_edit", "knowledge_rewrite", "knowledge_supersede", "knowledge_retire"}
 Steps = Callable[[Any], Awaitable[None]]
 
 
 def _server(folder: Path, interactive: bool) -> StdioServerParameters:
     args = ["-m", "agentkernel.knowledgestore", str(folder)]
     return StdioServerParameters(
-        command=sys.executable, args=[*args, "--interactive"] if interactive else args
+        command=sys.executable,
+        args=[*args, "--interactive"] if interactive else args,
+        env=dict(os.environ),  # the same sources as this process (PYTHONPATH included)
     )
 
 
@@ -92,6 +96,11 @@ def _read_only(tool: Any) -> Any:
     return getattr(hints, "read_only_hint", None) if SDK_LINE >= 2 else hints.readOnlyHint
 
 
+def _destructive(tool: Any) -> Any:
+    hints = tool.annotations
+    return getattr(hints, "destructive_hint", None) if SDK_LINE >= 2 else hints.destructiveHint
+
+
 def _answer(action: str, asked: list[str] | None = None) -> Any:
     async def answer(context: Any, params: Any) -> Any:
         if asked is not None:
@@ -119,6 +128,7 @@ def test_tools_listed_with_annotations(tmp_path: Path) -> None:
         ]
         for name, tool in tools.items():
             assert _read_only(tool) is (name in READERS)
+            assert _destructive(tool) is (name in DESTRUCTIVE), name
         assert set(_schema(tools["knowledge_retire"])["properties"]) == {"page", "reason"}
         assert "query" in _schema(tools["knowledge_search"])["required"]
 

@@ -8,6 +8,7 @@ through MCP elicitation. The ``agentkernel-kb store serve`` command calls the sa
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Sequence
 
 from agentkernel.knowledgestore.base import KnowledgeStore
@@ -42,6 +43,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         from agentkernel.knowledgestore.file_store import FileKnowledgeStore
 
         store = FileKnowledgeStore(args.path)
+        ignored = store.ignored_files()
+        if ignored:
+            logging.getLogger(__name__).warning(
+                "%s holds %d markdown file(s) that are not this store's pages (e.g. %s): they "
+                "are not served, and the store never writes over them.",
+                args.path,
+                len(ignored),
+                ignored[0],
+            )
     try:
         serve_knowledge_store(store, args.interactive)
     finally:

@@ -23,7 +23,8 @@ LOG_PAGES = " — pages: "
 """Separates an entry's description from the pages it names."""
 LOG_TITLE = "# Knowledge Base Log"
 LISTING_FILES = frozenset({"index.md", "log.md", "overview.md"})
-"""The store's own files at the bundle root; a link to one of them is not a broken link."""
+"""The store's own files at the bundle root (``index.md`` is OKF's listing in any folder too);
+a link to an existing one is not a broken link."""
 
 
 def _resolve(link: str, rel_from: str) -> str:

@@ -53,8 +53,8 @@ def temp_name(name: str) -> str:
 
 
 def _process_exists(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+    if pid == os.getpid() or os.name == "nt":
+        return True  # on Windows, os.kill(pid, 0) would send CTRL_C_EVENT: rely on age there
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

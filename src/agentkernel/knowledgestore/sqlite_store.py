@@ -116,10 +116,10 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def __init__(
         self, path: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
     ) -> None:
-        """Open the database; a missing file (or one without the tables) is created on the first write.
+        """Open the database; a missing one is created (with its tables) by the first write.
 
         Reading never creates nor changes the file: until the first write, a store whose file
-        doesn't exist yet reads as empty.
+        doesn't exist yet (or holds no store tables) reads as empty.
 
         Args:
             path: The database file, or ``":memory:"``.

@@ -390,7 +390,10 @@ class KnowledgeStoreConformance:
 
     def test_check_reports_file_links_that_reach_no_page(self, store: KnowledgeStore) -> None:
         store.create(
-            "concept", "tides", "Tides", "See [notes](notes/tide-notes.md) and [web](https://x.org/a.md)."
+            "concept",
+            "tides",
+            "Tides",
+            "See [notes](notes/tide-notes.md) and [web](https://x.org/a.md).",
         )
         store.write_overview("Start at [Tides](concept/tides); [draft](../draft.md).")
         report = store.check()
