@@ -113,6 +113,19 @@ def test_ask_without_a_model_answers_retrieval_only() -> None:
     assert "## OKF: fetched" in out and "dbt build --select" in out
 
 
+def test_ask_prefers_the_current_concept_and_labels_the_deprecated_one() -> None:
+    result = cli("ask", "How is gross margin computed?", str(EXAMPLE), "--fetch", "1")
+    assert result.returncode == 0, result.stderr
+    matches, _, fetched = result.stdout.partition("## OKF: fetched")
+    lines = [line for line in matches.splitlines() if line.startswith("- [")]
+    assert lines[0].startswith("- [metrics/gross_margin] Gross margin (Metric; human-reviewed")
+    legacy = next(line for line in lines if "[metrics/gross_margin_legacy]" in line)
+    assert "; deprecated)" in legacy  # still found, and labelled
+    assert "status: stable" in fetched and "status: deprecated" not in fetched
+    asked = cli("search", str(EXAMPLE), "legacy gross margin", "-n", "1").stdout
+    assert asked.startswith("- [metrics/gross_margin_legacy] Gross margin (legacy) (Metric;")
+
+
 def test_ask_with_a_config_and_an_agent(tmp_path: Path) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(

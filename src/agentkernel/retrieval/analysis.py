@@ -13,9 +13,9 @@ in one vocabulary:
    the Snowball project's own C build): ``purchased``, ``purchases`` and ``purchasing`` all
    become ``purchas``.
 
-Queries also drop stop words (:data:`QUERY_STOPWORDS`: the usual English list and the words
-a question is built from, ``how``, ``which``, ``many``...), unless that would leave nothing,
-in which case the query keeps them all. Documents keep every word, so a query made only of
+Queries also drop stop words (:data:`QUERY_STOPWORDS`: function words such as ``the`` and
+the words a question is built from, ``how``, ``which``, ``many``...), unless that would leave
+nothing, in which case the query keeps them all. Documents keep every word, so a query made only of
 stop words still finds something.
 """
 
@@ -23,25 +23,25 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 
 import Stemmer
 
-_ENGLISH_STOPWORDS = """a about above after again against all am an and any are as at be because
-been before being below between both but by can cannot could did do does doing down during each
-few for from further had has have having he her here hers herself him himself his i if in into
-is it its itself just me more most my myself no nor not now of off on once only or other ought
-our ours ourselves out over own same she should so some such than that the their theirs them
-themselves then there these they this those through to too under until up very was we were
-what when where which while who whom why will with would you your yours yourself yourselves"""
+# the function words that carry no topic; a longer general list (``not``, ``only``, ``other``,
+# ``more``, ``over``...) dropped words that tell packages apart, measured on the Debian bench
+_FUNCTION_WORDS = """a an and are as at be but by for from has have in into is it its of on or
+that the their then there these this to was were will with"""
 
 # the words people wrap a question or a request in; none of them names a concept
-_QUESTION_WORDS = """how many much whose whats hows wheres im ive dont doesnt isnt arent cant
-wont something anything someone anyone somebody anybody thing things way ways please tell show
-find give get gets got need needs want wants know let lets may might must shall also else ever
-eg ie etc"""
+_QUESTION_WORDS = """how what which who whom whose why when where whats hows wheres i me my
+mine myself we our ours you your yours he him his she her they them do does did doing done can
+could would should shall may might must am been being had having many much some any something
+anything someone anyone somebody anybody thing things way ways please tell show find give get
+gets got need needs want wants know let lets also else ever im ive dont doesnt isnt arent cant
+wont eg ie etc if about"""
 
-QUERY_STOPWORDS = frozenset((_ENGLISH_STOPWORDS + " " + _QUESTION_WORDS).split())
+QUERY_STOPWORDS = frozenset((_FUNCTION_WORDS + " " + _QUESTION_WORDS).split())
 """Words a query drops before matching (never all of them: see :func:`analyze_query`)."""
 
 _RAW_WORD = re.compile(r"\w+")
@@ -53,6 +53,13 @@ _ASCII_WORD_BYTES = bytes(
     c if (48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95) else 32 for c in range(256)
 )
 _CACHE_LIMIT = 500_000
+SURFACE = "="
+"""Prefix of a word's own form, indexed beside its stem when the two differ."""
+KEEP_SURFACE = True
+MAX_QUERY_WORDS = 256
+"""A query's distinct words beyond this many are ignored (a pasted megabyte stays cheap)."""
+STEM_WEIGHT = 0.5
+"""Query weight of a stem standing in for an inflected word (see :func:`query_weights`)."""
 
 _stemmer = Stemmer.Stemmer("english")
 _expansions: dict[str, tuple[str, ...]] = {}
@@ -150,7 +157,9 @@ def expand(word: str) -> tuple[str, ...]:
     if not parts:
         found = ()
     elif len(parts) == 1:
-        found = (stem(parts[0]),)
+        word = parts[0]
+        root = stem(word)
+        found = (root,) if root == word or not KEEP_SURFACE else (root, SURFACE + word)
     else:
         found = (word.casefold().strip("_"), *(stem(p) for p in parts))
     if len(_expansions) >= _CACHE_LIMIT:
@@ -174,6 +183,42 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
+def term_counts(text: str) -> dict[str, int]:
+    """Count the terms of document text (what :func:`analyze` gives, tallied).
+
+    Each distinct word is expanded once, so a long body costs one pass in C to count its
+    words and one cache lookup per distinct word.
+
+    Args:
+        text: Any text.
+
+    Returns:
+        Term to count.
+    """
+    return term_counts_of(words(text))
+
+
+def term_counts_of(found: Iterable[str]) -> dict[str, int]:
+    """Count the terms of words already split by :func:`words` (repeats count again).
+
+    Args:
+        found: Raw words.
+
+    Returns:
+        Term to count.
+    """
+    counts: dict[str, int] = {}
+    get = counts.get
+    cache = _expansions
+    for word, count in Counter(found).items():
+        terms = cache.get(word)
+        if terms is None:
+            terms = expand(word)
+        for term in terms:
+            counts[term] = get(term, 0) + count
+    return counts
+
+
 def analyze_query(text: str) -> list[str]:
     """Turn a query into terms: like :func:`analyze`, without stop words unless all are.
 
@@ -181,14 +226,37 @@ def analyze_query(text: str) -> list[str]:
         text: The query.
 
     Returns:
-        The terms, in order, duplicates kept (callers that score sets dedupe).
+        The terms of its first :data:`MAX_QUERY_WORDS` distinct words, in order.
     """
-    raw = words(text)
-    kept = [w for w in raw if not _is_stopword(w)]
     terms: list[str] = []
-    for word in kept or raw:
+    for word in _query_words(text):
         terms.extend(expand(word))
     return terms
+
+
+def query_weights(text: str) -> dict[str, float]:
+    """Weigh each distinct query term: a word's own form 1, its stem :data:`STEM_WEIGHT`.
+
+    A stem shared by the word's own form (``order`` for ``order``) and every identifier
+    term weigh 1. So a document with the very word asked for outranks one with only an
+    inflection of it, and the inflection still counts.
+
+    Args:
+        text: The query.
+
+    Returns:
+        Term to weight, in query order.
+    """
+    found: dict[str, float] = {}
+    for word in _query_words(text):
+        terms = expand(word)
+        if len(terms) == 2 and terms[1].startswith(SURFACE):
+            found[terms[0]] = max(found.get(terms[0], 0.0), STEM_WEIGHT)
+            found[terms[1]] = 1.0
+        else:
+            for term in terms:
+                found[term] = 1.0
+    return found
 
 
 def plain_key(text: str) -> tuple[str, ...]:
@@ -203,13 +271,13 @@ def plain_key(text: str) -> tuple[str, ...]:
     Returns:
         The key (the stop words too when the text has nothing else).
     """
-    raw = words(text)
+    return tuple(stem(part) for word in _query_words(text) for part in split_identifier(word))
+
+
+def _query_words(text: str) -> list[str]:
+    raw = list(dict.fromkeys(words(text)))
     kept = [w for w in raw if not _is_stopword(w)] or raw
-    key: list[str] = []
-    for word in kept:
-        terms = expand(word)
-        key.extend(terms[1:] if len(terms) > 1 else terms)
-    return tuple(key)
+    return kept[:MAX_QUERY_WORDS]
 
 
 def _is_stopword(word: str) -> bool:

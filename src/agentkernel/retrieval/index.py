@@ -9,11 +9,12 @@ scorer's arrays stay the size of the live collection however many rewrites there
 
 On top of BM25 two rules order the results:
 
-* **Title first.** A document whose title says exactly what the query says (same stems,
-  stop words aside: ``roast yields`` for *Roast yield*) ranks above every document that does
-  not; a title found whole inside the query (*Purchasers* in "how many users purchased
-  something?") multiplies the score by ``1 + title_boost * share``, where ``share`` is the
-  fraction of the query's words the title covers.
+* **Title first.** A document whose title says exactly what the query says (the same
+  stems in any order, stop words aside: ``roast yields`` for *Roast yield*, ``legacy gross
+  margin`` for *Gross margin (legacy)*) ranks above every document that does not; a title
+  whose words are all in the query (*Purchasers* in "how many users purchased something?")
+  multiplies the score by ``1 + title_boost * share``, where ``share`` is the fraction of the
+  query's words the title covers.
 * **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
   ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
   current document of equal relevance, and is never filtered out.
@@ -23,11 +24,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from agentkernel.retrieval.analysis import analyze, analyze_query, plain_key, words
+from agentkernel.retrieval.analysis import plain_key, query_weights, term_counts_of, words
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 3.0,
@@ -43,10 +43,12 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 STATUS_PENALTY: dict[str, float] = {"deprecated": 0.7, "superseded": 0.7, "retired": 0.6}
 """Score multiplier per status; any other status (``stable``, ``draft``, none) keeps 1."""
 
-DEFAULT_K1 = 1.2
+DEFAULT_K1 = 0.5
 DEFAULT_B = 0.5
 DEFAULT_TITLE_BOOST = 1.0
 _MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
+_TITLE_FANOUT = 1000
+_NO_TITLE: frozenset[str] = frozenset()
 
 
 class Hit(NamedTuple):
@@ -90,7 +92,8 @@ class SearchIndex:
         """Create an empty index.
 
         Args:
-            weights: Field name to weight; defaults to :data:`DEFAULT_WEIGHTS`.
+            weights: Field name to weight (a multiple of 1/1024); defaults to
+                :data:`DEFAULT_WEIGHTS`.
             k1: BM25 term-frequency saturation.
             b: BM25 length normalisation (0 = none, 1 = full).
             title_boost: How much a title found inside the query raises a score.
@@ -99,6 +102,8 @@ class SearchIndex:
                 uses numpy when it is installed; ``False`` never does.
         """
         self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
+        self._scale = _scale_of(self._weights.values())
+        self._repeats = {n: round(w * self._scale) for n, w in self._weights.items()}
         self._k1 = k1
         self._b = b
         self._title_boost = title_boost
@@ -108,12 +113,12 @@ class SearchIndex:
         self._doc_terms: list[tuple[str, ...]] = []
         self._doc_length: list[float] = []
         self._multiplier: list[float] = []
-        self._title_key: list[tuple[str, ...]] = []
+        self._title_key: list[frozenset[str]] = []
         self._key_of: list[Hashable] = []
         self._status: dict[int, str] = {}
         self._slot_of: dict[Hashable, int] = {}
         self._free: list[int] = []
-        self._titles: dict[tuple[str, ...], set[int]] = {}
+        self._title_terms: dict[str, set[int]] = {}  # title word -> slots
         self._total_length = 0.0
         self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
         self._length_array: Any = None
@@ -153,7 +158,7 @@ class SearchIndex:
         self.remove(key)
         counts, length = self._count(fields)
         title = fields.get(self._title_field)
-        title_key = _title_key(title) if isinstance(title, str) else ()
+        title_key = _title_key(title) if isinstance(title, str) else _NO_TITLE
         slot = self._free.pop() if self._free else len(self._key_of)
         state = (status or "").strip().lower()
         multiplier = STATUS_PENALTY.get(state, 1.0)
@@ -173,8 +178,8 @@ class SearchIndex:
             self._status[slot] = state
         self._slot_of[key] = slot
         self._total_length += length
-        if title_key:
-            self._titles.setdefault(title_key, set()).add(slot)
+        for term in title_key:
+            self._title_terms.setdefault(term, set()).add(slot)
         postings = self._postings
         arrays = self._arrays
         for term, frequency in counts.items():
@@ -205,14 +210,13 @@ class SearchIndex:
         self._multiplier[slot] = 1.0
         self._status.pop(slot, None)
         self._key_of[slot] = None
-        title_key = self._title_key[slot]
-        if title_key:
-            holders = self._titles.get(title_key)
+        for term in self._title_key[slot]:
+            holders = self._title_terms.get(term)
             if holders is not None:
                 holders.discard(slot)
                 if not holders:
-                    del self._titles[title_key]
-            self._title_key[slot] = ()
+                    del self._title_terms[term]
+        self._title_key[slot] = _NO_TITLE
         if self._length_array is not None:
             self._set_length(slot, 0.0)
         postings = self._postings
@@ -243,23 +247,25 @@ class SearchIndex:
         if limit <= 0 or not self._slot_of:
             return []
         postings = self._postings
-        terms = [t for t in dict.fromkeys(analyze_query(query)) if t in postings]
+        terms = {t: w for t, w in query_weights(query).items() if t in postings}
         if not terms:
             return []
-        query_key = plain_key(query)
-        exact, contained = self._title_matches(query_key)
+        exact, contained = self._title_matches(frozenset(plain_key(query)))
         pool = limit + 16
         while True:
             raw = self._top(terms, pool)
             candidates = dict(raw)
-            for slot in exact.keys() | contained.keys():
+            for slot in exact | contained.keys():
                 if slot not in candidates:
                     candidates[slot] = self._score(slot, terms)
             ranked = self._rank(candidates, exact, contained)
             complete = len(raw) < pool or len(self._slot_of) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
             # title matches (all already candidates) can rise above what they scored
-            if complete or (len(ranked) >= limit and ranked[limit - 1][2] >= raw[-1][1]):
+            if complete or (
+                len(ranked) >= limit
+                and (ranked[limit - 1][1] or ranked[limit - 1][2] >= raw[-1][1])
+            ):
                 break
             pool *= 4
         key_of = self._key_of
@@ -268,47 +274,58 @@ class SearchIndex:
     # -- scoring ------------------------------------------------------------------------
 
     def _count(self, fields: Fields) -> tuple[dict[str, float], float]:
-        """Weighted term frequencies and the weighted length of one document."""
-        tally: dict[str, float] = {}
-        length = 0.0
-        get = tally.get
+        """Weighted term frequencies and the weighted length of one document.
+
+        Every weight is a whole multiple of ``1 / self._scale``, so each field's words are
+        repeated ``weight * scale`` times and counted together in one pass in C; each
+        distinct word is then expanded into its terms once. The sums are exact.
+        """
+        scale = self._scale
+        repeats = self._repeats
+        tokens: list[str] = []
         for name, value in fields.items():
             if not value:
                 continue
-            weight = self._weights.get(name, 1.0)
-            if weight <= 0:
+            times = repeats.get(name, scale)  # a field not named in the weights weighs 1
+            if times <= 0:
                 continue
-            text = value if isinstance(value, str) else "\n".join(value)
-            terms = analyze(text)
-            length += weight * len(terms)
-            for term, count in Counter(terms).items():
-                tally[term] = get(term, 0.0) + weight * count
-        return tally, length
+            found = words(value if isinstance(value, str) else "\n".join(value))
+            tokens += found * times if times > 1 else found
+        counts = term_counts_of(tokens)
+        tally = {term: count / scale for term, count in counts.items()}
+        return tally, sum(counts.values()) / scale
 
-    def _title_matches(
-        self, query_key: tuple[str, ...]
-    ) -> tuple[dict[int, bool], dict[int, float]]:
-        """Slots whose title equals the query, and those whose title is inside it (share)."""
-        exact: dict[int, bool] = {}
+    def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
+        """Slots whose title says what the query says, and those whose title it contains.
+
+        A title is found from each of its words in the query; a word in more than
+        ``_TITLE_FANOUT`` titles is not followed (a title made only of such words is then
+        ranked by BM25 alone).
+        """
+        exact: set[int] = set()
         contained: dict[int, float] = {}
-        if not query_key or not self._titles:
+        if not query_key or not self._title_terms:
             return exact, contained
-        for slot in self._titles.get(query_key, ()):
-            exact[slot] = True
         size = len(query_key)
-        longest = min(size, _MAX_TITLE_WORDS)
-        for width in range(1, longest + 1):
-            share = width / size
-            for start in range(size - width + 1):
-                for slot in self._titles.get(query_key[start : start + width], ()):
-                    if slot not in exact and share > contained.get(slot, 0.0):
-                        contained[slot] = share
+        title_key = self._title_key
+        seen: set[int] = set()
+        for term in query_key:
+            holders = self._title_terms.get(term)
+            if not holders or len(holders) > _TITLE_FANOUT:
+                continue
+            for slot in holders - seen:
+                seen.add(slot)
+                title = title_key[slot]
+                if title == query_key:
+                    exact.add(slot)
+                elif title <= query_key:
+                    contained[slot] = len(title) / size
         return exact, contained
 
     def _rank(
         self,
         candidates: dict[int, float],
-        exact: dict[int, bool],
+        exact: set[int],
         contained: dict[int, float],
     ) -> list[tuple[int, int, float]]:
         multiplier = self._multiplier
@@ -333,20 +350,22 @@ class SearchIndex:
         average = self._total_length / count if self._total_length > 0 else 1.0
         return self._k1 * (1.0 - self._b), self._k1 * self._b / average
 
-    def _score(self, slot: int, terms: list[str]) -> float:
+    def _score(self, slot: int, terms: dict[str, float]) -> float:
         """BM25 of one document (a title match found outside the pool)."""
         norm_base, norm_scale = self._norms()
         norm = norm_base + norm_scale * self._doc_length[slot]
         total = 0.0
-        for term in terms:
+        for term, weight in terms.items():
             tf = self._postings[term].get(slot)
             if tf:
-                total += self._idf(term) * (self._k1 + 1.0) * tf / (tf + norm)
+                total += weight * self._idf(term) * (self._k1 + 1.0) * tf / (tf + norm)
         return total
 
-    def _top(self, terms: list[str], pool: int) -> list[tuple[int, float]]:
+    def _top(self, terms: dict[str, float], pool: int) -> list[tuple[int, float]]:
         """The ``pool`` best slots by plain BM25, best first, exact."""
-        ranked = sorted(((self._idf(t), t) for t in terms), key=lambda pair: -pair[0])
+        ranked = sorted(
+            ((w * self._idf(t), t) for t, w in terms.items()), key=lambda pair: -pair[0]
+        )
         norm_base, norm_scale = self._norms()
         np = _numpy() if self._vectorized is not False else None
         if np is not None:
@@ -436,11 +455,19 @@ class SearchIndex:
             self._length_array = None  # rebuilt, larger, at the next vectorized search
 
 
-def _title_key(title: str) -> tuple[str, ...]:
+def _scale_of(weights: Iterable[float]) -> int:
+    """The smallest of 1, 2, 4, ..., 1024 that makes every weight a whole number."""
+    for scale in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        if all(float(w * scale).is_integer() for w in weights):
+            return scale
+    raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
+
+
+def _title_key(title: str) -> frozenset[str]:
     if len(words(title)) > _MAX_TITLE_WORDS * 2:
-        return ()
-    key = plain_key(title)
-    return key if len(key) <= _MAX_TITLE_WORDS else ()
+        return _NO_TITLE
+    key = frozenset(plain_key(title))
+    return key if len(key) <= _MAX_TITLE_WORDS else _NO_TITLE
 
 
 _NUMPY: list[Any] = []

@@ -37,7 +37,7 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, collector_paused, scan
+from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, scan
 from agentkernel.knowledgebase.store.base import DocumentStore, clean_path
 
 logger = logging.getLogger(__name__)
@@ -422,8 +422,7 @@ class OKFManager(DocumentKnowledgeBase):
         if not self._refresh_lock.acquire(blocking=raise_errors):
             return None  # another caller is refreshing; keep serving the current manifest
         try:
-            with collector_paused():
-                return self._walk_and_apply(raise_errors=raise_errors)
+            return self._walk_and_apply(raise_errors=raise_errors)
         finally:
             if self._refresh_seconds is not None:
                 self._next_refresh = self._clock() + self._refresh_seconds
