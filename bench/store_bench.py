@@ -331,13 +331,18 @@ def _run(system: str, args: argparse.Namespace, sizes: list[int]) -> list[dict[s
         str(scratch),
     ]
     _log(f"{LABELS[system]}: {', '.join(f'{s:,}' for s in sizes)} pages ...")
+    rows = []
     try:
-        done = subprocess.run(command, stdout=subprocess.PIPE, text=True)
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as worker:
+            assert worker.stdout is not None
+            for line in worker.stdout:
+                if line.startswith("{"):
+                    rows.append(json.loads(line))
+                    _log(f"  {line.strip()}")
+        if worker.returncode != 0:
+            _log(f"{LABELS[system]} worker failed (exit {worker.returncode}); kept {len(rows)}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0:
-        _log(f"{LABELS[system]} worker failed (exit {done.returncode}); kept {len(rows)} sizes")
     return rows
 
 

@@ -5,7 +5,8 @@ changes, so a query costs a lookup in an in-memory index, not a pass over every 
 ranking is :class:`agentkernel.retrieval.SearchIndex` (BM25F over title, aliases, tags,
 description and body, with stemming and a query stop list), ordered in three tiers:
 
-1. pages whose title says what the query says (``Roast yields`` for *Roast yield*);
+1. pages whose title says what the query says (the same stems in any order, stop words
+   aside: ``roast yields`` for *Roast yield*), as the engine's own title rule has it;
 2. pages with an alias that does;
 3. every other page, by score.
 
@@ -63,6 +64,11 @@ def require_query(query: object) -> str:
     return " ".join(query.split()[:_MAX_QUERY_WORDS])
 
 
+def _key(text: str) -> frozenset[str]:
+    """What a title, an alias or a query says: its stems, stop words aside, in any order."""
+    return frozenset(plain_key(text))
+
+
 def _split_list(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
@@ -75,8 +81,8 @@ class _Shown:
     type: str
     status: str
     description: str
-    title_key: tuple[str, ...]
-    alias_keys: tuple[tuple[str, ...], ...]
+    title_key: frozenset[str]
+    alias_keys: tuple[frozenset[str], ...]
 
 
 class PageSearch:
@@ -89,7 +95,7 @@ class PageSearch:
         """Start empty."""
         self._index = SearchIndex()
         self._shown: dict[str, _Shown] = {}
-        self._by_alias: dict[tuple[str, ...], set[str]] = {}
+        self._by_alias: dict[frozenset[str], set[str]] = {}
 
     def __len__(self) -> int:
         return len(self._shown)
@@ -114,11 +120,11 @@ class PageSearch:
             "body": content,
         }
         self._index.add(info.id, document, status=info.status)
-        alias_keys = tuple(dict.fromkeys(key for a in aliases if (key := plain_key(a))))
+        alias_keys = tuple(dict.fromkeys(key for a in aliases if (key := _key(a))))
         for key in alias_keys:
             self._by_alias.setdefault(key, set()).add(info.id)
         self._shown[info.id] = _Shown(
-            info.title, info.type, info.status, info.description, plain_key(info.title), alias_keys
+            info.title, info.type, info.status, info.description, _key(info.title), alias_keys
         )
 
     def drop(self, page_id: str) -> None:
@@ -151,7 +157,7 @@ class PageSearch:
         """
         if not query:
             return []
-        key = plain_key(query)
+        key = _key(query)
         by_alias = self._by_alias.get(key, set())
         ranked = self._index.search(query, limit + len(by_alias))
         found = {str(hit.key): hit.score for hit in ranked}
