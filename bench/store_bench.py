@@ -139,6 +139,29 @@ def _hit_at_10(ranked: list[list[str]], targets: list[str]) -> float:
     )
 
 
+def _unique(queries: list[tuple[str, str]], concepts: Sequence[_corpus.Concept]) -> list[bool]:
+    """Whether each query's 8 words occur, in order, in its target's text only.
+
+    Families of packages share whole paragraphs ("a library for the Haskell programming
+    language"), so some queries are found verbatim in tens of pages, and no engine can tell
+    which one was meant; hit@10 is also reported over the queries that name one page.
+    """
+    texts = [" ".join(_content(c).split()) for c in concepts]
+    return [sum(query in text for text in texts) == 1 for query, _ in queries]
+
+
+def _hits(
+    ranked: list[list[str]], queries: list[tuple[str, str]], unique: list[bool]
+) -> dict[str, float]:
+    targets = [t for _, t in queries]
+    only = [i for i, u in enumerate(unique) if u]
+    return {
+        "hit10": _hit_at_10(ranked, targets),
+        "hit10_unique": _hit_at_10([ranked[i] for i in only], [targets[i] for i in only]),
+        "unique_queries": len(only),
+    }
+
+
 # --------------------------------------------------------------------------- the stores
 
 
@@ -172,7 +195,7 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
 
         store = _open_store(kind, path)
         start = time.perf_counter()
-        store.read(_page_id(present[0]))
+        store.search("warm up", 1)  # the first call loads the catalog
         opened = time.perf_counter() - start
 
         ids = [_page_id(c) for c in rng.sample(present, READS)]
@@ -211,7 +234,7 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
             "search_cpu_ms": search_cpu,
             "edit": _summary(edit),
             "check": _summary(check),
-            "hit10": _hit_at_10(ranked, [t for _, t in queries]),
+            **_hits(ranked, queries, _unique(queries, present)),
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
@@ -285,7 +308,7 @@ def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -
             "read": _summary(read_times),
             "search": _summary(search_times),
             "search_cpu_ms": search_cpu,
-            "hit10": _hit_at_10(ranked, [t for _, t in queries]),
+            **_hits(ranked, queries, _unique(queries, present)),
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
@@ -383,8 +406,8 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
         f"{QUERIES} known-item queries. See the docstring of `bench/store_bench.py`.",
         "",
         "| pages | system | create | read | search | search CPU | edit | check | hit@10 "
-        "| open | grow | RSS |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| hit@10, one-page queries | open | grow | RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
         for system in SYSTEMS:
@@ -396,7 +419,8 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
                 + " | ".join(_ms(_op(row, op)) for op in ("create", "read", "search"))
                 + f" | {_ms(row.get('search_cpu_ms'))} | "
                 + " | ".join(_ms(_op(row, op)) for op in ("edit", "check"))
-                + f" | {row['hit10']:.3f} | {_ms(row.get('open_ms'))} "
+                + f" | {row['hit10']:.3f} | {row['hit10_unique']:.3f} ({row['unique_queries']}) "
+                f"| {_ms(row.get('open_ms'))} "
                 f"| {row['grow_s']:.1f} s | {row['rss_mb']:.0f} MB |"
             )
     low, high = min(sizes), max(sizes)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -128,10 +129,9 @@ def _person_edits(store: KnowledgeStore) -> None:
         (folder / "concepts" / "waves.md").unlink()
     else:
         assert isinstance(store, SQLiteKnowledgeStore)
-        import sqlite3
-
         with sqlite3.connect(store.path) as db:
             db.execute("DELETE FROM pages WHERE id = 'concept/waves'")
+            db.execute("UPDATE pages SET content = 'Weak tides.' WHERE id = 'concept/spring'")
 
 
 def _state(store: KnowledgeStore) -> dict[str, object]:
@@ -305,3 +305,21 @@ def test_index_lines_kept_page_by_page_equal_a_full_render() -> None:
         if step % 500 == 0:
             assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
     assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+
+
+def test_a_row_changed_by_another_tool_shows_up(tmp_path: Path) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.db")
+    store.create("concept", "tides", "Tides", "Water rises.")
+    store.create("concept", "moon", "Moon", "A satellite.")
+    assert store.search("satellite")[0].id == "concept/moon"
+    with sqlite3.connect(store.path) as db:  # no revision given: the store's trigger adds one
+        db.execute("UPDATE pages SET content = 'A rock in orbit.' WHERE id = 'concept/moon'")
+    assert store.search("satellite") == []
+    assert [h.id for h in store.search("orbit")] == ["concept/moon"]
+    with sqlite3.connect(store.path) as db:
+        db.execute(
+            "INSERT INTO pages (id, type, slug, title, fields, content, status, description) "
+            "VALUES ('concept/neap', 'concept', 'neap', 'Neap', '{}', 'Weak tides.', 'active', '')"
+        )
+    assert [h.id for h in store.search("weak")] == ["concept/neap"]
+    store.close()

@@ -285,6 +285,31 @@ class IndexLines:
         if not block.keys:
             del blocks[at]
 
+    def chunks(self) -> list[str]:
+        """Return the index in pieces that join into :meth:`render`'s text.
+
+        A writer can write them one after the other, and the whole index (megabytes for tens
+        of thousands of pages) is never copied into one string.
+
+        Returns:
+            The pieces; none when there is no page.
+        """
+        pieces: list[str] = []
+        for page_type in self._registry.types:
+            blocks = self._blocks[page_type.name]
+            if not blocks:
+                continue
+            if pieces:
+                pieces.append("\n\n")
+            pieces.append(f"# {page_type.index_section}\n\n")
+            for position, block in enumerate(blocks):
+                if position:
+                    pieces.append("\n")
+                pieces.append(block.joined())
+        if pieces:
+            pieces.append("\n")
+        return pieces
+
     def render(self, empty: str = "") -> str:
         """Return the index as :func:`render_index` renders it.
 
@@ -294,9 +319,4 @@ class IndexLines:
         Returns:
             Markdown ending in a newline, or ``empty``.
         """
-        sections: list[str] = []
-        for page_type in self._registry.types:
-            blocks = self._blocks[page_type.name]
-            if blocks:
-                sections.append(index_section(page_type, [b.joined() for b in blocks]))
-        return "\n\n".join(sections) + "\n" if sections else empty
+        return "".join(self.chunks()) or empty

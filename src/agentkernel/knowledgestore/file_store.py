@@ -185,8 +185,7 @@ class FileKnowledgeStore(KnowledgeStore):
         Args:
             full: Compare every file, not only those of folders whose token moved.
         """
-        now = time.monotonic()
-        full = full or now >= self._next_sweep
+        full = full or time.monotonic() >= self._next_sweep
         for folder, candidates in self._folders:
             # the token is taken before the sweep: a change during it moves the token again
             token = _folder_token(self._root / folder)
@@ -197,8 +196,8 @@ class FileKnowledgeStore(KnowledgeStore):
             if full or moved:
                 self._sweep(folder, candidates)
                 self._folder_tokens[folder] = token
-        if full:
-            self._next_sweep = now + _FULL_SWEEP_SECONDS
+        if full:  # counted from the end of the sweep, however long loading took
+            self._next_sweep = time.monotonic() + _FULL_SWEEP_SECONDS
         self._sync_root_ids()
 
     def _sweep(self, folder: str, candidates: list[PageType]) -> None:
@@ -438,9 +437,14 @@ class FileKnowledgeStore(KnowledgeStore):
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
             return self._catalog.check(
                 linked_ids(overview),
-                lambda entry: self._file_links(entry.content, self._pages[entry.info.id].rel),
+                self._page_file_links,
                 self._file_links(overview, "overview.md"),
             )
+
+    def _page_file_links(self, entry: Entry) -> builtins.list[str]:
+        if ".md" not in entry.content:  # most pages: no file link at all, no regex
+            return []
+        return self._file_links(entry.content, self._pages[entry.info.id].rel)
 
     def _file_links(self, content: str, rel: str) -> builtins.list[str]:
         """The ``.md`` links left in ``content`` (links as ids) that reach no page."""
@@ -552,8 +556,8 @@ class FileKnowledgeStore(KnowledgeStore):
         self._settle()
 
     def _write_index(self) -> None:
-        text = frontmatter.render({"okf_version": _OKF_VERSION}, self._disk_index.render())
-        atomic_write(self._root / "index.md", text, durable=False)
+        head = frontmatter.render({"okf_version": _OKF_VERSION}, "")
+        atomic_write(self._root / "index.md", [head, *self._disk_index.chunks()], durable=False)
 
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         """Create several pages, links among them allowed: all of them, or none.

@@ -94,11 +94,26 @@ def _has_revisions(db: sqlite3.Connection) -> bool:
     return any(row[1] == "rev" for row in db.execute("PRAGMA table_info(pages)"))
 
 
+_REVISION_TRIGGERS = """
+CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev);
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_insert AFTER INSERT ON pages WHEN NEW.rev = 0
+BEGIN UPDATE pages SET rev = (SELECT MAX(rev) FROM pages) + 1 WHERE id = NEW.id; END;
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_update AFTER UPDATE ON pages WHEN NEW.rev <= OLD.rev
+BEGIN UPDATE pages SET rev = (SELECT MAX(rev) FROM pages) + 1 WHERE id = NEW.id; END;
+"""
+
+
 def _add_revisions(db: sqlite3.Connection) -> None:
-    """Give an older database's pages revisions (all 0), inside a write transaction."""
+    """Make every change to a page take a new revision, inside a write transaction.
+
+    An older database's pages get revisions (all 0). The triggers give a row written without
+    one (another tool's ``INSERT`` or ``UPDATE``) the next revision, so the catalogs of every
+    store on the database load it; only a deleted row needs the count to be noticed.
+    """
     if not _has_revisions(db):
         db.execute("ALTER TABLE pages ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
-    db.execute("CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev)")
+    for statement in _REVISION_TRIGGERS.strip().split(";\n"):
+        db.execute(statement)
 
 
 def _no_page(content: str) -> list[str]:
@@ -416,10 +431,10 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def check(self) -> CheckReport:
         """Report broken links (``.md`` file links included), orphans and links to retired pages."""
         with self._mutex:
-            self._refresh(full=True)
+            self._refresh()
             return self._catalog.check(
                 linked_ids(self.overview()),
-                lambda entry: _no_page(entry.content),
+                lambda entry: _no_page(entry.content) if ".md" in entry.content else [],
                 _no_page(self.overview()),
             )
 
