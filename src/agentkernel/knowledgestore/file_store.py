@@ -442,8 +442,6 @@ class FileKnowledgeStore(KnowledgeStore):
             )
 
     def _page_file_links(self, entry: Entry) -> builtins.list[str]:
-        if ".md" not in entry.content:  # most pages: no file link at all, no regex
-            return []
         return self._file_links(entry.content, self._pages[entry.info.id].rel)
 
     def _file_links(self, content: str, rel: str) -> builtins.list[str]:
