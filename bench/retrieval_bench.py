@@ -170,6 +170,31 @@ def paraphrase(
     return results
 
 
+def rewrites(count: int) -> list[str]:
+    """Search time over 100 live documents, fresh and after ``count`` rewrites."""
+    from agentkernel.retrieval import SearchIndex
+
+    index = SearchIndex()
+    for i in range(100):
+        index.add(f"d{i}", {"title": f"doc {i}", "body": f"alpha beta gamma {i} " * 3})
+
+    def per_search() -> float:
+        start = time.perf_counter()
+        for i in range(2000):
+            index.search(f"alpha doc {i % 100}", 10)
+        return (time.perf_counter() - start) / 2000 * 1e6
+
+    fresh = per_search()
+    for i in range(count):
+        index.add(f"d{i % 100}", {"title": f"doc {i % 100}", "body": f"alpha beta gamma {i} " * 3})
+    after = per_search()
+    return [
+        f"Rewrites: 100 live documents, search {fresh:.1f} us fresh, {after:.1f} us after "
+        f"{count:,} rewrites (slots allocated: {index.capacity})",
+        "",
+    ]
+
+
 def table(title: str, results: dict[str, dict[str, Any]], extra: bool = False) -> list[str]:
     header = ["system", "top-1", "MRR@10", "R@5"]
     if extra:
@@ -238,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260530)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--misses", action="store_true", help="list ours' questions not at rank 1")
+    parser.add_argument("--rewrites", type=int, default=1_000_000, help="rewrites (0: skip)")
     args = parser.parse_args(argv)
     systems = [s for s in args.systems.split(",") if s]
     found = questions(args.questions, args.shared, systems)
@@ -254,6 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             para,
             extra=True,
         )
+    if args.rewrites:
+        out += rewrites(args.rewrites)
     print("\n".join(out))
     return 0
 

@@ -78,6 +78,8 @@ def test_question_words_are_dropped_from_queries_but_kept_in_documents() -> None
     assert plain_key("How many users purchased something?") == ("user", "purchas")
     assert plain_key("which table has the event timestamp") == ("tabl", "event", "timestamp")
     assert "which" in analyze("which")
+    # function words stay in the query (they tell phrases apart) but not in the title key
+    assert "the" in query_weights("the orders") and plain_key("the orders") == ("order",)
     assert plain_key("What is the roast yield?") == ("roast", "yield")
 
 

@@ -27,7 +27,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from agentkernel.retrieval.analysis import plain_key, query_weights, term_counts_of, words
+from agentkernel.retrieval.analysis import parse_query, plain_key, term_counts_of, words
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 3.0,
@@ -47,7 +47,7 @@ DEFAULT_K1 = 0.5
 DEFAULT_B = 0.5
 DEFAULT_TITLE_BOOST = 1.0
 _MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
-_TITLE_FANOUT = 1000
+_TITLE_FANOUT = 1024
 _NO_TITLE: frozenset[str] = frozenset()
 
 
@@ -69,7 +69,8 @@ Fields = Mapping[str, "str | Iterable[str] | None"]
 class SearchIndex:
     """BM25F over weighted fields, updated document by document.
 
-    Not thread-safe by itself: its owner serialises access (``OKFManager`` holds a lock).
+    Not thread-safe by itself, searches included (they fill caches): its owner serialises
+    every call (``OKFManager`` holds a lock).
 
     Example:
         >>> index = SearchIndex()
@@ -118,9 +119,16 @@ class SearchIndex:
         self._status: dict[int, str] = {}
         self._slot_of: dict[Hashable, int] = {}
         self._free: list[int] = []
-        self._title_terms: dict[str, set[int]] = {}  # title word -> slots
+        # each title is filed under one of its words, its *anchor* (the word in fewest titles
+        # when it was added): a title inside a query is found from its anchor, once
+        self._title_count: dict[str, int] = {}  # title word -> titles holding it
+        self._anchored: dict[str, set[int]] = {}  # anchor word -> slots
+        self._anchor: dict[int, str] = {}
         self._total_length = 0.0
         self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
+        # term -> (slots, saturated tf), valid while the length normalisation is unchanged
+        self._impacts: dict[str, tuple[Any, Any]] = {}
+        self._impact_norms: tuple[float, float] | None = None
         self._length_array: Any = None
 
     def __len__(self) -> int:
@@ -178,8 +186,13 @@ class SearchIndex:
             self._status[slot] = state
         self._slot_of[key] = slot
         self._total_length += length
-        for term in title_key:
-            self._title_terms.setdefault(term, set()).add(slot)
+        if title_key:
+            count = self._title_count
+            for term in title_key:
+                count[term] = count.get(term, 0) + 1
+            anchor = min(title_key, key=lambda term: (count[term], term))
+            self._anchor[slot] = anchor
+            self._anchored.setdefault(anchor, set()).add(slot)
         postings = self._postings
         arrays = self._arrays
         for term, frequency in counts.items():
@@ -190,6 +203,7 @@ class SearchIndex:
                 bucket[slot] = frequency
             if arrays:
                 arrays.pop(term, None)
+                self._impacts.pop(term, None)
         if self._length_array is not None:
             self._set_length(slot, length)
 
@@ -210,18 +224,24 @@ class SearchIndex:
         self._multiplier[slot] = 1.0
         self._status.pop(slot, None)
         self._key_of[slot] = None
-        for term in self._title_key[slot]:
-            holders = self._title_terms.get(term)
-            if holders is not None:
-                holders.discard(slot)
-                if not holders:
-                    del self._title_terms[term]
+        anchor = self._anchor.pop(slot, None)
+        if anchor is not None:
+            holders = self._anchored[anchor]
+            holders.discard(slot)
+            if not holders:
+                del self._anchored[anchor]
+            count = self._title_count
+            for term in self._title_key[slot]:
+                count[term] -= 1
+                if not count[term]:
+                    del count[term]
         self._title_key[slot] = _NO_TITLE
         if self._length_array is not None:
             self._set_length(slot, 0.0)
         postings = self._postings
         for term in self._doc_terms[slot]:
             self._arrays.pop(term, None)
+            self._impacts.pop(term, None)
             bucket = postings.get(term)
             if bucket is None:
                 continue
@@ -247,11 +267,12 @@ class SearchIndex:
         if limit <= 0 or not self._slot_of:
             return []
         postings = self._postings
-        terms = {t: w for t, w in query_weights(query).items() if t in postings}
+        weights, query_key = parse_query(query)
+        terms = {t: w for t, w in weights.items() if t in postings}
         if not terms:
             return []
-        exact, contained = self._title_matches(frozenset(plain_key(query)))
-        pool = limit + 16
+        exact, contained = self._title_matches(frozenset(query_key))
+        pool = limit + 8
         while True:
             raw = self._top(terms, pool)
             candidates = dict(raw)
@@ -298,28 +319,27 @@ class SearchIndex:
     def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
         """Slots whose title says what the query says, and those whose title it contains.
 
-        A title is found from each of its words in the query; a word in more than
-        ``_TITLE_FANOUT`` titles is not followed (a title made only of such words is then
-        ranked by BM25 alone).
+        A title is found from its anchor word in the query. An anchor shared by more than
+        ``_TITLE_FANOUT`` titles (titles made only of very common words) is not followed:
+        those titles are then ranked by BM25 alone.
         """
         exact: set[int] = set()
         contained: dict[int, float] = {}
-        if not query_key or not self._title_terms:
+        if not query_key or not self._anchored:
             return exact, contained
         size = len(query_key)
         title_key = self._title_key
-        seen: set[int] = set()
         for term in query_key:
-            holders = self._title_terms.get(term)
+            holders = self._anchored.get(term)
             if not holders or len(holders) > _TITLE_FANOUT:
                 continue
-            for slot in holders - seen:
-                seen.add(slot)
+            for slot in holders:
                 title = title_key[slot]
-                if title == query_key:
-                    exact.add(slot)
-                elif title <= query_key:
-                    contained[slot] = len(title) / size
+                if title <= query_key:
+                    if len(title) == size:
+                        exact.add(slot)
+                    else:
+                        contained[slot] = len(title) / size
         return exact, contained
 
     def _rank(
@@ -420,17 +440,25 @@ class SearchIndex:
         lengths = self._lengths(np, size)
         scores = np.zeros(size)
         gain_scale = self._k1 + 1.0
+        impacts = self._impacts
+        if self._impact_norms != (norm_base, norm_scale):
+            impacts.clear()  # the average length moved: every saturated tf changes
+            self._impact_norms = (norm_base, norm_scale)
         for idf, term in ranked:
-            slots, frequencies = self._term_arrays(np, term)
-            denominator = frequencies + norm_base + norm_scale * lengths[slots]
-            scores[slots] += idf * gain_scale * frequencies / denominator
+            cached = impacts.get(term)
+            if cached is None:
+                slots, frequencies = self._term_arrays(np, term)
+                denominator = frequencies + norm_base + norm_scale * lengths[slots]
+                cached = impacts[term] = (slots, gain_scale * frequencies / denominator)
+            slots, impact = cached
+            scores[slots] += idf * impact
         candidates = np.flatnonzero(scores)
         if len(candidates) > pool:
             values = scores[candidates]
             kth = np.partition(values, len(values) - pool)[len(values) - pool]
             candidates = candidates[values >= kth]
         order = candidates[np.lexsort((candidates, -scores[candidates]))][:pool]
-        return [(int(slot), float(scores[slot])) for slot in order]
+        return list(zip(order.tolist(), scores[order].tolist(), strict=True))
 
     def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
         cached = self._arrays.get(term)
