@@ -314,8 +314,8 @@ def test_knowledge_builder_tools_change_no_bundle(bundles: list[Path]) -> None:
                 tools["read_kb"](bundle.name, "active users", 3)
 
 
-def _okf_mcp_reads(bundles: list[Path], *options: str) -> None:
-    with unchanged(BUNDLES):
+def _okf_mcp_reads(root: Path, bundles: list[Path], *options: str) -> None:
+    with unchanged(root):
         for bundle in bundles:
 
             async def steps(client: Any, name: str = bundle.name) -> None:
@@ -332,7 +332,7 @@ def _okf_mcp_reads(bundles: list[Path], *options: str) -> None:
 
 
 def test_okf_mcp_server_read_only_reads_change_no_bundle(bundles: list[Path]) -> None:
-    _okf_mcp_reads(bundles, "--read-only")
+    _okf_mcp_reads(BUNDLES, bundles, "--read-only")
 
 
 @pytest.mark.xfail(
@@ -340,7 +340,11 @@ def test_okf_mcp_server_read_only_reads_change_no_bundle(bundles: list[Path]) ->
     reason="LocalDocumentStore(writable=None) probes the bundle root by creating and removing "
     "a temporary file (knowledgebase/store/_fs.py probe_writable), which moves the folder's "
     "mtime: a file appears on a read path. Fix there (a probe that writes nothing), then drop "
-    "this mark.",
+    "this mark and read the bundles in place.",
 )
-def test_okf_mcp_server_writable_reads_change_no_bundle(bundles: list[Path]) -> None:
-    _okf_mcp_reads(bundles)
+def test_okf_mcp_server_writable_reads_change_no_bundle(
+    bundles: list[Path], tmp_path: Path
+) -> None:
+    # On copies while the probe still writes: the shared bundles are not to be touched.
+    copies = [Path(shutil.copytree(bundle, tmp_path / bundle.name)) for bundle in bundles]
+    _okf_mcp_reads(tmp_path, copies)
