@@ -75,13 +75,12 @@ def _split_list(value: str) -> list[str]:
 
 @dataclass(frozen=True)
 class _Shown:
-    """What a hit shows of a page, and the keys its title and aliases match queries by."""
+    """What a hit shows of a page, and the keys its aliases match queries by."""
 
     title: str
     type: str
     status: str
     description: str
-    title_key: frozenset[str]
     alias_keys: tuple[frozenset[str], ...]
 
 
@@ -96,6 +95,7 @@ class PageSearch:
         self._index = SearchIndex()
         self._shown: dict[str, _Shown] = {}
         self._by_alias: dict[frozenset[str], set[str]] = {}
+        self._title_keys: dict[str, frozenset[str]] = {}  # worked out for hits, when first asked
 
     def __len__(self) -> int:
         return len(self._shown)
@@ -124,7 +124,7 @@ class PageSearch:
         for key in alias_keys:
             self._by_alias.setdefault(key, set()).add(info.id)
         self._shown[info.id] = _Shown(
-            info.title, info.type, info.status, info.description, _key(info.title), alias_keys
+            info.title, info.type, info.status, info.description, alias_keys
         )
 
     def drop(self, page_id: str) -> None:
@@ -136,6 +136,7 @@ class PageSearch:
         shown = self._shown.pop(page_id, None)
         if shown is None:
             return
+        self._title_keys.pop(page_id, None)
         self._index.remove(page_id)
         for key in shown.alias_keys:
             holders = self._by_alias.get(key)
@@ -143,6 +144,12 @@ class PageSearch:
                 holders.discard(page_id)
                 if not holders:
                     del self._by_alias[key]
+
+    def _title_key(self, page_id: str, shown: _Shown) -> frozenset[str]:
+        key = self._title_keys.get(page_id)
+        if key is None:
+            key = self._title_keys[page_id] = _key(shown.title)
+        return key
 
     def search(self, query: str, limit: int, content_of: Callable[[str], str]) -> list[SearchHit]:
         """Rank the pages for a query, best first.
@@ -166,7 +173,7 @@ class PageSearch:
         rows = []
         for page_id, score in found.items():
             shown = self._shown[page_id]
-            tier = 2 if shown.title_key == key else 1 if page_id in by_alias else 0
+            tier = 2 if self._title_key(page_id, shown) == key else 1 if page_id in by_alias else 0
             rows.append((-(tier * _TIER + score), shown.title.casefold(), page_id))
         rows.sort()
         terms = set(analyze_query(query))
