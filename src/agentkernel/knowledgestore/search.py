@@ -13,7 +13,7 @@ description and body, with stemming and a query stop list), ordered in three tie
 A superseded page keeps its place in the search, with its score lowered: it ranks below a
 current page of equal relevance, so an agent asking for the old definition still finds it. A
 retired page leaves the search, as the store contract says. A hit's score is
-``10000 * tier + BM25F``, so a title match always outranks an alias or body match.
+``10000 * tier + BM25F``, so a title (then alias) match always outranks the other pages.
 """
 
 from __future__ import annotations
