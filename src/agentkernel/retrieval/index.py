@@ -444,6 +444,7 @@ class SearchIndex:
         if self._impact_norms != (norm_base, norm_scale):
             impacts.clear()  # the average length moved: every saturated tf changes
             self._impact_norms = (norm_base, norm_scale)
+        sample: Any = None  # the shortest postings holding at least ``pool`` documents
         for idf, term in ranked:
             cached = impacts.get(term)
             if cached is None:
@@ -452,7 +453,16 @@ class SearchIndex:
                 cached = impacts[term] = (slots, gain_scale * frequencies / denominator)
             slots, impact = cached
             scores[slots] += idf * impact
-        candidates = np.flatnonzero(scores)
+            if len(slots) >= pool and (sample is None or len(slots) < len(sample)):
+                sample = slots
+        if sample is not None:
+            # the pool-th best score among those documents is a floor for the pool: only
+            # documents at or above it are candidates (a compare, not a scan for non-zeros)
+            values = scores[sample]
+            floor = np.partition(values, len(values) - pool)[len(values) - pool]
+            candidates = np.flatnonzero(scores >= floor)
+        else:
+            candidates = np.flatnonzero(scores)
         if len(candidates) > pool:
             values = scores[candidates]
             kth = np.partition(values, len(values) - pool)[len(values) - pool]

@@ -225,7 +225,7 @@ class OKFManager(DocumentKnowledgeBase):
     # -- operations ---------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
-        """Rank concepts by BM25 over title, description, tags, type, id and body head.
+        """Rank concepts with the retrieval engine over title, aliases, tags, id, description, body.
 
         Args:
             query: Keywords or a natural-language question.
@@ -234,7 +234,8 @@ class OKFManager(DocumentKnowledgeBase):
 
         Returns:
             Summaries, best first: description as text; id, title, type, trust, stale,
-            tags and score in metadata. Nothing is filtered on trust or staleness.
+            status, tags and score in metadata. Nothing is filtered on trust, staleness or
+            status (a ``deprecated`` concept ranks below a current one of equal relevance).
         """
         self._tick()
         if not isinstance(query, str) or not query.strip() or limit < 1:
@@ -357,7 +358,7 @@ class OKFManager(DocumentKnowledgeBase):
         return written
 
     def format_results(self, rows: Sequence[Record]) -> str:
-        """Render records with id, title, type, trust and staleness on every line.
+        """Render records with id, title, type, trust, staleness and any status but ``stable``.
 
         Args:
             rows: Records from an operation.
