@@ -145,6 +145,7 @@ class FileKnowledgeStore(KnowledgeStore):
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
+        self._written: set[str] = set()  # page folders written since the last settle
         self._root_pages_changed = False
 
     @property
@@ -312,10 +313,15 @@ class FileKnowledgeStore(KnowledgeStore):
             self._sync_root_ids()
 
     def _settle(self) -> None:
-        """Take the folders' tokens after this store's own writes (made under the lock)."""
-        for folder, _ in self._folders:
+        """Take the tokens of the folders this store just wrote in (under the lock).
+
+        Only those: a change someone made by hand in another folder meanwhile still moves
+        that folder's token away from the one recorded.
+        """
+        for folder in self._written | {""}:
             if folder in self._folder_tokens:
                 self._folder_tokens[folder] = _folder_token(self._root / folder)
+        self._written.clear()
 
     # -- reading -------------------------------------------------------------------------
 
@@ -537,6 +543,7 @@ class FileKnowledgeStore(KnowledgeStore):
         folder = page.page_type.dir
         now = time.monotonic()
         tidy = now - self._tidied.get(folder, -math.inf) > _TIDY_SECONDS
+        self._written.add(folder)
         atomic_write(path, self._render(page), tidy=tidy)
         if tidy:
             self._tidied[folder] = now
