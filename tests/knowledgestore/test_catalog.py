@@ -302,7 +302,7 @@ def test_index_lines_kept_page_by_page_equal_a_full_render() -> None:
         info = PageInfo(page_id, page_type, f"p{n}", title, "d", rng.choice(statuses), fields)
         kept.put(info)
         pages[page_id] = info
-        if step % 500 == 0:
+        if step in (1000, 2000):  # the first render lays out ~700 pages at once
             assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
     assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
 
