@@ -13,6 +13,10 @@ BM25: its MRR@10 fell from 0.87 to 0.69 on this corpus, so the fair peer is the 
 * ``fts5``: SQLite FTS5 (shipped with Python), unicode61 tokenizer, ``ORDER BY rank`` (bm25),
   an ``OR`` of the query's words.
 
+Each has a stemmed twin, the configuration its documentation gives for English:
+``bm25s-stem`` (PyStemmer's Snowball English stemmer), ``tantivy-stem`` (the ``en_stem``
+tokenizer) and ``fts5-porter`` (``tokenize='porter unicode61'``).
+
 Queries are reduced to their word tokens before they reach tantivy or FTS5, whose query
 languages would otherwise read punctuation such as ``-`` or ``:`` as operators.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -94,10 +99,16 @@ class Peer(Protocol):
 class Bm25sPeer:
     name = "bm25s"
 
-    def __init__(self) -> None:
+    def __init__(self, stem: bool = False) -> None:
         import bm25s
 
         self._bm25s = bm25s
+        self._stemmer: Any = None
+        if stem:
+            import Stemmer
+
+            self.name = "bm25s-stem"
+            self._stemmer = Stemmer.Stemmer("english")
         self._docs: list[Doc] = []
         self._ids: list[str] = []
         self._retriever: Any = None
@@ -106,13 +117,18 @@ class Bm25sPeer:
         self._docs = list(docs)
         self._ids = [doc.id for doc in self._docs]
         tokens = self._bm25s.tokenize(
-            [doc.text() for doc in self._docs], stopwords="en", show_progress=False
+            [doc.text() for doc in self._docs],
+            stopwords="en",
+            stemmer=self._stemmer,
+            show_progress=False,
         )
         self._retriever = self._bm25s.BM25()
         self._retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int) -> list[str]:
-        tokens = self._bm25s.tokenize([query], stopwords="en", show_progress=False)
+        tokens = self._bm25s.tokenize(
+            [query], stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
         if not tokens.vocab:
             return []
         k = min(k, len(self._ids))
@@ -127,13 +143,17 @@ class Bm25sPeer:
 class TantivyPeer:
     name = "tantivy"
 
-    def __init__(self) -> None:
+    def __init__(self, stem: bool = False) -> None:
         import tantivy
 
         self._tantivy = tantivy
         builder = tantivy.SchemaBuilder()
         builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
-        builder.add_text_field("text")
+        if stem:
+            self.name = "tantivy-stem"
+            builder.add_text_field("text", tokenizer_name="en_stem")
+        else:
+            builder.add_text_field("text")
         self._index = tantivy.Index(builder.build())
 
     def _document(self, doc: Doc) -> Any:
@@ -166,9 +186,12 @@ class TantivyPeer:
 class Fts5Peer:
     name = "fts5"
 
-    def __init__(self) -> None:
+    def __init__(self, stem: bool = False) -> None:
         self._db = sqlite3.connect(":memory:")
-        self._db.execute("CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, text)")
+        tokenizer = ", tokenize='porter unicode61'" if stem else ""
+        if stem:
+            self.name = "fts5-porter"
+        self._db.execute(f"CREATE VIRTUAL TABLE docs USING fts5(id UNINDEXED, text{tokenizer})")
 
     def build(self, docs: list[Doc]) -> None:
         with self._db:
@@ -190,8 +213,11 @@ class Fts5Peer:
         self.build([doc])
 
 
-PEERS: dict[str, type[Bm25sPeer] | type[TantivyPeer] | type[Fts5Peer]] = {
+PEERS: dict[str, Callable[[], Peer]] = {
     "bm25s": Bm25sPeer,
     "tantivy": TantivyPeer,
     "fts5": Fts5Peer,
+    "bm25s-stem": lambda: Bm25sPeer(stem=True),
+    "tantivy-stem": lambda: TantivyPeer(stem=True),
+    "fts5-porter": lambda: Fts5Peer(stem=True),
 }

@@ -5,14 +5,21 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-PEERS = ("bm25s", "tantivy", "fts5")
+PEERS = ("bm25s", "tantivy", "fts5", "bm25s-stem", "tantivy-stem", "fts5-porter")
 LABEL = {
     "okf": "OKFManager",
     "okf_pure": "OKF, no numpy",
     "bm25s": "bm25s",
     "tantivy": "tantivy",
     "fts5": "SQLite FTS5",
+    "bm25s-stem": "bm25s+stem",
+    "tantivy-stem": "tantivy en_stem",
+    "fts5-porter": "FTS5 porter",
 }
+
+
+def _peers_in(results: dict[str, Any]) -> list[str]:
+    return [p for p in PEERS if p in results]
 
 
 def merge_rounds(rounds: list[dict[str, Any]]) -> dict[str, Any]:
@@ -80,7 +87,8 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def side_by_side(results: dict[str, Any]) -> list[str]:
-    systems = ["okf", *(["okf_pure"] if "okf_pure" in results else []), *PEERS]
+    peers_run = _peers_in(results)
+    systems = ["okf", *(["okf_pure"] if "okf_pure" in results else []), *peers_run]
     rows_spec: list[tuple[str, tuple[str, ...], int, bool]] = [
         ("connect / build, s (read bundle + index)", ("connect_s",), 2, False),
         ("  same, CPU s (all threads)", ("connect_cpu_s",), 2, False),
@@ -97,7 +105,7 @@ def side_by_side(results: dict[str, Any]) -> list[str]:
     for label, path, digits, higher in rows_spec:
         values = [_get(results.get(s), *path) for s in systems]
         cells = [_fmt(float(v) if isinstance(v, int) else v, digits) for v in values]
-        peers = values[-len(PEERS) :]
+        peers = values[-len(peers_run) :] if peers_run else []
         rows.append([label, *cells, _ratio(values[0], peers, higher)])
     return _table(header, rows)
 
@@ -153,9 +161,12 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
     peer_p50 = [_get(results.get(p), "search", "p50_ms") for p in PEERS]
     peer_p50 = [p for p in peer_p50 if p is not None]
     fastest = min(peer_p50) if peer_p50 else None
+    tantivy_p50 = _get(results.get("tantivy"), "search", "p50_ms")
     p50 = _get(okf, "search", "p50_ms")
     mrr = _get(okf, "search", "mrr10")
-    bm25s_mrr = _get(results.get("bm25s"), "search", "mrr10")
+    peer_mrr = {p: _get(results.get(p), "search", "mrr10") for p in PEERS}
+    scored = {p: m for p, m in peer_mrr.items() if m is not None}
+    best_peer = max(scored, key=lambda p: scored[p]) if scored else None
     walk = _get(connect, "connect_s")
     rss = _get(connect, "peak_rss_mb")
     out: list[tuple[str, str, bool | None]] = []
@@ -182,9 +193,15 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
         None if p50 is None or fastest is None else p50 <= 2 * fastest,
     )
     check(
-        "MRR@10 >= bm25s",
-        f"{_fmt(mrr, 3)} vs {_fmt(bm25s_mrr, 3)}",
-        None if mrr is None or bm25s_mrr is None else mrr >= bm25s_mrr - 1e-9,
+        "search p50 <= 1.5x tantivy",
+        f"{_fmt(p50, 3)} ms vs {_fmt(tantivy_p50, 3)} ms ({_ratio(p50, [tantivy_p50])})",
+        None if p50 is None or tantivy_p50 is None else p50 <= 1.5 * tantivy_p50,
+    )
+    best_mrr = scored.get(best_peer) if best_peer else None
+    check(
+        "MRR@10 >= best peer",
+        f"{_fmt(mrr, 3)} vs {LABEL.get(best_peer or '', '-')} {_fmt(best_mrr, 3)}",
+        None if mrr is None or best_mrr is None else mrr >= best_mrr - 1e-9,
     )
     unchanged = _get(s3, "refresh_unchanged", "requests")
     listing_only = None

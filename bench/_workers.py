@@ -224,8 +224,12 @@ def okf_connect_worker(bundle: Path) -> dict[str, Any]:
 
     rss_before = current_rss_mb()
     store = LocalDocumentStore(bundle, writable=False)
+    # the default max_concepts (10,000) would truncate a larger corpus: walk all of it
+    cap = max(10_000, sum(1 for _ in bundle.rglob("*.md")))
     cpu = cpu_seconds()
-    seconds, kb = timed(lambda: OKFManager(store, name="bench", refresh_seconds=None))
+    seconds, kb = timed(
+        lambda: OKFManager(store, name="bench", refresh_seconds=None, max_concepts=cap)
+    )
     cpu = cpu_seconds() - cpu
     schema = kb.schema()
     return {

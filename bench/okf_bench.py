@@ -72,9 +72,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--systems",
-        default="okf,okf-pure,bm25s,tantivy,fts5",
+        default="okf,okf-pure,bm25s,tantivy,fts5,bm25s-stem,tantivy-stem,fts5-porter",
         help=(
-            "comma list of okf,okf-pure,bm25s,tantivy,fts5 (default: all); okf-pure is "
+            "comma list of okf,okf-pure and the peers bm25s,tantivy,fts5,bm25s-stem,"
+            "tantivy-stem,fts5-porter (default: all); okf-pure is "
             "OKFManager with numpy hidden (its pure-Python index path, as on a core install)"
         ),
     )
@@ -176,7 +177,7 @@ def _measure(args: argparse.Namespace, corpus: Any) -> tuple[dict[str, Any], lis
     with tempfile.TemporaryDirectory(prefix="okf-bench-") as scratch_dir:
         scratch = Path(scratch_dir)
         for n in range(args.rounds):
-            for peer in ("bm25s", "tantivy", "fts5"):
+            for peer in _report.PEERS:
                 if peer in systems:
                     _log(f"round {n + 1}/{args.rounds}: {peer}: read bundle, index, search ...")
                     rounds.setdefault(peer, []).append(_run_worker(args, "peer", peer))

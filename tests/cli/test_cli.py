@@ -62,7 +62,7 @@ def test_check_text_report_on_the_example_bundle() -> None:
     result = cli("check", str(EXAMPLE))
     assert result.returncode == 0, result.stderr
     assert "conformant OKF 0.2" in result.stdout
-    assert "32 concepts" in result.stdout
+    assert "34 concepts" in result.stdout
     assert "stale (1): metrics/roast_yield" in result.stdout
     assert "0 error(s), 0 warning(s)" in result.stdout
 
@@ -111,6 +111,19 @@ def test_ask_without_a_model_answers_retrieval_only() -> None:
     assert out.startswith("No model configured (set OPENAI_API_KEY, or pass --model)")
     assert "- [runbooks/nightly_load_failure] Nightly load failure (Playbook; human-reviewed" in out
     assert "## OKF: fetched" in out and "dbt build --select" in out
+
+
+def test_ask_prefers_the_current_concept_and_labels_the_deprecated_one() -> None:
+    result = cli("ask", "How is gross margin computed?", str(EXAMPLE), "--fetch", "1")
+    assert result.returncode == 0, result.stderr
+    matches, _, fetched = result.stdout.partition("## OKF: fetched")
+    lines = [line for line in matches.splitlines() if line.startswith("- [")]
+    assert lines[0].startswith("- [metrics/gross_margin] Gross margin (Metric; human-reviewed")
+    legacy = next(line for line in lines if "[metrics/gross_margin_legacy]" in line)
+    assert "; deprecated)" in legacy  # still found, and labelled
+    assert "status: stable" in fetched and "status: deprecated" not in fetched
+    asked = cli("search", str(EXAMPLE), "legacy gross margin", "-n", "1").stdout
+    assert asked.startswith("- [metrics/gross_margin_legacy] Gross margin (legacy) (Metric;")
 
 
 def test_ask_with_a_config_and_an_agent(tmp_path: Path) -> None:

@@ -25,13 +25,16 @@ def example() -> OKFManager:
 def test_example_bundle_has_what_the_readme_promises() -> None:
     kb = example()
     schema = kb.schema()
-    assert schema["concepts"] == 32 and schema["diagnostics"] == 0
+    assert schema["concepts"] == 34 and schema["diagnostics"] == 0
     assert len(schema["types"]) == 7
     assert {"index.md", "log.md", "runbooks/log.md", "warehouse/log.md"} <= set(
         schema["reserved_files"]
     )
     rows = kb.search("table metric playbook glossary dashboard source computation", 100)
-    assert len(rows) == 32
+    assert len(rows) == 34
+    statuses = {r["metadata"]["id"]: r["metadata"]["status"] for r in rows}
+    assert set(statuses.values()) == {"stable", "deprecated"}  # absent status reads stable
+    assert [i for i, s in statuses.items() if s == "deprecated"] == ["metrics/gross_margin_legacy"]
     assert {r["metadata"]["trust"] for r in rows} == {
         "unverified",
         "machine-confirmed",

@@ -49,6 +49,8 @@ class Concept:
         frontmatter: The whole frontmatter mapping, values as written.
         body_head: The part of the body within the leading read.
         complete: Whether the leading read held the whole document.
+        status: The lifecycle ``status`` (OKF 0.2, section 5.4), lower-cased; ``stable``
+            when absent.
     """
 
     id: str
@@ -64,6 +66,7 @@ class Concept:
     frontmatter: dict[str, Any] = field(repr=False)
     body_head: str = field(repr=False, default="")
     complete: bool = True
+    status: str = "stable"
 
     def is_stale(self, now: datetime) -> bool:
         """Tell whether the concept is past its ``stale_after`` at ``now``.
@@ -216,6 +219,7 @@ def concept_from(
         frontmatter=meta,
         body_head=body,
         complete=complete,
+        status=_text(meta.get("status")).lower() or "stable",
     )
 
 

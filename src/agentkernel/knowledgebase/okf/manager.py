@@ -42,7 +42,6 @@ from agentkernel.knowledgebase.okf.scan import (
     MAX_DOCUMENT_BYTES,
     ScanLimits,
     ScanResult,
-    collector_paused,
     concept_from_head,
     path_refusal,
     scan,
@@ -435,8 +434,7 @@ class OKFManager(DocumentKnowledgeBase):
         if not self._refresh_lock.acquire(blocking=raise_errors):
             return None  # another caller is refreshing; keep serving the current manifest
         try:
-            with collector_paused():
-                return self._walk_and_apply(raise_errors=raise_errors)
+            return self._walk_and_apply(raise_errors=raise_errors)
         finally:
             if self._refresh_seconds is not None:
                 self._next_refresh = self._clock() + self._refresh_seconds

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.index import LexicalIndex
+from agentkernel.retrieval import SearchIndex
 
 
 @dataclass
@@ -59,7 +59,7 @@ class Manifest:
         self.concepts: dict[str, Concept] = {}
         self.reserved: dict[str, ReservedFile] = {}
         self.skipped: dict[str, Skipped] = {}
-        self.index = LexicalIndex()
+        self.index = SearchIndex()
         self.truncated = False
         self._path_owner: dict[str, str] = {}  # document path -> "concept" | "reserved" | "skipped"
         self._documents_under: Counter[str] = Counter()
@@ -156,7 +156,7 @@ class Manifest:
         self._child_concepts.setdefault(directory, {})[concept.id] = None
         for ancestor in _ancestors(directory):
             self._concepts_under[ancestor] += 1
-        self.index.add(concept.id, _fields(concept))
+        self.index.add(concept.id, _fields(concept), status=concept.status)
 
     def put_reserved(self, entry: ReservedFile) -> None:
         """Add or replace a reserved file.
@@ -239,11 +239,13 @@ def _ancestors(directory: str) -> list[str]:
     return found
 
 
-def _fields(concept: Concept) -> dict[str, str]:
+def _fields(concept: Concept) -> dict[str, str | list[str]]:
+    aliases = concept.frontmatter.get("aliases")
     return {
         "title": concept.title,
+        "aliases": [str(a) for a in aliases] if isinstance(aliases, list) else str(aliases or ""),
+        "tags": concept.tags,
         "description": concept.description,
-        "tags": " ".join(concept.tags),
         "type": concept.type,
         "id": concept.id,
         "body": concept.body_head,

@@ -1,9 +1,10 @@
 """Records an ``OKFManager`` returns, and how they read to an agent.
 
 Summaries (search and browse) carry what the manifest knows: id, title, type, description,
-tags, trust and staleness. A fetched record carries the whole document as written plus its
-resolved links. Reserved ``index.md`` files and directories are records too, with ids that
-``fetch`` accepts back (``tables/index``, ``tables/``), so every id an agent sees is usable.
+tags, trust, staleness and lifecycle status. A fetched record carries the whole document as
+written plus its resolved links. Reserved ``index.md`` files and directories are records too,
+with ids that ``fetch`` accepts back (``tables/index``, ``tables/``), so every id an agent
+sees is usable.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def directory_record(path: str, concepts: int, description: str = "") -> Record:
 
 
 def format_records(rows: Sequence[Record]) -> str:
-    """Render records so an agent sees id, title, type, trust and staleness on every line.
+    """Render records so an agent sees id, title, type, trust, staleness and status on every line.
 
     Args:
         rows: Records from search, browse or fetch.
@@ -134,7 +135,12 @@ def _render(row: Record) -> str:
     if kind == KIND_DIRECTORY:
         return f"- [{record_id}] {metadata.get('title', '')} (directory): {text}"
     stale = "STALE" if metadata.get("stale") else "fresh"
-    head = f"[{record_id}] {metadata.get('title', '')} ({kind}; {metadata.get('trust')}; {stale})"
+    status = metadata.get("status")
+    lifecycle = f"; {status}" if status and status != "stable" else ""
+    head = (
+        f"[{record_id}] {metadata.get('title', '')} "
+        f"({kind}; {metadata.get('trust')}; {stale}{lifecycle})"
+    )
     if "links" in metadata:
         lines = [head]
         for label, key in (
@@ -161,5 +167,6 @@ def _concept_metadata(concept: Concept, now: datetime) -> dict[str, Any]:
         "tags": list(concept.tags),
         "trust": concept.trust,
         "stale": concept.is_stale(now),
+        "status": concept.status,
         "source": concept.path,
     }

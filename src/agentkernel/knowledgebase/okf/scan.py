@@ -9,10 +9,8 @@ drops. It does no locking and changes nothing: the caller applies the returned
 
 from __future__ import annotations
 
-import gc
 import logging
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentkernel.knowledgebase.errors import KnowledgePathError
@@ -253,25 +251,6 @@ def _read_all(
                 result.skipped.append(Skipped(stored.path, stored.token, str(exc)))
             else:
                 result.concepts.append(concept)
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector while a walk builds its manifest.
-
-    A walk allocates hundreds of thousands of containers (frontmatter mappings, tag lists,
-    word lists) that all survive it and form no cycles; every generation-2 pass in the middle
-    re-traverses all of them, which made up a quarter of a 10,000-concept walk. Reference
-    counting still frees everything as usual, and the collector is switched back on only if
-    it was on (a caller that disabled it keeps it off).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _reserved(stored: StoredFile, data: bytes, head_bytes: int) -> ReservedFile:

@@ -1,0 +1,35 @@
+"""One lexical retrieval engine for OKF bundles and the curated knowledge stores.
+
+:mod:`agentkernel.retrieval.analysis` turns documents and queries into the same terms
+(folding, identifiers whole and split, Snowball stemming, a query stop list that never
+empties a query); :class:`SearchIndex` ranks documents over weighted fields with BM25F, puts
+exact title matches first and ranks ``deprecated``, ``superseded`` and ``retired`` documents
+below current ones of equal relevance.
+
+Example:
+    >>> from agentkernel.retrieval import SearchIndex
+    >>> index = SearchIndex()
+    >>> index.add("gross-margin", {"title": "Gross margin", "body": "revenue less cost"})
+    >>> index.add(
+    ...     "gross-margin-legacy",
+    ...     {"title": "Gross margin", "body": "revenue less cost"},
+    ...     status="deprecated",
+    ... )
+    >>> [hit.key for hit in index.search("how is gross margin computed?", 2)]
+    ['gross-margin', 'gross-margin-legacy']
+"""
+
+from __future__ import annotations
+
+from agentkernel.retrieval.analysis import QUERY_STOPWORDS, analyze, analyze_query
+from agentkernel.retrieval.index import DEFAULT_WEIGHTS, STATUS_PENALTY, Hit, SearchIndex
+
+__all__ = [
+    "DEFAULT_WEIGHTS",
+    "QUERY_STOPWORDS",
+    "STATUS_PENALTY",
+    "Hit",
+    "SearchIndex",
+    "analyze",
+    "analyze_query",
+]

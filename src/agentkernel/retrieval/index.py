@@ -1,0 +1,513 @@
+"""An incremental BM25F-style index over weighted fields, with title matches and status.
+
+Each document is a handful of named fields (by default ``title``; ``aliases``, ``tags`` and
+``id``; ``description``; ``body``). A term's frequency in a document is the weighted sum of
+its frequencies in the fields, and the document's length the weighted sum of the field
+lengths (BM25F with one length normalisation). Adding, replacing and removing a document
+touch only its own postings; a removed document's slot is reused by the next add, so the
+scorer's arrays stay the size of the live collection however many rewrites there were.
+
+On top of BM25 two rules order the results:
+
+* **Title first.** A document whose title says exactly what the query says (the same
+  stems in any order, stop words aside: ``roast yields`` for *Roast yield*, ``legacy gross
+  margin`` for *Gross margin (legacy)*) ranks above every document that does not; a title
+  whose words are all in the query (*Purchasers* in "how many users purchased something?")
+  multiplies the score by ``1 + title_boost * share``, where ``share`` is the fraction of the
+  query's words the title covers.
+* **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
+  ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
+  current document of equal relevance, and is never filtered out.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Hashable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+from agentkernel.retrieval.analysis import parse_query, plain_key, term_counts_of, words
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "title": 3.0,
+    "aliases": 2.0,
+    "tags": 2.0,
+    "id": 1.5,
+    "description": 1.5,
+    "type": 1.0,
+    "body": 1.0,
+}
+"""Field weights; a field not named here weighs 1."""
+
+STATUS_PENALTY: dict[str, float] = {"deprecated": 0.7, "superseded": 0.7, "retired": 0.6}
+"""Score multiplier per status; any other status (``stable``, ``draft``, none) keeps 1."""
+
+DEFAULT_K1 = 0.5
+DEFAULT_B = 0.5
+DEFAULT_TITLE_BOOST = 1.0
+_MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
+_TITLE_FANOUT = 1024
+_NO_TITLE: frozenset[str] = frozenset()
+
+
+class Hit(NamedTuple):
+    """One ranked document.
+
+    Attributes:
+        key: The document's key, as given to :meth:`SearchIndex.add`.
+        score: Its final score (BM25 with the title and status rules applied).
+    """
+
+    key: Hashable
+    score: float
+
+
+Fields = Mapping[str, "str | Iterable[str] | None"]
+
+
+class SearchIndex:
+    """BM25F over weighted fields, updated document by document.
+
+    Not thread-safe by itself, searches included (they fill caches): its owner serialises
+    every call (``OKFManager`` holds a lock).
+
+    Example:
+        >>> index = SearchIndex()
+        >>> index.add("a", {"title": "Orders table", "body": "one row per order"})
+        >>> index.add("b", {"title": "Customers", "body": "one row per customer"})
+        >>> [hit.key for hit in index.search("which table has the orders?", 1)]
+        ['a']
+    """
+
+    def __init__(
+        self,
+        weights: Mapping[str, float] | None = None,
+        *,
+        k1: float = DEFAULT_K1,
+        b: float = DEFAULT_B,
+        title_boost: float = DEFAULT_TITLE_BOOST,
+        title_field: str = "title",
+        vectorized: bool | None = None,
+    ) -> None:
+        """Create an empty index.
+
+        Args:
+            weights: Field name to weight (a multiple of 1/1024); defaults to
+                :data:`DEFAULT_WEIGHTS`.
+            k1: BM25 term-frequency saturation.
+            b: BM25 length normalisation (0 = none, 1 = full).
+            title_boost: How much a title found inside the query raises a score.
+            title_field: The field the title rules read.
+            vectorized: Score with numpy (same results, faster on large indexes). ``None``
+                uses numpy when it is installed; ``False`` never does.
+        """
+        self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
+        self._scale = _scale_of(self._weights.values())
+        self._repeats = {n: round(w * self._scale) for n, w in self._weights.items()}
+        self._k1 = k1
+        self._b = b
+        self._title_boost = title_boost
+        self._title_field = title_field
+        self._vectorized = vectorized
+        self._postings: dict[str, dict[int, float]] = {}
+        self._doc_terms: list[tuple[str, ...]] = []
+        self._doc_length: list[float] = []
+        self._multiplier: list[float] = []
+        self._title_key: list[frozenset[str]] = []
+        self._key_of: list[Hashable] = []
+        self._status: dict[int, str] = {}
+        self._slot_of: dict[Hashable, int] = {}
+        self._free: list[int] = []
+        # each title is filed under one of its words, its *anchor* (the word in fewest titles
+        # when it was added): a title inside a query is found from its anchor, once
+        self._title_count: dict[str, int] = {}  # title word -> titles holding it
+        self._anchored: dict[str, set[int]] = {}  # anchor word -> slots
+        self._anchor: dict[int, str] = {}
+        self._total_length = 0.0
+        self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
+        # term -> (slots, saturated tf), valid while the length normalisation is unchanged
+        self._impacts: dict[str, tuple[Any, Any]] = {}
+        self._impact_norms: tuple[float, float] | None = None
+        self._length_array: Any = None
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slot_of
+
+    @property
+    def capacity(self) -> int:
+        """Slots allocated: the most documents ever live at once (freed slots are reused)."""
+        return len(self._key_of)
+
+    def status(self, key: Hashable) -> str | None:
+        """Return the status a document was added with, or ``None``.
+
+        Args:
+            key: The document's key.
+
+        Returns:
+            The status, lower-cased, when one was given.
+        """
+        slot = self._slot_of.get(key)
+        return None if slot is None else self._status.get(slot)
+
+    def add(self, key: Hashable, fields: Fields, *, status: str | None = None) -> None:
+        """Index a document, replacing any earlier version under the same key.
+
+        Args:
+            key: The document's identity (a concept id, a page slug).
+            fields: Field name to text, or to a list of texts (aliases, tags).
+            status: Its lifecycle status; ``deprecated``, ``superseded`` and ``retired``
+                lower its rank (see :data:`STATUS_PENALTY`), any other value is kept only.
+        """
+        self.remove(key)
+        counts, length = self._count(fields)
+        title = fields.get(self._title_field)
+        title_key = _title_key(title) if isinstance(title, str) else _NO_TITLE
+        slot = self._free.pop() if self._free else len(self._key_of)
+        state = (status or "").strip().lower()
+        multiplier = STATUS_PENALTY.get(state, 1.0)
+        if slot == len(self._key_of):
+            self._key_of.append(key)
+            self._doc_terms.append(tuple(counts))
+            self._doc_length.append(length)
+            self._multiplier.append(multiplier)
+            self._title_key.append(title_key)
+        else:
+            self._key_of[slot] = key
+            self._doc_terms[slot] = tuple(counts)
+            self._doc_length[slot] = length
+            self._multiplier[slot] = multiplier
+            self._title_key[slot] = title_key
+        if state:
+            self._status[slot] = state
+        self._slot_of[key] = slot
+        self._total_length += length
+        if title_key:
+            count = self._title_count
+            for term in title_key:
+                count[term] = count.get(term, 0) + 1
+            anchor = min(title_key, key=lambda term: (count[term], term))
+            self._anchor[slot] = anchor
+            self._anchored.setdefault(anchor, set()).add(slot)
+        postings = self._postings
+        arrays = self._arrays
+        for term, frequency in counts.items():
+            bucket = postings.get(term)
+            if bucket is None:
+                postings[term] = {slot: frequency}
+            else:
+                bucket[slot] = frequency
+            if arrays:
+                arrays.pop(term, None)
+                self._impacts.pop(term, None)
+        if self._length_array is not None:
+            self._set_length(slot, length)
+
+    def remove(self, key: Hashable) -> bool:
+        """Drop a document; its slot is reused by a later add.
+
+        Args:
+            key: The document's identity.
+
+        Returns:
+            Whether it was indexed.
+        """
+        slot = self._slot_of.pop(key, None)
+        if slot is None:
+            return False
+        self._total_length -= self._doc_length[slot]
+        self._doc_length[slot] = 0.0
+        self._multiplier[slot] = 1.0
+        self._status.pop(slot, None)
+        self._key_of[slot] = None
+        anchor = self._anchor.pop(slot, None)
+        if anchor is not None:
+            holders = self._anchored[anchor]
+            holders.discard(slot)
+            if not holders:
+                del self._anchored[anchor]
+            count = self._title_count
+            for term in self._title_key[slot]:
+                count[term] -= 1
+                if not count[term]:
+                    del count[term]
+        self._title_key[slot] = _NO_TITLE
+        if self._length_array is not None:
+            self._set_length(slot, 0.0)
+        postings = self._postings
+        for term in self._doc_terms[slot]:
+            self._arrays.pop(term, None)
+            self._impacts.pop(term, None)
+            bucket = postings.get(term)
+            if bucket is None:
+                continue
+            bucket.pop(slot, None)
+            if not bucket:
+                del postings[term]
+        self._doc_terms[slot] = ()
+        self._free.append(slot)
+        if not self._slot_of:
+            self._total_length = 0.0  # no float drift carried into the next collection
+        return True
+
+    def search(self, query: str, limit: int) -> list[Hit]:
+        """Return the ``limit`` best documents for ``query``.
+
+        Args:
+            query: Free text or a question; analysed like the documents, stop words aside.
+            limit: The most results.
+
+        Returns:
+            Hits, best first; ties broken by slot order.
+        """
+        if limit <= 0 or not self._slot_of:
+            return []
+        postings = self._postings
+        weights, query_key = parse_query(query)
+        terms = {t: w for t, w in weights.items() if t in postings}
+        if not terms:
+            return []
+        exact, contained = self._title_matches(frozenset(query_key))
+        pool = limit + 8
+        while True:
+            raw = self._top(terms, pool)
+            candidates = dict(raw)
+            for slot in exact | contained.keys():
+                if slot not in candidates:
+                    candidates[slot] = self._score(slot, terms)
+            ranked = self._rank(candidates, exact, contained)
+            complete = len(raw) < pool or len(self._slot_of) <= pool
+            # a document outside the pool scored at most the pool's last raw score, and only
+            # title matches (all already candidates) can rise above what they scored
+            if complete or (
+                len(ranked) >= limit
+                and (ranked[limit - 1][1] or ranked[limit - 1][2] >= raw[-1][1])
+            ):
+                break
+            pool *= 4
+        key_of = self._key_of
+        return [Hit(key_of[slot], score) for slot, _tier, score in ranked[:limit]]
+
+    # -- scoring ------------------------------------------------------------------------
+
+    def _count(self, fields: Fields) -> tuple[dict[str, float], float]:
+        """Weighted term frequencies and the weighted length of one document.
+
+        Every weight is a whole multiple of ``1 / self._scale``, so each field's words are
+        repeated ``weight * scale`` times and counted together in one pass in C; each
+        distinct word is then expanded into its terms once. The sums are exact.
+        """
+        scale = self._scale
+        repeats = self._repeats
+        tokens: list[str] = []
+        for name, value in fields.items():
+            if not value:
+                continue
+            times = repeats.get(name, scale)  # a field not named in the weights weighs 1
+            if times <= 0:
+                continue
+            found = words(value if isinstance(value, str) else "\n".join(value))
+            tokens += found * times if times > 1 else found
+        counts = term_counts_of(tokens)
+        tally = {term: count / scale for term, count in counts.items()}
+        return tally, sum(counts.values()) / scale
+
+    def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
+        """Slots whose title says what the query says, and those whose title it contains.
+
+        A title is found from its anchor word in the query. An anchor shared by more than
+        ``_TITLE_FANOUT`` titles (titles made only of very common words) is not followed:
+        those titles are then ranked by BM25 alone.
+        """
+        exact: set[int] = set()
+        contained: dict[int, float] = {}
+        if not query_key or not self._anchored:
+            return exact, contained
+        size = len(query_key)
+        title_key = self._title_key
+        for term in query_key:
+            holders = self._anchored.get(term)
+            if not holders or len(holders) > _TITLE_FANOUT:
+                continue
+            for slot in holders:
+                title = title_key[slot]
+                if title <= query_key:
+                    if len(title) == size:
+                        exact.add(slot)
+                    else:
+                        contained[slot] = len(title) / size
+        return exact, contained
+
+    def _rank(
+        self,
+        candidates: dict[int, float],
+        exact: set[int],
+        contained: dict[int, float],
+    ) -> list[tuple[int, int, float]]:
+        multiplier = self._multiplier
+        boost = self._title_boost
+        rows: list[tuple[int, int, float]] = []
+        for slot, score in candidates.items():
+            value = score * multiplier[slot]
+            share = contained.get(slot)
+            if share:
+                value *= 1.0 + boost * share
+            rows.append((slot, 1 if slot in exact else 0, value))
+        rows.sort(key=lambda row: (-row[1], -row[2], row[0]))
+        return rows
+
+    def _idf(self, term: str) -> float:
+        count = len(self._slot_of)
+        frequency = len(self._postings[term])
+        return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+
+    def _norms(self) -> tuple[float, float]:
+        count = len(self._slot_of)
+        average = self._total_length / count if self._total_length > 0 else 1.0
+        return self._k1 * (1.0 - self._b), self._k1 * self._b / average
+
+    def _score(self, slot: int, terms: dict[str, float]) -> float:
+        """BM25 of one document (a title match found outside the pool)."""
+        norm_base, norm_scale = self._norms()
+        norm = norm_base + norm_scale * self._doc_length[slot]
+        total = 0.0
+        for term, weight in terms.items():
+            tf = self._postings[term].get(slot)
+            if tf:
+                total += weight * self._idf(term) * (self._k1 + 1.0) * tf / (tf + norm)
+        return total
+
+    def _top(self, terms: dict[str, float], pool: int) -> list[tuple[int, float]]:
+        """The ``pool`` best slots by plain BM25, best first, exact."""
+        ranked = sorted(
+            ((w * self._idf(t), t) for t, w in terms.items()), key=lambda pair: -pair[0]
+        )
+        norm_base, norm_scale = self._norms()
+        np = _numpy() if self._vectorized is not False else None
+        if np is not None:
+            return self._top_vectorized(np, ranked, pool, norm_base, norm_scale)
+        return self._top_pruned(ranked, pool, norm_base, norm_scale)
+
+    def _top_pruned(
+        self, ranked: list[tuple[float, str]], pool: int, norm_base: float, norm_scale: float
+    ) -> list[tuple[int, float]]:
+        """Max-score top-k: terms rarest first; once no new document can enter, stop admitting."""
+        k1 = self._k1
+        postings = self._postings
+        lengths = self._doc_length
+        weighted = [(idf, postings[term]) for idf, term in ranked]
+        bounds = [idf * (k1 + 1.0) for idf, _ in weighted]
+        remaining = [0.0] * (len(bounds) + 1)
+        for i in range(len(bounds) - 1, -1, -1):
+            remaining[i] = remaining[i + 1] + bounds[i]
+        scores: dict[int, float] = {}
+        for i, (idf, bucket) in enumerate(weighted):
+            gain = idf * (k1 + 1.0)
+            threshold = 0.0
+            admit_new = True
+            if len(scores) >= pool:
+                threshold = heapq.nlargest(pool, scores.values())[-1]
+                admit_new = remaining[i] > threshold
+            if admit_new:
+                get = scores.get
+                for slot, tf in bucket.items():
+                    part = gain * tf / (tf + norm_base + norm_scale * lengths[slot])
+                    scores[slot] = get(slot, 0.0) + part
+            else:
+                floor = threshold - remaining[i]
+                alive = {s: v for s, v in scores.items() if v >= floor}
+                for slot in alive:
+                    found = bucket.get(slot)
+                    if found is not None:
+                        norm = norm_base + norm_scale * lengths[slot]
+                        alive[slot] += gain * found / (found + norm)
+                scores = alive
+        return heapq.nsmallest(pool, scores.items(), key=lambda item: (-item[1], item[0]))
+
+    def _top_vectorized(
+        self,
+        np: Any,
+        ranked: list[tuple[float, str]],
+        pool: int,
+        norm_base: float,
+        norm_scale: float,
+    ) -> list[tuple[int, float]]:
+        size = len(self._key_of)
+        lengths = self._lengths(np, size)
+        scores = np.zeros(size)
+        gain_scale = self._k1 + 1.0
+        impacts = self._impacts
+        if self._impact_norms != (norm_base, norm_scale):
+            impacts.clear()  # the average length moved: every saturated tf changes
+            self._impact_norms = (norm_base, norm_scale)
+        for idf, term in ranked:
+            cached = impacts.get(term)
+            if cached is None:
+                slots, frequencies = self._term_arrays(np, term)
+                denominator = frequencies + norm_base + norm_scale * lengths[slots]
+                cached = impacts[term] = (slots, gain_scale * frequencies / denominator)
+            slots, impact = cached
+            scores[slots] += idf * impact
+        candidates = np.flatnonzero(scores)
+        if len(candidates) > pool:
+            values = scores[candidates]
+            kth = np.partition(values, len(values) - pool)[len(values) - pool]
+            candidates = candidates[values >= kth]
+        order = candidates[np.lexsort((candidates, -scores[candidates]))][:pool]
+        return list(zip(order.tolist(), scores[order].tolist(), strict=True))
+
+    def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
+        cached = self._arrays.get(term)
+        if cached is None:
+            bucket = self._postings[term]
+            slots = np.fromiter(bucket.keys(), dtype=np.int64, count=len(bucket))
+            frequencies = np.fromiter(bucket.values(), dtype=np.float64, count=len(bucket))
+            cached = self._arrays[term] = (slots, frequencies)
+        return cached
+
+    def _lengths(self, np: Any, size: int) -> Any:
+        if self._length_array is None or len(self._length_array) < size:
+            array = np.zeros(max(size * 2, 1024))
+            array[:size] = self._doc_length
+            self._length_array = array
+        return self._length_array
+
+    def _set_length(self, slot: int, length: float) -> None:
+        if slot < len(self._length_array):
+            self._length_array[slot] = length
+        else:
+            self._length_array = None  # rebuilt, larger, at the next vectorized search
+
+
+def _scale_of(weights: Iterable[float]) -> int:
+    """The smallest of 1, 2, 4, ..., 1024 that makes every weight a whole number."""
+    for scale in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        if all(float(w * scale).is_integer() for w in weights):
+            return scale
+    raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
+
+
+def _title_key(title: str) -> frozenset[str]:
+    if len(words(title)) > _MAX_TITLE_WORDS * 2:
+        return _NO_TITLE
+    key = frozenset(plain_key(title))
+    return key if len(key) <= _MAX_TITLE_WORDS else _NO_TITLE
+
+
+_NUMPY: list[Any] = []
+
+
+def _numpy() -> Any | None:
+    """Import numpy on first use (never at module import); ``None`` when it is absent."""
+    if not _NUMPY:
+        try:
+            import numpy
+        except ImportError:
+            _NUMPY.append(None)
+        else:
+            _NUMPY.append(numpy)
+    return _NUMPY[0]
