@@ -6,6 +6,7 @@ whether its links are ids (for the tools) or file paths (``index.md`` on disk).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from agentkernel.knowledgestore.model import (
     CheckReport,
     PageInfo,
     PageLink,
+    PageType,
     parse_id,
 )
 
@@ -48,23 +50,44 @@ def render_index(
             by_type.setdefault(info.type, []).append(info)
     sections: list[str] = []
     for page_type in registry.types:
-        own = sorted(by_type.get(page_type.name, []), key=lambda p: (p.title.casefold(), p.id))
-        if not own:
-            continue
-        lines = [f"# {page_type.index_section}", ""]
-        for info in own:
-            line = f"* [{escape_link_text(info.title)}]({link(info)})"
-            if info.description:
-                line += f" - {info.description}"
-            shown = [key for key in page_type.index_fields if info.fields.get(key)]
-            extras = [f"{key}: {info.fields[key]}" for key in shown]
-            if extras:
-                line += f" ({', '.join(extras)})"
-            if info.status == STATUS_SUPERSEDED:
-                line += f" (superseded by {info.fields.get('superseded_by', '?')})"
-            lines.append(line)
-        sections.append("\n".join(lines))
+        own = sorted(by_type.get(page_type.name, []), key=index_order)
+        if own:
+            lines = (index_line(page_type, info, link(info)) for info in own)
+            sections.append(index_section(page_type, lines))
     return "\n\n".join(sections) + "\n" if sections else empty
+
+
+def index_order(info: PageInfo) -> tuple[str, str]:
+    """Return where a page sits in its index section: by title (case ignored), then id."""
+    return info.title.casefold(), info.id
+
+
+def index_line(page_type: PageType, info: PageInfo, target: str) -> str:
+    """Render one page's index line: ``* [Title](target) - description (fields)``.
+
+    Args:
+        page_type: The page's type (its ``index_fields`` are shown).
+        info: The page.
+        target: The link target: its id for the tools, a file path on disk.
+
+    Returns:
+        The line, without a newline; a superseded page says by what.
+    """
+    line = f"* [{escape_link_text(info.title)}]({target})"
+    if info.description:
+        line += f" - {info.description}"
+    shown = [key for key in page_type.index_fields if info.fields.get(key)]
+    extras = [f"{key}: {info.fields[key]}" for key in shown]
+    if extras:
+        line += f" ({', '.join(extras)})"
+    if info.status == STATUS_SUPERSEDED:
+        line += f" (superseded by {info.fields.get('superseded_by', '?')})"
+    return line
+
+
+def index_section(page_type: PageType, lines: Iterable[str]) -> str:
+    """Render one section of the index: its heading, a blank line, then its lines."""
+    return "\n".join([f"# {page_type.index_section}", "", *lines])
 
 
 @dataclass(frozen=True)
@@ -168,3 +191,132 @@ def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str])
     """
     entry = f"## [{date}] {operation} | {what}"
     return f"{entry}\n- pages: {', '.join(pages)}" if pages else entry
+
+
+class _Block:
+    """A run of consecutive index lines of one section, with their joined text cached."""
+
+    __slots__ = ("keys", "lines", "text")
+
+    def __init__(self, keys: list[tuple[str, str]], lines: list[str]) -> None:
+        self.keys = keys
+        self.lines = lines
+        self.text: str | None = None
+
+    def joined(self) -> str:
+        if self.text is None:
+            self.text = "\n".join(self.lines)
+        return self.text
+
+
+_BLOCK_LINES = 256  # a block splits in two past twice this
+
+
+class IndexLines:
+    """The index kept up to date page by page, for one kind of link target.
+
+    Each page's line is rendered once, when it changes, and kept in its section's order in
+    blocks of a few hundred lines that cache their joined text, so rendering the whole index
+    after a change re-joins one block and concatenates the others, instead of sorting and
+    formatting every page again.
+    """
+
+    def __init__(self, registry: TypeRegistry, target: Callable[[PageInfo], str]) -> None:
+        """Start empty.
+
+        Args:
+            registry: The store's types, in section order.
+            target: The link target of a page (its id for the tools, a file path on disk).
+        """
+        self._registry = registry
+        self._target = target
+        self._blocks: dict[str, list[_Block]] = {t.name: [] for t in registry.types}
+        self._placed: dict[str, tuple[str, tuple[str, str]]] = {}  # id -> (type, key)
+
+    def _block_of(self, blocks: list[_Block], key: tuple[str, str]) -> int:
+        return max(0, bisect.bisect_right([b.keys[0] for b in blocks], key) - 1)
+
+    def put(self, info: PageInfo) -> None:
+        """Add or replace a page's line (a retired page has none).
+
+        Args:
+            info: The page.
+        """
+        self.drop(info.id)
+        page_type = self._registry.get(info.type)
+        if page_type is None or info.status == STATUS_RETIRED:
+            return
+        key = index_order(info)
+        line = index_line(page_type, info, self._target(info))
+        blocks = self._blocks[info.type]
+        self._placed[info.id] = (info.type, key)
+        if not blocks:
+            blocks.append(_Block([key], [line]))
+            return
+        at = self._block_of(blocks, key)
+        block = blocks[at]
+        position = bisect.bisect_left(block.keys, key)
+        block.keys.insert(position, key)
+        block.lines.insert(position, line)
+        block.text = None
+        if len(block.keys) > 2 * _BLOCK_LINES:
+            blocks[at : at + 1] = [
+                _Block(block.keys[:_BLOCK_LINES], block.lines[:_BLOCK_LINES]),
+                _Block(block.keys[_BLOCK_LINES:], block.lines[_BLOCK_LINES:]),
+            ]
+
+    def drop(self, page_id: str) -> None:
+        """Remove a page's line, if it has one.
+
+        Args:
+            page_id: ``type/slug``.
+        """
+        placed = self._placed.pop(page_id, None)
+        if placed is None:
+            return
+        type_name, key = placed
+        blocks = self._blocks[type_name]
+        at = self._block_of(blocks, key)
+        block = blocks[at]
+        position = bisect.bisect_left(block.keys, key)
+        del block.keys[position]
+        del block.lines[position]
+        block.text = None
+        if not block.keys:
+            del blocks[at]
+
+    def chunks(self) -> list[str]:
+        """Return the index in pieces that join into :meth:`render`'s text.
+
+        A writer can write them one after the other, and the whole index (megabytes for tens
+        of thousands of pages) is never copied into one string.
+
+        Returns:
+            The pieces; none when there is no page.
+        """
+        pieces: list[str] = []
+        for page_type in self._registry.types:
+            blocks = self._blocks[page_type.name]
+            if not blocks:
+                continue
+            if pieces:
+                pieces.append("\n\n")
+            pieces.append(f"# {page_type.index_section}\n\n")
+            for position, block in enumerate(blocks):
+                if position:
+                    pieces.append("\n")
+                pieces.append(block.joined())
+        if pieces:
+            pieces.append("\n")
+        return pieces
+
+    def render(self, empty: str = "") -> str:
+        """Return the index as :func:`render_index` renders it.
+
+        Args:
+            empty: The text when there is no page.
+
+        Returns:
+            Markdown ending in a newline, or ``empty``.
+        """
+        return "".join(self.chunks()) or empty

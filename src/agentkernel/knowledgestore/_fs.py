@@ -18,7 +18,7 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 try:
@@ -112,7 +112,9 @@ def remove_abandoned_temps(folder: Path) -> list[str]:
     return removed
 
 
-def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
+def atomic_write(
+    path: Path, text: str | Sequence[str], *, durable: bool = True, tidy: bool = True
+) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the new one, never a part.
 
     The text goes to a temporary file in the same folder (a hidden name that is no ``.md``),
@@ -121,16 +123,22 @@ def atomic_write(path: Path, text: str, *, durable: bool = True) -> None:
 
     Args:
         path: The destination.
-        text: UTF-8 text.
+        text: UTF-8 text, or pieces of it written one after the other.
         durable: Wait for the disk before the rename; skip it only for a file that can be
             rebuilt from the others (the index).
+        tidy: Remove leftover temporary files first; a caller that knows nothing else wrote
+            in the folder since it last tidied it skips that scan of the whole folder.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    remove_abandoned_temps(path.parent)
+    if tidy:
+        remove_abandoned_temps(path.parent)
     temp = path.with_name(temp_name(path.name))
     try:
         with open(temp, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+            if isinstance(text, str):
+                handle.write(text)
+            else:
+                handle.writelines(text)
             if durable:
                 handle.flush()
                 os.fsync(handle.fileno())

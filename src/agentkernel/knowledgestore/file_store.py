@@ -24,6 +24,13 @@ folder it owns (see :mod:`agentkernel.knowledgestore._ownership`): opening a fol
 an OKF bundle or notes it didn't write is safe; such files are not served as pages
 (:meth:`FileKnowledgeStore.ignored_files` names them) and every write is refused there with a
 message saying what to do.
+
+The store answers from an in-memory catalog (:class:`~._memory.PageCatalog`), kept current by
+change tokens the way the OKF manifest is: each call compares every type folder's
+``(inode, mtime)`` with the last one seen (a page written through any store is renamed into
+its folder, which moves the folder's mtime) and re-reads only the files of a moved folder
+whose ``(inode, mtime, size)`` changed. ``read`` also checks its page's own file, and every
+few seconds a call compares every file, so an edit made in place by a person shows up too.
 """
 
 from __future__ import annotations
@@ -32,18 +39,22 @@ import builtins
 import contextlib
 import itertools
 import logging
+import math
 import os
 import posixpath
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
 from agentkernel.knowledgestore._fs import atomic_write, locked
+from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -58,15 +69,19 @@ from agentkernel.knowledgestore.model import (
     is_slug,
     linked_ids,
 )
-from agentkernel.knowledgestore.search import Searchable, rank
 
 logger = logging.getLogger(__name__)
 
 LOCK_FILE = _ownership.LEGACY_LOCK_FILE
 _OKF_VERSION = "0.2"
+_FULL_SWEEP_SECONDS = 5.0  # how stale an in-place edit by hand may be; renames show at once
+_TIDY_SECONDS = 60.0  # how often a page folder nobody else wrote in is tidied anyway
+
+_FileToken = tuple[int, int, int]  # (inode, mtime_ns, size)
+_FolderToken = tuple[int, int, int] | None  # (device, inode, mtime_ns); None: no folder
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Stored:
     """A page as read from disk: its body keeps links as relative file paths."""
 
@@ -77,8 +92,6 @@ class _Stored:
     title: str
     fields: dict[str, str]
     body: str
-    converted: tuple[int, str, list[str]] | None = field(default=None, init=False)
-    described: tuple[int, PageInfo] | None = field(default=None, init=False)
 
 
 def _as_text(value: Any) -> str:
@@ -89,6 +102,14 @@ def _as_text(value: Any) -> str:
     if isinstance(value, dict):
         return frontmatter.dump_yaml(value).strip()
     return "" if value is None else str(value)
+
+
+def _folder_token(path: Path) -> _FolderToken:
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return info.st_dev, info.st_ino, info.st_mtime_ns
 
 
 class FileKnowledgeStore(KnowledgeStore):
@@ -108,12 +129,23 @@ class FileKnowledgeStore(KnowledgeStore):
         """
         self._root = Path(knowledge_dir)
         self._registry = _pages.TypeRegistry(page_types)
-        self._dir_types = {t.dir: t for t in self._registry.types if t.dir}
-        self._root_types = [t for t in self._registry.types if not t.dir]
+        root_types = [t for t in self._registry.types if not t.dir]
+        self._page_dirs = {t.dir for t in self._registry.types if t.dir}
+        self._folders: list[tuple[str, list[PageType]]] = [
+            (t.dir, [t]) for t in self._registry.types if t.dir
+        ]
+        if root_types:
+            self._folders.append(("", root_types))
         self._mutex = threading.RLock()
-        self._cache: dict[str, tuple[tuple[int, int, int], _Stored | None]] = {}
         self._links_map = _bundle.LinkMap(self._registry)
-        self._root_generation = 0
+        self._files: dict[str, dict[str, tuple[_FileToken, _Stored | None]]] = {}
+        self._pages: dict[str, _Stored] = {}
+        self._catalog = PageCatalog(self._registry)
+        self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
+        self._folder_tokens: dict[str, _FolderToken] = {}
+        self._next_sweep = -math.inf
+        self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
+        self._root_pages_changed = False
 
     @property
     def knowledge_dir(self) -> Path:
@@ -123,14 +155,20 @@ class FileKnowledgeStore(KnowledgeStore):
     def __repr__(self) -> str:
         return f"FileKnowledgeStore({str(self._root)!r})"
 
-    # -- reading -------------------------------------------------------------------------
+    # -- the catalog, kept current ---------------------------------------------------------
 
     def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | None:
-        try:
-            meta, body = frontmatter.parse(text)
-        except frontmatter.FrontmatterError as exc:
-            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-            return None
+        parts = frontmatter.split(text)
+        # the common frontmatter the store writes is read without a YAML parser
+        meta = simple_mapping(parts[0]) if parts is not None else None
+        if meta is not None and parts is not None:
+            body = parts[1]
+        else:
+            try:
+                meta, body = frontmatter.parse(text)
+            except frontmatter.FrontmatterError as exc:
+                logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+                return None
         if not page_type.dir and meta.get("type") != page_type.name:
             return None
         title = _as_text(meta.get("title")).strip()
@@ -141,106 +179,158 @@ class FileKnowledgeStore(KnowledgeStore):
         body = _pages.normalize_content(body)
         return _Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body)
 
-    def _scan(self) -> dict[str, _Stored]:
-        """Every page on disk, by id, reading only the files that changed since last time."""
-        pages: dict[str, _Stored] = {}
+    def _refresh(self, *, full: bool = False) -> None:
+        """Bring the catalog up to date with the folder, re-reading only what changed.
+
+        Args:
+            full: Compare every file, not only those of folders whose token moved.
+        """
+        full = full or time.monotonic() >= self._next_sweep
+        for folder, candidates in self._folders:
+            # the token is taken before the sweep: a change during it moves the token again
+            token = _folder_token(self._root / folder)
+            moved = folder not in self._folder_tokens or token != self._folder_tokens[folder]
+            if moved:
+                # someone else wrote there: a temporary file they left may need removing
+                self._tidied.pop(folder, None)
+            if full or moved:
+                self._sweep(folder, candidates)
+                self._folder_tokens[folder] = token
+        if full:  # counted from the end of the sweep, however long loading took
+            self._next_sweep = time.monotonic() + _FULL_SWEEP_SECONDS
+        self._sync_root_ids()
+
+    def _sweep(self, folder: str, candidates: list[PageType]) -> None:
+        """Compare a folder's page files with what the catalog holds, and catch up."""
+        known = self._files.setdefault(folder, {})
+        try:
+            entries = list(os.scandir(self._root / folder))
+        except (FileNotFoundError, NotADirectoryError):
+            entries = []
         seen: set[str] = set()
-        folders = [(t.dir, [t]) for t in self._dir_types.values()]
-        if self._root_types:
-            folders.append(("", self._root_types))
-        for folder, candidates in folders:
-            try:
-                entries = list(os.scandir(self._root / folder))
-            except (FileNotFoundError, NotADirectoryError):
+        for entry in entries:
+            name = entry.name
+            slug = name[:-3]
+            if not name.endswith(".md") or not is_slug(slug):
                 continue
-            for entry in entries:
-                name = entry.name
-                slug = name[:-3]
-                if not name.endswith(".md") or not is_slug(slug) or not entry.is_file():
+            if not folder and slug in _pages.RESERVED_ROOT_SLUGS:
+                continue
+            try:
+                if not entry.is_file():
                     continue
-                if not folder and slug in _pages.RESERVED_ROOT_SLUGS:
-                    continue
-                rel = f"{folder}/{name}" if folder else name
-                seen.add(rel)
                 info = entry.stat()
-                token = (info.st_ino, info.st_mtime_ns, info.st_size)
-                cached = self._cache.get(rel)
-                if cached is not None and cached[0] == token:
-                    stored = cached[1]
-                else:
-                    stored = None
-                    try:
-                        text = Path(entry.path).read_text(encoding="utf-8")
-                    except (OSError, UnicodeDecodeError) as exc:
-                        logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-                        continue
-                    for page_type in candidates:
-                        stored = self._parse(page_type, slug, rel, text)
-                        if stored is not None:
-                            break
-                    self._cache[rel] = (token, stored)
-                if stored is not None and stored.id not in pages:
-                    pages[stored.id] = stored
-        for rel in set(self._cache) - seen:
-            del self._cache[rel]
-        self._update_root_ids(pages)
-        return pages
+            except OSError:
+                continue
+            rel = f"{folder}/{name}" if folder else name
+            seen.add(rel)
+            token = (info.st_ino, info.st_mtime_ns, info.st_size)
+            last = known.get(rel)
+            if last is None or last[0] != token:
+                self._load(folder, rel, slug, candidates, token)
+        for rel in [r for r in known if r not in seen]:
+            self._forget(folder, rel)
 
-    def _update_root_ids(self, pages: dict[str, _Stored]) -> None:
-        root_ids = {p.slug: p.id for p in pages.values() if not p.page_type.dir}
-        if root_ids != self._links_map.root_ids:
-            self._links_map.root_ids = root_ids
-            self._root_generation += 1
+    def _load(
+        self, folder: str, rel: str, slug: str, candidates: list[PageType], token: _FileToken
+    ) -> None:
+        """Read one page file and put what it holds into the catalog."""
+        stored: _Stored | None = None
+        try:
+            text = (self._root / rel).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+        else:
+            for page_type in candidates:
+                stored = self._parse(page_type, slug, rel, text)
+                if stored is not None:
+                    break
+        known = self._files.setdefault(folder, {})
+        last = known.get(rel)
+        known[rel] = (token, stored)
+        dropped = last[1] if last is not None else None
+        if dropped is not None and (stored is None or stored.id != dropped.id):
+            self._unput(dropped)
+        if stored is not None:
+            self._put(stored)
 
-    def _converted(self, page: _Stored) -> tuple[int, str, list[str]]:
-        if page.converted is None or page.converted[0] != self._root_generation:
-            content = self._links_map.from_disk(page.body, page.rel)
-            page.converted = (self._root_generation, content, linked_ids(content))
-        return page.converted
+    def _forget(self, folder: str, rel: str) -> None:
+        """Drop a page file that is gone."""
+        last = self._files.get(folder, {}).pop(rel, None)
+        if last is not None and last[1] is not None:
+            self._unput(last[1])
 
-    def _content(self, page: _Stored) -> str:
-        """The page's content with links as ids (cached until the file changes)."""
-        return self._converted(page)[1]
+    def _put(self, stored: _Stored) -> None:
+        self._pages[stored.id] = stored
+        self._catalog.put(self._entry(stored))
+        self._disk_index.put(self._info(stored.id))
+        if not stored.page_type.dir:
+            self._root_pages_changed = True
 
-    def _links(self, page: _Stored) -> list[str]:
-        """The ids the page links to (cached until the file changes)."""
-        return self._converted(page)[2]
+    def _unput(self, stored: _Stored) -> None:
+        if self._pages.get(stored.id) is not stored:
+            return
+        del self._pages[stored.id]
+        self._catalog.drop(stored.id)
+        self._disk_index.drop(stored.id)
+        if not stored.page_type.dir:
+            self._root_pages_changed = True
 
-    def _info(self, page: _Stored) -> PageInfo:
-        if page.described is None or page.described[0] != self._root_generation:
-            page.described = (self._root_generation, self._describe(page))
-        return page.described[1]
-
-    def _describe(self, page: _Stored) -> PageInfo:
-        return PageInfo(
-            id=page.id,
-            type=page.page_type.name,
-            slug=page.slug,
-            title=page.title,
-            description=_pages.description_of(page.fields, self._content(page)),
-            status=_pages.status_of(page.fields),
-            fields=dict(page.fields),
+    def _entry(self, stored: _Stored) -> Entry:
+        content = self._links_map.from_disk(stored.body, stored.rel)
+        return make_entry(
+            stored.id, stored.page_type.name, stored.slug, stored.title, stored.fields, content
         )
 
-    def _ordered(self, pages: dict[str, _Stored]) -> list[_Stored]:
-        order = {t.name: i for i, t in enumerate(self._registry.types)}
-        return sorted(pages.values(), key=lambda p: (order[p.page_type.name], p.slug))
+    def _sync_root_ids(self) -> None:
+        """Links to pages kept at the root read by their frontmatter type: convert anew."""
+        if not self._root_pages_changed:
+            return
+        self._root_pages_changed = False
+        root_ids = {p.slug: p.id for p in self._pages.values() if not p.page_type.dir}
+        if root_ids == self._links_map.root_ids:
+            return
+        self._links_map.root_ids = root_ids
+        for stored in list(self._pages.values()):
+            self._catalog.put(self._entry(stored))
+            self._disk_index.put(self._info(stored.id))
 
-    def _find(self, page_id: str, pages: dict[str, _Stored]) -> _Stored:
-        return _flows.require_page(self._registry, page_id, pages.get)
+    def _revalidate(self, page_id: str) -> None:
+        """Re-read one page's file if it changed in place since it was read."""
+        stored = self._pages.get(page_id)
+        if stored is None:
+            return
+        folder = stored.page_type.dir
+        try:
+            info = (self._root / stored.rel).stat()
+        except OSError:
+            self._forget(folder, stored.rel)
+            return
+        token = (info.st_ino, info.st_mtime_ns, info.st_size)
+        if self._files[folder][stored.rel][0] != token:
+            candidates = next(c for f, c in self._folders if f == folder)
+            self._load(folder, stored.rel, stored.slug, candidates, token)
+            self._sync_root_ids()
+
+    def _settle(self) -> None:
+        """Take the folders' tokens after this store's own writes (made under the lock)."""
+        for folder, _ in self._folders:
+            if folder in self._folder_tokens:
+                self._folder_tokens[folder] = _folder_token(self._root / folder)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _info(self, page_id: str) -> PageInfo:
+        entry = self._catalog.get(page_id)
+        assert entry is not None  # every stored page is in the catalog
+        return entry.info
+
+    def _find(self, page_id: str) -> _Stored:
+        return _flows.require_page(self._registry, page_id, self._pages.get)
 
     def _view(self, page: _Stored) -> _flows.Page:
-        return _flows.Page(
-            page.id, page.page_type.name, page.title, page.fields, self._content(page)
-        )
-
-    def _save_changed(
-        self, page: _Stored, changed: _flows.Changed, pages: dict[str, _Stored]
-    ) -> None:
-        """Save a page's new values and rewrite the index."""
-        body = self._links_map.to_disk(changed.content, page.rel)
-        self._save(replace(page, title=changed.title, fields=changed.fields, body=body), pages)
-        self._write_index(pages)
+        entry = self._catalog.get(page.id)
+        assert entry is not None
+        return _flows.Page(page.id, page.page_type.name, page.title, page.fields, entry.content)
 
     def types(self) -> tuple[PageType, ...]:
         """Return the page types this store holds."""
@@ -249,8 +339,8 @@ class FileKnowledgeStore(KnowledgeStore):
     def list(self) -> list[PageInfo]:
         """Return every page but the retired ones, by type, then slug."""
         with self._mutex:
-            pages = self._scan()
-            infos = [self._info(p) for p in self._ordered(pages)]
+            self._refresh()
+            infos = [entry.info for entry in self._catalog.entries()]
         return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
 
     def read(self, page_id: str) -> KnowledgePage | None:
@@ -262,21 +352,21 @@ class FileKnowledgeStore(KnowledgeStore):
         Returns:
             The page, retired ones included.
         """
+        if not isinstance(page_id, str):
+            return None
+        page_id = page_id.strip()
         with self._mutex:
-            pages = self._scan()
-            page = pages.get(page_id.strip()) if isinstance(page_id, str) else None
-            if page is None:
+            self._refresh()
+            self._revalidate(page_id)
+            entry = self._catalog.get(page_id)
+            if entry is None:
                 return None
-            linked_from = [
-                other.id
-                for other in self._ordered(pages)
-                if other.id != page.id and page.id in self._links(other)
-            ]
-            info = self._info(page)
-            content = self._content(page)
-        fields = dict(info.fields)
+            linked_from = self._catalog.linked_from(page_id)
+        info = entry.info
         return KnowledgePage(
-            **{**vars(info), "fields": fields}, content=content, linked_from=linked_from
+            **{**vars(info), "fields": dict(info.fields)},
+            content=entry.content,
+            linked_from=linked_from,
         )
 
     def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
@@ -287,27 +377,21 @@ class FileKnowledgeStore(KnowledgeStore):
             limit: How many hits at most.
 
         Returns:
-            The hits; retired pages are left out.
+            The hits; retired pages are left out, superseded ones rank below current ones.
+
+        Raises:
+            KnowledgeStoreError: A bad limit, or a query that is not text or far too long.
         """
         limit = _pages.require_limit(limit)
         with self._mutex:
-            pages = self._scan()
-            docs = []
-            for page in pages.values():
-                if _pages.status_of(page.fields) == STATUS_RETIRED:
-                    continue
-                content = self._content(page)
-                docs.append(
-                    Searchable(page.id, page.page_type.name, page.title, content, page.fields)
-                )
-        return rank(query, docs, limit)
+            self._refresh()
+            return self._catalog.search(query, limit)
 
     def index(self) -> str:
         """Return the catalog, linked by id; ``""`` when there is no page."""
         with self._mutex:
-            pages = self._scan()
-            infos = [self._info(p) for p in self._ordered(pages)]
-        return _catalog.render_index(self._registry, infos, lambda info: info.id)
+            self._refresh()
+            return self._catalog.index()
 
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
         """Return the latest log entries, newest first.
@@ -320,7 +404,7 @@ class FileKnowledgeStore(KnowledgeStore):
         """
         limit = _pages.require_limit(limit)
         with self._mutex:
-            self._scan()
+            self._refresh()
             entries = [
                 self._log_entry(date, line)
                 for date, line in itertools.islice(
@@ -344,25 +428,23 @@ class FileKnowledgeStore(KnowledgeStore):
     def check(self) -> CheckReport:
         """Report broken links, orphans and links to retired pages; nothing is written.
 
-        A broken link is a link to a page id that does not exist, or a relative ``.md`` link
-        that leads to no page (a link to an existing ``index.md``, ``log.md`` or ``overview.md``
-        is fine).
+        Every file is compared with the catalog first, whatever the tokens say. A broken link
+        is a link to a page id that does not exist, or a relative ``.md`` link that leads to
+        no page (a link to an existing ``index.md``, ``log.md`` or ``overview.md`` is fine).
         """
         with self._mutex:
-            pages = self._scan()
-            sources = [
-                _catalog.LinkSource(
-                    p.id,
-                    p.page_type.name,
-                    _pages.status_of(p.fields),
-                    self._links(p),
-                    self._file_links(self._content(p), p.rel),
-                )
-                for p in pages.values()
-            ]
+            self._refresh(full=True)
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
-            overview_files = self._file_links(overview, "overview.md")
-        return _catalog.compute_check(sources, linked_ids(overview), overview_files)
+            return self._catalog.check(
+                linked_ids(overview),
+                self._page_file_links,
+                self._file_links(overview, "overview.md"),
+            )
+
+    def _page_file_links(self, entry: Entry) -> builtins.list[str]:
+        if ".md" not in entry.content:  # most pages: no file link at all, no regex
+            return []
+        return self._file_links(entry.content, self._pages[entry.info.id].rel)
 
     def _file_links(self, content: str, rel: str) -> builtins.list[str]:
         """The ``.md`` links left in ``content`` (links as ids) that reach no page."""
@@ -385,14 +467,15 @@ class FileKnowledgeStore(KnowledgeStore):
             Bundle-relative paths, in folder order.
         """
         with self._mutex:
-            served = {page.rel for page in self._scan().values()}
+            self._refresh()
+            served = {page.rel for page in self._pages.values()}
         served.update(_bundle.LISTING_FILES)
         return [rel for rel in _ownership.markdown_files(self._root) if rel not in served]
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet), links as ids."""
         with self._mutex:
-            self._scan()
+            self._refresh()
             return self._links_map.from_disk(self._overview_body(), "overview.md")
 
     def _read_text(self, name: str) -> str:
@@ -410,11 +493,14 @@ class FileKnowledgeStore(KnowledgeStore):
 
     def _in_layout(self, rel: str) -> bool:
         folder, _, name = rel.rpartition("/")
-        return not folder or (folder in self._dir_types and is_slug(name[:-3]))
+        return not folder or (folder in self._page_dirs and is_slug(name[:-3]))
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
         """Hold the thread and process locks for a change, in a folder the store owns.
+
+        The catalog is brought up to date under the lock, so the change starts from every
+        earlier writer's.
 
         Raises:
             KnowledgeStoreError: The folder holds files the store didn't write.
@@ -425,41 +511,53 @@ class FileKnowledgeStore(KnowledgeStore):
             with locked(self._root / LOCK_FILE):
                 if unclaimed:
                     _ownership.claim(self._root, atomic_write)
+                self._refresh()
                 yield
 
-    def _exists(self, pages: dict[str, _Stored]) -> Callable[[str], bool]:
-        def exists(page_id: str) -> bool:
-            if page_id in pages:
-                return True
+    def _exists(self, page_id: str) -> bool:
+        """Whether a page exists, or a file already sits where it would be written."""
+        if page_id in self._pages:
+            return True
+        try:
             page_type, slug = self._registry.require_id(page_id)
-            return (self._root / _bundle.rel_of(page_type, slug)).exists()
-
-        def safe(page_id: str) -> bool:
-            try:
-                return exists(page_id)
-            except KnowledgeStoreError:
-                return False
-
-        return safe
+        except KnowledgeStoreError:
+            return False
+        return (self._root / _bundle.rel_of(page_type, slug)).exists()
 
     def _render(self, page: _Stored) -> str:
         meta: dict[str, Any] = {"type": page.page_type.name, "title": page.title, **page.fields}
         return frontmatter.render(meta, f"\n{page.body}\n")
 
-    def _save(self, page: _Stored, pages: dict[str, _Stored]) -> None:
-        """Write a page and update ``pages`` and the cache, so no re-read is needed."""
-        path = self._root / page.rel
-        atomic_write(path, self._render(page))
-        info = path.stat()
-        self._cache[page.rel] = ((info.st_ino, info.st_mtime_ns, info.st_size), page)
-        pages[page.id] = page
-        self._update_root_ids(pages)
+    def _save(self, page: _Stored) -> None:
+        """Write a page and put it into the catalog, so no re-read is needed.
 
-    def _write_index(self, pages: dict[str, _Stored]) -> None:
-        infos = [self._info(p) for p in self._ordered(pages)]
-        body = _catalog.render_index(self._registry, infos, lambda info: pages[info.id].rel)
-        text = frontmatter.render({"okf_version": _OKF_VERSION}, body)
-        atomic_write(self._root / "index.md", text, durable=False)
+        Leftover temporary files can only appear in a folder through another writer, which
+        moves the folder's token: the folder is tidied (a scan of every entry) then, and
+        every minute, not at every write.
+        """
+        path = self._root / page.rel
+        folder = page.page_type.dir
+        now = time.monotonic()
+        tidy = now - self._tidied.get(folder, -math.inf) > _TIDY_SECONDS
+        atomic_write(path, self._render(page), tidy=tidy)
+        if tidy:
+            self._tidied[folder] = now
+        info = path.stat()
+        token = (info.st_ino, info.st_mtime_ns, info.st_size)
+        self._files.setdefault(page.page_type.dir, {})[page.rel] = (token, page)
+        self._put(page)
+        self._sync_root_ids()
+
+    def _save_changed(self, page: _Stored, changed: _flows.Changed) -> None:
+        """Save a page's new values and rewrite the index."""
+        body = self._links_map.to_disk(changed.content, page.rel)
+        self._save(replace(page, title=changed.title, fields=changed.fields, body=body))
+        self._write_index()
+        self._settle()
+
+    def _write_index(self) -> None:
+        head = frontmatter.render({"okf_version": _OKF_VERSION}, "")
+        atomic_write(self._root / "index.md", [head, *self._disk_index.chunks()], durable=False)
 
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         """Create several pages, links among them allowed: all of them, or none.
@@ -474,9 +572,8 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: The first problem found; nothing is written then.
         """
         with self._writing():
-            current = self._scan()
-            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists(current))
-            written: list[Path] = []
+            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
+            written: list[_Stored] = []
             try:
                 for page in valid:
                     rel = _bundle.rel_of(page.page_type, page.slug)
@@ -484,14 +581,17 @@ class FileKnowledgeStore(KnowledgeStore):
                     stored = _Stored(
                         page.id, page.page_type, page.slug, rel, page.title, page.fields, body
                     )
-                    written.append(self._root / rel)
-                    self._save(stored, current)
+                    written.append(stored)
+                    self._save(stored)
             except BaseException:
-                for path in written:
-                    path.unlink(missing_ok=True)
-                self._scan()
+                for stored in written:
+                    (self._root / stored.rel).unlink(missing_ok=True)
+                    self._forget(stored.page_type.dir, stored.rel)
+                self._sync_root_ids()
+                self._settle()
                 raise
-            self._write_index(current)
+            self._write_index()
+            self._settle()
         return [page.id for page in valid]
 
     def edit(
@@ -509,11 +609,11 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
         """
         with self._writing():
-            pages = self._scan()
-            page = self._find(page_id, pages)
-            view = self._view(page)
-            changed = _flows.edited(view, old_text, new_text, fields, self._exists(pages))
-            self._save_changed(page, changed, pages)
+            page = self._find(page_id)
+            self._revalidate(page.id)
+            page = self._find(page_id)
+            changed = _flows.edited(self._view(page), old_text, new_text, fields, self._exists)
+            self._save_changed(page, changed)
 
     def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
         """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
@@ -527,10 +627,9 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: No such page, or a link to nowhere.
         """
         with self._writing():
-            pages = self._scan()
-            page = self._find(page_id, pages)
-            changed = _flows.rewritten(self._view(page), content, fields, self._exists(pages))
-            self._save_changed(page, changed, pages)
+            page = self._find(page_id)
+            changed = _flows.rewritten(self._view(page), content, fields, self._exists)
+            self._save_changed(page, changed)
 
     def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
         """Mark a page superseded by another.
@@ -544,11 +643,10 @@ class FileKnowledgeStore(KnowledgeStore):
             KnowledgeStoreError: Either page missing, the same page, or a retired page.
         """
         with self._writing():
-            pages = self._scan()
-            page = self._find(page_id, pages)
-            replacement = self._find(by, pages)
+            page = self._find(page_id)
+            replacement = self._find(by)
             changed = _flows.superseded(self._view(page), self._view(replacement), reason)
-            self._save_changed(page, changed, pages)
+            self._save_changed(page, changed)
 
     def retire(self, page_id: str, reason: str) -> None:
         """Retire a page: it leaves the listing, the index and the search, and is kept.
@@ -562,10 +660,9 @@ class FileKnowledgeStore(KnowledgeStore):
         """
         why = _pages.require_reason(reason)
         with self._writing():
-            pages = self._scan()
-            page = self._find(page_id, pages)
+            page = self._find(page_id)
             changed = _flows.retired(self._view(page), why)
-            self._save_changed(page, changed, pages)
+            self._save_changed(page, changed)
 
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         """Add an entry at the top of ``log.md``, under today's date.
@@ -580,13 +677,13 @@ class FileKnowledgeStore(KnowledgeStore):
         """
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
         with self._writing():
-            current = self._scan()
             entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
             if ids:
-                listed = [f"[{i}]({current[i].rel})" if i in current else i for i in ids]
+                listed = [f"[{i}]({self._pages[i].rel})" if i in self._pages else i for i in ids]
                 entry += _bundle.LOG_PAGES + ", ".join(listed)
             text = _bundle.prepend_log(self._read_text("log.md"), entry, _pages.utc_today())
             atomic_write(self._root / "log.md", text)
+            self._settle()
 
     def write_overview(self, content: str) -> None:
         """Replace ``overview.md``.
@@ -599,11 +696,11 @@ class FileKnowledgeStore(KnowledgeStore):
         """
         content = _pages.normalize_content(content)
         with self._writing():
-            pages = self._scan()
-            _pages.require_links_resolve(content, self._exists(pages))
+            _pages.require_links_resolve(content, self._exists)
             meta = {"type": "overview", "title": "Overview", "updated": _pages.utc_today()}
             body = self._links_map.to_disk(content, "overview.md")
             atomic_write(self._root / "overview.md", frontmatter.render(meta, f"\n{body}\n"))
+            self._settle()
 
 
 def create_file_knowledge_store(

@@ -181,6 +181,8 @@ class SearchHit:
         type: The type's name.
         score: Higher is better; a title match always outranks an alias or body match.
         snippet: Where it matched, one line.
+        status: The page's status: ``active``, or ``superseded`` (ranked below a current
+            page of equal relevance).
     """
 
     id: str
@@ -188,6 +190,7 @@ class SearchHit:
     type: str
     score: float
     snippet: str
+    status: str = STATUS_ACTIVE
 
 
 @dataclass(frozen=True)

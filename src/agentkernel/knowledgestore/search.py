@@ -1,156 +1,209 @@
-"""Search ranking every store shares: title above aliases above body, accents and case ignored.
+"""Search over a store's pages with the shared retrieval engine, title first, status-aware.
 
-A store may find candidates however it likes (the SQLite store asks FTS5); the order and the
-snippet come from here, so a query ranks pages the same way whatever stores them.
+Both stores keep one :class:`PageSearch` in their catalog and tell it about every page that
+changes, so a query costs a lookup in an in-memory index, not a pass over every page. The
+ranking is :class:`agentkernel.retrieval.SearchIndex` (BM25F over title, aliases, tags,
+description and body, with stemming and a query stop list), ordered in three tiers:
 
-A term matches where a word starts with it (``tide`` finds "Tides", not "riptide"), the
-way FTS5 prefix queries match tokens. The score of a page is
-``10000 * t + 100 * a + min(b, 99)``, where ``t`` is how many query terms match its title,
-``a`` how many match its aliases and ``b`` how many (term, line) pairs of its body match.
-A title match therefore always outranks any alias or body match, and an alias match any
-body match.
+1. pages whose title says what the query says (the same stems in any order, stop words
+   aside: ``roast yields`` for *Roast yield*), as the engine's own title rule has it;
+2. pages with an alias that does;
+3. every other page, by score.
+
+A superseded page keeps its place in the search, with its score lowered: it ranks below a
+current page of equal relevance, so an agent asking for the old definition still finds it. A
+retired page leaves the search, as the store contract says. A hit's score is
+``10000 * tier + BM25F``, so a title match always outranks an alias or body match.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentkernel.knowledgestore._pages import description_of
-from agentkernel.knowledgestore.model import SearchHit
+from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore.model import STATUS_RETIRED, PageInfo, SearchHit
+from agentkernel.retrieval import SearchIndex, analyze, analyze_query
+from agentkernel.retrieval.analysis import plain_key
 
-_WORD = re.compile(r"[^\W_]+")
-_MAX_TERMS = 32
+MAX_QUERY_CHARS = 4_000
+"""The longest query searched; a longer one is refused with a message saying so."""
+
+_MAX_QUERY_WORDS = 64  # a pasted paragraph is searched by its first words
+_TIER = 10_000.0
 _SNIPPET = 200
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\ud800-\udfff]")
 
 
-_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-
-
-def fold(text: str) -> str:
-    """Fold text for matching: case-insensitive and accent-insensitive.
+def require_query(query: object) -> str:
+    """Check a search query and return it, cut to the words that are searched.
 
     Args:
-        text: Any text.
+        query: The candidate query.
 
     Returns:
-        The text casefolded, decomposed, with combining marks removed (``"Café"`` -> ``"cafe"``).
+        Its first words, ``""`` when it has none.
+
+    Raises:
+        KnowledgeStoreError: Not text, binary data, or longer than :data:`MAX_QUERY_CHARS`.
     """
-    if text.isascii():
-        return text.lower()
-    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.casefold()))
+    if not isinstance(query, str):
+        raise KnowledgeStoreError(
+            f"A search query must be text (a few words), got {type(query).__name__}."
+        )
+    if len(query) > MAX_QUERY_CHARS:
+        raise KnowledgeStoreError(
+            f"A search query is a few words; this one has {len(query):,} characters "
+            f"(at most {MAX_QUERY_CHARS:,}). Search for the words that matter."
+        )
+    if _BINARY.search(query):
+        raise KnowledgeStoreError(
+            "A search query must be text (a few words); this one holds binary data."
+        )
+    return " ".join(query.split()[:_MAX_QUERY_WORDS])
 
 
-def query_terms(query: str) -> list[str]:
-    """Split a query into folded terms, each once.
-
-    Terms of one character are dropped unless the query has nothing longer.
-
-    Args:
-        query: Words to look for.
-
-    Returns:
-        At most 32 terms, in query order.
-    """
-    words = list(dict.fromkeys(_WORD.findall(fold(query))))
-    longer = [w for w in words if len(w) > 1]
-    return (longer or words)[:_MAX_TERMS]
+def _key(text: str) -> frozenset[str]:
+    """What a title, an alias or a query says: its stems, stop words aside, in any order."""
+    return frozenset(plain_key(text))
 
 
-@functools.lru_cache(maxsize=64)
-def _patterns(terms: tuple[str, ...]) -> list[re.Pattern[str]]:
-    """A term matches at the start of a word (as FTS5 prefix queries do), not mid-word."""
-    return [re.compile(r"(?<![^\W_])" + re.escape(term)) for term in terms]
+def _split_list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 @dataclass(frozen=True)
-class Searchable:
-    """What ranking needs of a page.
+class _Shown:
+    """What a hit shows of a page, and the keys its title and aliases match queries by."""
 
-    Attributes:
-        id: ``type/slug``.
-        type: The type's name.
-        title: The title.
-        aliases: Its ``aliases`` field, comma-separated (``""`` if none).
-        content: Its body, links as ids.
-        fields: Its fields; the description made from them (or from the content) is the
-            snippet when the body did not match.
+    title: str
+    type: str
+    status: str
+    description: str
+    title_key: frozenset[str]
+    alias_keys: tuple[frozenset[str], ...]
+
+
+class PageSearch:
+    """The search index of one store's pages, updated page by page.
+
+    Not thread-safe by itself: its store serialises access.
     """
 
-    id: str
-    type: str
-    title: str
-    content: str
-    fields: Mapping[str, str]
+    def __init__(self) -> None:
+        """Start empty."""
+        self._index = SearchIndex()
+        self._shown: dict[str, _Shown] = {}
+        self._by_alias: dict[frozenset[str], set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._shown)
+
+    def put(self, info: PageInfo, content: str) -> None:
+        """Index a page, replacing its earlier version (a retired page is only removed).
+
+        Args:
+            info: The page's listing line (title, status, fields).
+            content: Its body, links as ids.
+        """
+        self.drop(info.id)
+        if info.status == STATUS_RETIRED:
+            return
+        fields = info.fields
+        aliases = _split_list(fields.get("aliases", ""))
+        document = {
+            "title": info.title,
+            "aliases": aliases,
+            "tags": _split_list(fields.get("tags", "")),
+            "description": fields.get("description", ""),
+            "body": content,
+        }
+        self._index.add(info.id, document, status=info.status)
+        alias_keys = tuple(dict.fromkeys(key for a in aliases if (key := _key(a))))
+        for key in alias_keys:
+            self._by_alias.setdefault(key, set()).add(info.id)
+        self._shown[info.id] = _Shown(
+            info.title, info.type, info.status, info.description, _key(info.title), alias_keys
+        )
+
+    def drop(self, page_id: str) -> None:
+        """Remove a page from the index, if it is there.
+
+        Args:
+            page_id: ``type/slug``.
+        """
+        shown = self._shown.pop(page_id, None)
+        if shown is None:
+            return
+        self._index.remove(page_id)
+        for key in shown.alias_keys:
+            holders = self._by_alias.get(key)
+            if holders is not None:
+                holders.discard(page_id)
+                if not holders:
+                    del self._by_alias[key]
+
+    def search(self, query: str, limit: int, content_of: Callable[[str], str]) -> list[SearchHit]:
+        """Rank the pages for a query, best first.
+
+        Args:
+            query: Words to look for, as :func:`require_query` returned them.
+            limit: How many hits at most.
+            content_of: A page's body by id (for the snippet of each hit).
+
+        Returns:
+            The hits, title matches first, then alias matches, then by score.
+        """
+        if not query:
+            return []
+        key = _key(query)
+        by_alias = self._by_alias.get(key, set())
+        ranked = self._index.search(query, limit + len(by_alias))
+        found = {str(hit.key): hit.score for hit in ranked}
+        for page_id in by_alias:
+            found.setdefault(page_id, 0.0)
+        rows = []
+        for page_id, score in found.items():
+            shown = self._shown[page_id]
+            tier = 2 if shown.title_key == key else 1 if page_id in by_alias else 0
+            rows.append((-(tier * _TIER + score), shown.title.casefold(), page_id))
+        rows.sort()
+        terms = set(analyze_query(query))
+        hits = []
+        for negative, _, page_id in rows[:limit]:
+            shown = self._shown[page_id]
+            snippet = _best_line(content_of(page_id), terms)
+            hits.append(
+                SearchHit(
+                    page_id,
+                    shown.title,
+                    shown.type,
+                    -negative,
+                    snippet or shown.description or shown.title,
+                    shown.status,
+                )
+            )
+        return hits
 
 
-def _snippet(line: str, terms: list[str]) -> str:
-    text = " ".join(line.split())
+def _best_line(content: str, terms: set[str]) -> str:
+    """The line of ``content`` that holds the most query terms, cut around the first one."""
+    best, best_count = "", 0
+    for line in content.split("\n"):
+        if not line.strip():
+            continue
+        count = len(terms.intersection(analyze(line)))
+        if count > best_count:
+            best, best_count = line, count
+    if not best:
+        return ""
+    text = " ".join(best.split())
     if len(text) <= _SNIPPET:
         return text
-    folded = fold(text)
-    first = min((folded.find(t) for t in terms if t in folded), default=0)
+    lowered = text.casefold()
+    starts = [lowered.find(word.casefold()) for word in text.split() if terms & set(analyze(word))]
+    first = min((s for s in starts if s >= 0), default=0)
     start = max(0, min(first - _SNIPPET // 4, len(text) - _SNIPPET))
     piece = text[start : start + _SNIPPET].strip()
     return f"{'…' if start else ''}{piece}{'…' if start + _SNIPPET < len(text) else ''}"
-
-
-def score_page(terms: list[str], page: Searchable) -> SearchHit | None:
-    """Score one page against folded query terms.
-
-    Args:
-        terms: From :func:`query_terms`.
-        page: The page.
-
-    Returns:
-        A hit, or ``None`` when nothing matched.
-    """
-    if not terms:
-        return None
-    patterns = _patterns(tuple(terms))
-    title = fold(page.title)
-    aliases = fold(page.fields.get("aliases", ""))
-    in_title = sum(bool(p.search(title)) for p in patterns)
-    in_aliases = sum(bool(p.search(aliases)) for p in patterns)
-    body = 0
-    best_line, best_count = "", 0
-    folded_content = fold(page.content)
-    if not any(p.search(folded_content) for p in patterns):
-        lines: list[tuple[str, str]] = []
-    else:
-        lines = list(zip(page.content.split("\n"), folded_content.split("\n"), strict=False))
-    for line, folded in lines:
-        if not line.strip():
-            continue
-        count = sum(bool(p.search(folded)) for p in patterns)
-        body += count
-        if count > best_count:
-            best_line, best_count = line, count
-    if not (in_title or in_aliases or body):
-        return None
-    score = 10_000 * in_title + 100 * in_aliases + min(body, 99)
-    if best_line:
-        snippet = _snippet(best_line, terms)
-    else:
-        snippet = description_of(page.fields, page.content) or page.title
-    return SearchHit(page.id, page.title, page.type, float(score), snippet)
-
-
-def rank(query: str, pages: Iterable[Searchable], limit: int = 10) -> list[SearchHit]:
-    """Rank pages for a query, best first.
-
-    Args:
-        query: Words to look for.
-        pages: The candidates (retired pages already left out).
-        limit: How many hits at most.
-
-    Returns:
-        The hits, by score, then title, then id.
-    """
-    terms = query_terms(query)
-    hits = [hit for page in pages if (hit := score_page(terms, page)) is not None]
-    hits.sort(key=lambda h: (-h.score, h.title.casefold(), h.id))
-    return hits[:limit]

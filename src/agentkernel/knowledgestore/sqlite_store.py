@@ -1,11 +1,15 @@
-"""The knowledge store in one SQLite database, searched with FTS5.
+"""The knowledge store in one SQLite database.
 
 The same interface and rules as the file store, kept in tables: ``pages`` (fields as JSON),
-``links`` (who links to whom, rebuilt with each write), ``pages_fts`` (an FTS5 index of title,
-aliases and content, accents folded), ``log`` and ``meta`` (the overview). FTS5 finds the
-candidate pages; the shared ranking of :mod:`agentkernel.knowledgestore.search` orders them,
-so a query ranks pages the same way in every store. Every change is one transaction
-(``BEGIN IMMEDIATE``), so concurrent writers from several processes are serialised by SQLite.
+``links`` (who links to whom, rebuilt with each write), ``log`` and ``meta`` (the overview).
+Every change is one transaction (``BEGIN IMMEDIATE``), so concurrent writers from several
+processes are serialised by SQLite.
+
+Listing, the index, the check and search answer from an in-memory catalog
+(:class:`~._memory.PageCatalog`, searched with the shared retrieval engine, so a query ranks
+pages the same way in every store). Each write stamps the rows it changes with the next
+revision (``pages.rev``); a call first asks SQLite whether another connection committed since
+(``PRAGMA data_version``, no table read) and, only then, loads the rows with a newer revision.
 """
 
 from __future__ import annotations
@@ -16,11 +20,12 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
+from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -35,7 +40,6 @@ from agentkernel.knowledgestore.model import (
     linked_ids,
     parse_id,
 )
-from agentkernel.knowledgestore.search import Searchable, query_terms, rank
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -46,7 +50,8 @@ CREATE TABLE IF NOT EXISTS pages (
     fields TEXT NOT NULL,
     content TEXT NOT NULL,
     status TEXT NOT NULL,
-    description TEXT NOT NULL
+    description TEXT NOT NULL,
+    rev INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS links (
     source TEXT NOT NULL,
@@ -54,9 +59,6 @@ CREATE TABLE IF NOT EXISTS links (
     PRIMARY KEY (source, target)
 );
 CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
-CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5 (
-    id UNINDEXED, title, aliases, content, tokenize = 'unicode61 remove_diacritics 2'
-);
 CREATE TABLE IF NOT EXISTS log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     date TEXT NOT NULL,
@@ -66,6 +68,7 @@ CREATE TABLE IF NOT EXISTS log (
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_SELECT = "SELECT id, type, slug, title, fields, content, description, rev FROM pages"
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,36 @@ class _Row:
     @property
     def status(self) -> str:
         return _pages.status_of(self.fields)
+
+    def entry(self) -> Entry:
+        return make_entry(self.id, self.type, self.slug, self.title, self.fields, self.content)
+
+
+def _has_revisions(db: sqlite3.Connection) -> bool:
+    """Whether the pages carry revisions (a database from before them has none)."""
+    return any(row[1] == "rev" for row in db.execute("PRAGMA table_info(pages)"))
+
+
+_REVISION_TRIGGERS = """
+CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev);
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_insert AFTER INSERT ON pages WHEN NEW.rev = 0
+BEGIN UPDATE pages SET rev = (SELECT MAX(rev) FROM pages) + 1 WHERE id = NEW.id; END;
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_update AFTER UPDATE ON pages WHEN NEW.rev <= OLD.rev
+BEGIN UPDATE pages SET rev = (SELECT MAX(rev) FROM pages) + 1 WHERE id = NEW.id; END;
+"""
+
+
+def _add_revisions(db: sqlite3.Connection) -> None:
+    """Make every change to a page take a new revision, inside a write transaction.
+
+    An older database's pages get revisions (all 0). The triggers give a row written without
+    one (another tool's ``INSERT`` or ``UPDATE``) the next revision, so the catalogs of every
+    store on the database load it; only a deleted row needs the count to be noticed.
+    """
+    if not _has_revisions(db):
+        db.execute("ALTER TABLE pages ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
+    for statement in _REVISION_TRIGGERS.strip().split(";\n"):
+        db.execute(statement)
 
 
 def _no_page(content: str) -> list[str]:
@@ -116,6 +149,11 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         self._mutex = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._blank: sqlite3.Connection | None = None
+        self._catalog = PageCatalog(self._registry)
+        self._rev = -1  # the newest revision the catalog holds; -1: nothing loaded yet
+        self._seen: tuple[sqlite3.Connection, int] | None = None  # (connection, data_version)
+        self._pending: dict[str, _Row] = {}  # rows written by the open transaction
+        self._revised: sqlite3.Connection | None = None  # the connection known to have revs
         if self._path == ":memory:" or self._holds_store():
             self._conn = self._open(self._path)
 
@@ -179,12 +217,69 @@ class SQLiteKnowledgeStore(KnowledgeStore):
                 self._conn = self._open(self._path)
             db = self._conn
             db.execute("BEGIN IMMEDIATE")
+            self._pending.clear()
+            before = self._rev
             try:
+                # holding the write lock, catch up with every earlier commit first, so that
+                # this transaction's revision follows everything the catalog holds
+                if self._revised is not db:
+                    _add_revisions(db)
+                    self._revised = db
+                self._refresh()
+                before = self._rev
                 yield db
             except BaseException:
                 db.execute("ROLLBACK")
+                self._pending.clear()
+                self._rev = before  # the revision was not used; the next writer takes it
                 raise
             db.execute("COMMIT")
+            for row in self._pending.values():
+                self._catalog.put(row.entry())
+            self._pending.clear()
+
+    def _refresh(self, *, full: bool = False) -> None:
+        """Load the rows other connections changed since the catalog last caught up.
+
+        Args:
+            full: Compare every row, for changes made without the store (a row deleted or
+                edited by hand), not only the rows of newer revisions.
+        """
+        db = self._db
+        (version,) = db.execute("PRAGMA data_version").fetchone()
+        if self._seen is not None and self._seen[0] is not db:
+            full = True  # the file appeared (another process created it): start over
+        elif self._seen == (db, version) and not full:
+            return
+        revisions = _has_revisions(db)
+        if not full and revisions:
+            self._apply(db.execute(f"{_SELECT} WHERE rev > ?", (self._rev,)))
+            (count,) = db.execute("SELECT COUNT(*) FROM pages").fetchone()
+            # a row deleted, or added at an old revision, behind the store: compare them all
+            full = count != len(self._catalog)
+        if full or not revisions:
+            select = _SELECT if revisions else _SELECT.replace(", rev FROM", ", 0 FROM")
+            present = self._apply(db.execute(select))
+            for page_id in [i for i in self._catalog.ids() if i not in present]:
+                self._catalog.drop(page_id)
+        self._rev = max(self._rev, 0)
+        self._seen = (db, version)
+
+    def _apply(self, rows: Iterable[Sequence[Any]]) -> set[str]:
+        """Put the rows that differ from the catalog into it; return every id seen."""
+        seen: set[str] = set()
+        for values in rows:
+            row = self._row(values[:-1])
+            seen.add(row.id)
+            known = self._catalog.get(row.id)
+            if known is None or (known.info.title, known.info.fields, known.content) != (
+                row.title,
+                row.fields,
+                row.content,
+            ):
+                self._catalog.put(row.entry())
+            self._rev = max(self._rev, values[-1])
+        return seen
 
     # -- rows ----------------------------------------------------------------------------
 
@@ -200,15 +295,6 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         ).fetchone()
         return self._row(found) if found else None
 
-    def _all(self) -> list[_Row]:
-        rows = self._db.execute(
-            "SELECT id, type, slug, title, fields, content, description FROM pages"
-        )
-        order = {name: i for i, name in enumerate(self._registry.names())}
-        return sorted(
-            (self._row(r) for r in rows), key=lambda r: (order.get(r.type, len(order)), r.slug)
-        )
-
     def _find(self, page_id: str) -> _Row:
         return _flows.require_page(self._registry, page_id, self._get)
 
@@ -221,30 +307,38 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         return self._get(page_id) is not None
 
     def _put(self, db: sqlite3.Connection, row: _Row, *, new: bool) -> None:
-        description = _pages.description_of(row.fields, row.content)
-        values = (row.title, json.dumps(row.fields), row.content, row.status, description, row.id)
+        entry = row.entry()
+        if not self._pending:
+            self._rev += 1  # one revision per transaction
+        info = entry.info
+        values = (
+            row.title,
+            json.dumps(row.fields),
+            row.content,
+            info.status,
+            info.description,
+            self._rev,
+            row.id,
+        )
         if new:
             db.execute(
-                "INSERT INTO pages (type, slug, title, fields, content, status, description, id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO pages "
+                "(type, slug, title, fields, content, status, description, rev, id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.type, row.slug, *values),
             )
         else:
             db.execute(
-                "UPDATE pages SET title = ?, fields = ?, content = ?, status = ?, description = ? "
-                "WHERE id = ?",
+                "UPDATE pages SET title = ?, fields = ?, content = ?, status = ?, description = ?, "
+                "rev = ? WHERE id = ?",
                 values,
             )
         db.execute("DELETE FROM links WHERE source = ?", (row.id,))
         db.executemany(
             "INSERT INTO links (source, target) VALUES (?, ?)",
-            [(row.id, target) for target in linked_ids(row.content)],
+            [(row.id, target) for target in entry.links],
         )
-        db.execute("DELETE FROM pages_fts WHERE id = ?", (row.id,))
-        db.execute(
-            "INSERT INTO pages_fts (id, title, aliases, content) VALUES (?, ?, ?, ?)",
-            (row.id, row.title, row.fields.get("aliases", ""), row.content),
-        )
+        self._pending[row.id] = replace(row, description=info.description)
 
     def _info(self, row: _Row) -> PageInfo:
         return PageInfo(
@@ -266,8 +360,9 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def list(self) -> list[PageInfo]:
         """Return every page but the retired ones, by type, then slug."""
         with self._mutex:
-            rows = self._all()
-        return [self._info(r) for r in rows if r.status != STATUS_RETIRED]
+            self._refresh()
+            infos = [entry.info for entry in self._catalog.entries()]
+        return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
 
     def read(self, page_id: str) -> KnowledgePage | None:
         """Return a page with the pages linking to it, or ``None``.
@@ -290,51 +385,32 @@ class SQLiteKnowledgeStore(KnowledgeStore):
                     "SELECT source FROM links WHERE target = ? AND source != ?", (row.id, row.id)
                 )
             ]
-        rank = {name: i for i, name in enumerate(self._registry.names())}
-
-        def order(page_id: str) -> tuple[int, str]:
-            page_type, _, slug = page_id.partition("/")
-            return rank.get(page_type, len(rank)), slug
-
-        linked_from = sorted(sources, key=order)
+        linked_from = sorted(sources, key=self._catalog.order)
         return KnowledgePage(**vars(self._info(row)), content=row.content, linked_from=linked_from)
 
     def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
         """Find pages by words in their title, aliases or content, best first.
-
-        FTS5 finds the candidates (each term as a prefix); the shared ranking orders them.
 
         Args:
             query: Words to look for.
             limit: How many hits at most.
 
         Returns:
-            The hits; retired pages are left out.
+            The hits; retired pages are left out, superseded ones rank below current ones.
+
+        Raises:
+            KnowledgeStoreError: A bad limit, or a query that is not text or far too long.
         """
         limit = _pages.require_limit(limit)
-        terms = query_terms(query if isinstance(query, str) else "")
-        if not terms:
-            return []
-        match = " OR ".join('"' + term.replace('"', '""') + '"*' for term in terms)
         with self._mutex:
-            found = self._db.execute(
-                "SELECT p.id, p.type, p.slug, p.title, p.fields, p.content, p.description "
-                "FROM pages_fts "
-                "JOIN pages AS p ON p.id = pages_fts.id "
-                "WHERE pages_fts MATCH ? AND p.status != ?",
-                (match, STATUS_RETIRED),
-            ).fetchall()
-        docs = []
-        for values in found:
-            row = self._row(values)
-            docs.append(Searchable(row.id, row.type, row.title, row.content, row.fields))
-        return rank(query, docs, limit)
+            self._refresh()
+            return self._catalog.search(query, limit)
 
     def index(self) -> str:
         """Return the catalog, linked by id; ``""`` when there is no page."""
         with self._mutex:
-            infos = [self._info(r) for r in self._all()]
-        return _catalog.render_index(self._registry, infos, lambda info: info.id)
+            self._refresh()
+            return self._catalog.index()
 
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
         """Return the latest log entries, newest first.
@@ -355,13 +431,12 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     def check(self) -> CheckReport:
         """Report broken links (``.md`` file links included), orphans and links to retired pages."""
         with self._mutex:
-            rows = self._all()
-            overview = self.overview()
-        sources = [
-            _catalog.LinkSource(r.id, r.type, r.status, linked_ids(r.content), _no_page(r.content))
-            for r in rows
-        ]
-        return _catalog.compute_check(sources, linked_ids(overview), _no_page(overview))
+            self._refresh()
+            return self._catalog.check(
+                linked_ids(self.overview()),
+                lambda entry: _no_page(entry.content) if ".md" in entry.content else [],
+                _no_page(self.overview()),
+            )
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet)."""

@@ -19,7 +19,13 @@ from typing_extensions import TypedDict
 
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
-from agentkernel.knowledgestore.model import FieldChanges, NewPage
+from agentkernel.knowledgestore.model import (
+    STATUS_ACTIVE,
+    STATUS_SUPERSEDED,
+    FieldChanges,
+    NewPage,
+    SearchHit,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +109,16 @@ def field_changes(fields: object) -> FieldChanges | None:
     return dict(fields)
 
 
+def _hit_line(store: KnowledgeStore, hit: SearchHit) -> str:
+    """One search result: id, title, its status when it is not current, and the snippet."""
+    note = ""
+    if hit.status != STATUS_ACTIVE:
+        page = store.read(hit.id) if hit.status == STATUS_SUPERSEDED else None
+        by = page.fields.get("superseded_by") if page is not None else None
+        note = f" ({hit.status} by {by})" if by else f" ({hit.status})"
+    return f"- {hit.id} — {hit.title}{note}: {hit.snippet}"
+
+
 def _format_page(store: KnowledgeStore, page: str) -> str:
     if page == OVERVIEW:
         text = store.overview()
@@ -162,18 +178,21 @@ def _operations(
     def knowledge_search(query: str, limit: int = 10) -> str:
         """Find pages by words in their titles, aliases and content, best first.
 
-        Search before creating a page, so as not to duplicate one under another name.
+        Search before creating a page, so as not to duplicate one under another name. A
+        superseded page is still found, marked as such, below current pages that match as well.
 
         Args:
-            query: Words to look for (case and accents don't matter).
+            query: Words or a question (case, accents and word endings don't matter).
             limit: How many pages at most (1 to 50).
         """
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 50:
             raise KnowledgeStoreError("limit must be a whole number from 1 to 50.")
+        if isinstance(query, str) and not query.strip():
+            raise KnowledgeStoreError("Give some words to search for, e.g. 'spring tides'.")
         hits = store.search(query, limit)
         if not hits:
             return "No page matches."
-        return "\n".join(f"- {hit.id} — {hit.title}: {hit.snippet}" for hit in hits)
+        return "\n".join(_hit_line(store, hit) for hit in hits)
 
     def knowledge_read(page: str) -> str:
         """Read a page: its fields, its content (links to other pages as ids) and what links to it.

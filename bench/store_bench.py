@@ -1,0 +1,497 @@
+#!/usr/bin/env python3
+"""Both knowledge stores from 1,000 to 20,000 pages, side by side with SQLite FTS5.
+
+The pages are Debian package descriptions (``bench/_corpus.py``): one ``entity`` page per
+package, title = the package name, ``description`` = its short description, ``tags`` = its
+section, content = its long description and a last line ``Package: <name>.``. The sizes are
+nested (the 1,000 pages are the first of the 5,000, and so on), grown through the store's own
+``create_many`` in batches of 500.
+
+Every store runs in a fresh subprocess of its own, one after the other, so no system warms a
+cache for another and each one's peak RSS is its own. At each size a *new* store object is
+opened on the grown folder or database (its first call loads the catalog: "open"), then each
+operation is timed one call at a time, wall clock, and reported as the median (p50):
+
+* ``create``: 50 new pages, one ``create`` each (the file store rewrites ``index.md`` too);
+* ``read``: 200 pages drawn at random;
+* ``search``: 200 known-item queries (8 consecutive words of one page's long description,
+  whose target is that page), ``limit=10``; hit@10 is the share whose target is in the top 10;
+* ``edit``: 50 pages, ``Package: <name>`` replaced by ``Package: <name> (ed.)``;
+* ``check``: 3 calls.
+
+The peer is SQLite FTS5 queried directly (``porter unicode61`` tokenizer, ``bm25`` with title,
+description and body weighted 10, 5 and 1, the query's words OR-ed): one ``INSERT`` per
+create, one ``SELECT`` by key per read, the same queries for search.
+
+Usage:
+    python bench/store_bench.py                      # 1,000 5,000 10,000 20,000
+    python bench/store_bench.py --sizes 1000,5000    # what fits
+    python bench/store_bench.py --write-results      # also put the table into RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import random
+import re
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import _corpus  # noqa: E402
+
+DEFAULT_DATA = HERE / ".data"
+SEED = 20260530
+SIZES = (1_000, 5_000, 10_000, 20_000)
+POOL = 1_000  # pages beyond the largest size, for the timed creates
+CORPUS = max(SIZES) + POOL  # one corpus whatever sizes run, so a size means the same pages
+CREATES = 50
+READS = 200
+QUERIES = 200
+EDITS = 50
+CHECKS = 3
+BATCH = 500
+SYSTEMS = ("file", "sqlite", "fts5")
+LABELS = {"file": "FileKnowledgeStore", "sqlite": "SQLiteKnowledgeStore", "fts5": "SQLite FTS5"}
+RESULTS_HEADING = "## Knowledge store at scale (store_bench.py)"
+
+
+def _log(message: str) -> None:
+    print(f"[store-bench] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def _slug(name: str) -> str:
+    return "-".join(part for part in re.split(r"[^a-z0-9]+", name.lower()) if part)
+
+
+def _pages(data: Path, count: int) -> list[_corpus.Concept]:
+    """``count`` packages with distinct slugs, in a seeded order (sizes are prefixes)."""
+    corpus = _corpus.prepare(data, count, 10, SEED, _log)
+    concepts = list(corpus.concepts)
+    random.Random(SEED).shuffle(concepts)
+    seen: set[str] = set()
+    unique = []
+    for concept in concepts:
+        slug = _slug(concept.title)
+        if slug and slug not in seen:
+            seen.add(slug)
+            unique.append(concept)
+    return unique
+
+
+def _content(concept: _corpus.Concept) -> str:
+    return f"{concept.body.strip()}\n\nPackage: {concept.title}."
+
+
+def _page_id(concept: _corpus.Concept) -> str:
+    return f"entity/{_slug(concept.title)}"
+
+
+def _queries(concepts: Sequence[_corpus.Concept]) -> list[tuple[str, str]]:
+    picked = _corpus.make_queries(list(concepts), QUERIES, SEED)
+    by_id = {c.id: c for c in concepts}
+    return [(q.text, _page_id(by_id[q.target])) for q in picked]
+
+
+# --------------------------------------------------------------------------- timing
+
+
+def _timed(call: Callable[[Any], Any], arguments: Iterable[Any]) -> list[float]:
+    """Time ``call(argument)`` once per argument, in milliseconds."""
+    times = []
+    for argument in arguments:
+        start = time.perf_counter()
+        call(argument)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def _summary(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "p50": statistics.median(ordered),
+        "p95": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))],
+        "n": len(ordered),
+    }
+
+
+def _hit_at_10(ranked: list[list[str]], targets: list[str]) -> float:
+    return sum(target in ids[:10] for ids, target in zip(ranked, targets, strict=True)) / len(
+        targets
+    )
+
+
+def _unique(queries: list[tuple[str, str]], concepts: Sequence[_corpus.Concept]) -> list[bool]:
+    """Whether each query's 8 words occur, in order, in its target's text only.
+
+    Families of packages share whole paragraphs ("a library for the Haskell programming
+    language"), so some queries are found verbatim in tens of pages, and no engine can tell
+    which one was meant; hit@10 is also reported over the queries that name one page.
+    """
+    texts = [" ".join(_content(c).split()) for c in concepts]
+    return [sum(query in text for text in texts) == 1 for query, _ in queries]
+
+
+def _hits(
+    ranked: list[list[str]], queries: list[tuple[str, str]], unique: list[bool]
+) -> dict[str, float]:
+    targets = [t for _, t in queries]
+    only = [i for i, u in enumerate(unique) if u]
+    return {
+        "hit10": _hit_at_10(ranked, targets),
+        "hit10_unique": _hit_at_10([ranked[i] for i in only], [targets[i] for i in only]),
+        "unique_queries": len(only),
+    }
+
+
+# --------------------------------------------------------------------------- the stores
+
+
+def _open_store(kind: str, path: Path) -> Any:
+    from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
+
+    return FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
+
+
+def _new_page(concept: _corpus.Concept) -> Any:
+    from agentkernel.knowledgestore import NewPage
+
+    fields = {"description": concept.description, "tags": concept.section}
+    return NewPage("entity", _slug(concept.title), concept.title, _content(concept), fields)
+
+
+def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -> None:
+    path = scratch / ("knowledge" if kind == "file" else "knowledge.db")
+    pool = iter(pages[max(SIZES) :])
+    rng = random.Random(SEED)
+    loaded = 0
+    for size in sizes:
+        store = _open_store(kind, path)
+        start = time.perf_counter()
+        for first in range(loaded, size, BATCH):
+            store.create_many([_new_page(c) for c in pages[first : min(size, first + BATCH)]])
+        grow = time.perf_counter() - start
+        store.close()
+        loaded = size
+        present = pages[:size]
+
+        store = _open_store(kind, path)
+        start = time.perf_counter()
+        store.search("warm up", 1)  # the first call loads the catalog
+        opened = time.perf_counter() - start
+
+        ids = [_page_id(c) for c in rng.sample(present, READS)]
+        read = _timed(store.read, ids)
+
+        queries = _queries(present)
+        ranked: list[list[str]] = []
+        search = _timed(
+            lambda q, s=store, out=ranked: out.append([h.id for h in s.search(q, 10)]),
+            [q for q, _ in queries],
+        )
+        cpu_start = time.process_time()
+        for query, _ in queries:
+            store.search(query, 10)
+        search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
+
+        fresh = [next(pool) for _ in range(CREATES)]
+        create = _timed(lambda page, s=store: s.create_many([page]), map(_new_page, fresh))
+        edit = _timed(
+            lambda c, s=store: s.edit(
+                _page_id(c), f"Package: {c.title}", f"Package: {c.title} (ed.)"
+            ),
+            rng.sample(present, EDITS),
+        )
+        check = _timed(lambda _, s=store: s.check(), range(CHECKS))
+        store.close()
+        row = {
+            "system": kind,
+            "size": size,
+            "pages": size + CREATES * (sizes.index(size) + 1),
+            "grow_s": grow,
+            "open_ms": opened * 1000,
+            "create": _summary(create),
+            "read": _summary(read),
+            "search": _summary(search),
+            "search_cpu_ms": search_cpu,
+            "edit": _summary(edit),
+            "check": _summary(check),
+            **_hits(ranked, queries, _unique(queries, present)),
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+        print(json.dumps(row), flush=True)
+
+
+_FTS_SCHEMA = """
+CREATE TABLE pages (id TEXT PRIMARY KEY, title TEXT, description TEXT, body TEXT);
+CREATE VIRTUAL TABLE pages_fts USING fts5 (
+    id UNINDEXED, title, description, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+def _fts_match(query: str) -> str:
+    words = dict.fromkeys(re.findall(r"\w+", query.lower()))
+    return " OR ".join(f'"{w}"' for w in words)
+
+
+def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -> None:
+    db = sqlite3.connect(scratch / "fts.db", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(_FTS_SCHEMA)
+    pool = iter(pages[max(SIZES) :])
+    rng = random.Random(SEED)
+
+    def insert(concept: _corpus.Concept) -> None:
+        values = (_page_id(concept), concept.title, concept.description, _content(concept))
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", values)
+        db.execute("INSERT INTO pages_fts VALUES (?, ?, ?, ?)", values)
+        db.execute("COMMIT")
+
+    def search(query: str) -> list[str]:
+        rows = db.execute(
+            "SELECT id FROM pages_fts WHERE pages_fts MATCH ? "
+            "ORDER BY bm25(pages_fts, 0.0, 10.0, 5.0, 1.0) LIMIT 10",
+            (_fts_match(query),),
+        )
+        return [row[0] for row in rows]
+
+    def read(page_id: str) -> Any:
+        return db.execute("SELECT * FROM pages WHERE id = ?", (page_id,)).fetchone()
+
+    loaded = 0
+    for size in sizes:
+        start = time.perf_counter()
+        db.execute("BEGIN")
+        for concept in pages[loaded:size]:
+            values = (_page_id(concept), concept.title, concept.description, _content(concept))
+            db.execute("INSERT INTO pages VALUES (?, ?, ?, ?)", values)
+            db.execute("INSERT INTO pages_fts VALUES (?, ?, ?, ?)", values)
+        db.execute("COMMIT")
+        grow = time.perf_counter() - start
+        loaded = size
+        present = pages[:size]
+        ids = [_page_id(c) for c in rng.sample(present, READS)]
+        read_times = _timed(read, ids)
+        queries = _queries(present)
+        ranked: list[list[str]] = []
+        search_times = _timed(lambda q, out=ranked: out.append(search(q)), [q for q, _ in queries])
+        cpu_start = time.process_time()
+        for query, _ in queries:
+            search(query)
+        search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
+        create_times = _timed(insert, [next(pool) for _ in range(CREATES)])
+        row = {
+            "system": "fts5",
+            "size": size,
+            "grow_s": grow,
+            "create": _summary(create_times),
+            "read": _summary(read_times),
+            "search": _summary(search_times),
+            "search_cpu_ms": search_cpu,
+            **_hits(ranked, queries, _unique(queries, present)),
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+        print(json.dumps(row), flush=True)
+    db.close()
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="store_bench.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="corpus cache dir")
+    parser.add_argument(
+        "--sizes", default=",".join(str(s) for s in SIZES), help="comma-separated page counts"
+    )
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="file,sqlite,fts5")
+    parser.add_argument("--write-results", action="store_true", help="update bench/RESULTS.md")
+    parser.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
+    parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
+    return parser
+
+
+def _worker(args: argparse.Namespace, sizes: list[int]) -> None:
+    pages = _pages(args.data, CORPUS)
+    if args.worker == "fts5":
+        _fts_worker(sizes, pages, args.scratch)
+    else:
+        _store_worker(args.worker, sizes, pages, args.scratch)
+
+
+def _run(system: str, args: argparse.Namespace, sizes: list[int]) -> list[dict[str, Any]]:
+    scratch = Path(tempfile.mkdtemp(prefix=f"store-bench-{system}-"))
+    command = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        system,
+        "--sizes",
+        ",".join(str(s) for s in sizes),
+        "--data",
+        str(args.data),
+        "--scratch",
+        str(scratch),
+    ]
+    _log(f"{LABELS[system]}: {', '.join(f'{s:,}' for s in sizes)} pages ...")
+    rows = []
+    try:
+        with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as worker:
+            assert worker.stdout is not None
+            for line in worker.stdout:
+                if line.startswith("{"):
+                    rows.append(json.loads(line))
+                    _log(f"  {line.strip()}")
+        if worker.returncode != 0:
+            _log(f"{LABELS[system]} worker failed (exit {worker.returncode}); kept {len(rows)}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return rows
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 100:
+        return f"{value:,.0f} ms"
+    return f"{value:.2f} ms" if value < 10 else f"{value:.1f} ms"
+
+
+def _op(row: dict[str, Any] | None, op: str) -> float | None:
+    node = (row or {}).get(op)
+    return node["p50"] if isinstance(node, dict) else None
+
+
+OPS = ("create", "read", "search", "edit", "check")
+TARGETS = {  # at 10,000 pages, p50 in ms
+    ("file", "create"): 25.0,
+    ("sqlite", "create"): 10.0,
+    ("file", "read"): 2.0,
+    ("sqlite", "read"): 2.0,
+    ("file", "search"): 5.0,
+    ("sqlite", "search"): 5.0,
+    ("file", "check"): 1000.0,
+    ("sqlite", "check"): 1000.0,
+}
+
+
+def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]) -> str:
+    """The tables and the targets, as markdown."""
+    at = {(r["system"], r["size"]): r for r in rows}
+    lines = [
+        RESULTS_HEADING,
+        "",
+        f"Run {context['when']} on {context['machine']}; corpus: Debian package descriptions "
+        f"({context['source']}). Per single operation, p50 (wall clock); hit@10 over "
+        f"{QUERIES} known-item queries. See the docstring of `bench/store_bench.py`.",
+        "",
+        "| pages | system | create | read | search | search CPU | edit | check | hit@10 "
+        "| hit@10, one-page queries | open | grow | RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size in sizes:
+        for system in SYSTEMS:
+            row = at.get((system, size))
+            if row is None:
+                continue
+            lines.append(
+                f"| {size:,} | {LABELS[system]} | "
+                + " | ".join(_ms(_op(row, op)) for op in ("create", "read", "search"))
+                + f" | {_ms(row.get('search_cpu_ms'))} | "
+                + " | ".join(_ms(_op(row, op)) for op in ("edit", "check"))
+                + f" | {row['hit10']:.3f} | {row['hit10_unique']:.3f} ({row['unique_queries']}) "
+                f"| {_ms(row.get('open_ms'))} "
+                f"| {row['grow_s']:.1f} s | {row['rss_mb']:.0f} MB |"
+            )
+    low, high = min(sizes), max(sizes)
+    if low != high:
+        lines += [
+            "",
+            f"Cost at {high:,} pages / cost at {low:,} pages (target <= 2x):",
+            "",
+            "| system | " + " | ".join(OPS) + " |",
+            "|---|" + "---|" * len(OPS),
+        ]
+        for system in ("file", "sqlite", "fts5"):
+            a, b = at.get((system, low)), at.get((system, high))
+            if a is None or b is None:
+                continue
+            cells = []
+            for op in OPS:
+                x, y = _op(a, op), _op(b, op)
+                cells.append(f"{y / x:.2f}x" if x and y else "-")
+            lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
+    lines += ["", "Targets at 10,000 pages:", ""]
+    for (system, op), limit in TARGETS.items():
+        value = _op(at.get((system, 10_000)), op)
+        verdict = "-" if value is None else "PASS" if value <= limit else "FAIL"
+        lines.append(f"- {LABELS[system]} {op} p50 {_ms(value)} <= {_ms(limit)}: {verdict}")
+    for system in ("file", "sqlite"):
+        row = at.get((system, 10_000))
+        value = None if row is None else row["hit10"]
+        verdict = "-" if value is None else "PASS" if value >= 0.95 else "FAIL"
+        shown = "-" if value is None else f"{value:.3f}"
+        lines.append(f"- {LABELS[system]} known-item hit@10 {shown} >= 0.95: {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_results(text: str) -> None:
+    path = HERE / "RESULTS.md"
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    start = current.find(RESULTS_HEADING)
+    if start >= 0:
+        end = current.find("\n## ", start + len(RESULTS_HEADING))
+        current = current[:start] + current[end + 1 :] if end >= 0 else current[:start]
+    path.write_text(current.rstrip() + "\n\n" + text, encoding="utf-8")
+
+
+def main() -> None:
+    """Run the bench, or one worker of it."""
+    args = _parser().parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    if args.worker:
+        _worker(args, sizes)
+        return
+    _pages(args.data, CORPUS)  # build the corpus once, before any timing
+    rows: list[dict[str, Any]] = []
+    for system in [s for s in args.systems.split(",") if s]:
+        rows += _run(system, args, sizes)
+    meta = json.loads(
+        (
+            args.data / f"debian-{CORPUS}-s{SEED}-v{_corpus.CORPUS_VERSION}" / "corpus.json"
+        ).read_text()
+    )
+    context = {
+        "when": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared), Python "
+        f"{platform.python_version()}, SQLite {sqlite3.sqlite_version}",
+        "source": meta.get("source", "?"),
+    }
+    text = render(rows, sizes, context)
+    print(text)
+    if args.write_results:
+        _write_results(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,325 @@
+"""The stores' in-memory catalog: kept current across processes, equal to a rebuild, ranked.
+
+Real: every test uses real stores on real files in a temporary folder (a markdown folder, or a
+SQLite database file); "another process" is a real Python subprocess writing through its own
+store, and "a person" edits the files directly. No mocks.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from agentkernel.knowledgestore import (
+    FileKnowledgeStore,
+    KnowledgeStore,
+    KnowledgeStoreError,
+    NewPage,
+    SQLiteKnowledgeStore,
+    create_knowledge_tools,
+)
+from agentkernel.knowledgestore._catalog import IndexLines, render_index
+from agentkernel.knowledgestore._pages import TypeRegistry
+from agentkernel.knowledgestore.model import PageInfo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+Factory = Callable[[], KnowledgeStore]
+
+
+@pytest.fixture(params=["file", "sqlite"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make(kind: str, tmp_path: Path) -> Iterator[Factory]:
+    """Open a new store object on the same folder or database each time it is called."""
+    opened: list[KnowledgeStore] = []
+    path = tmp_path / ("knowledge" if kind == "file" else "knowledge.db")
+
+    def factory() -> KnowledgeStore:
+        store: KnowledgeStore = (
+            FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
+        )
+        opened.append(store)
+        return store
+
+    yield factory
+    for store in opened:
+        store.close()
+
+
+def _tool(store: KnowledgeStore, name: str) -> Callable[..., str]:
+    return next(t for t in create_knowledge_tools(store) if t.__name__ == name)
+
+
+def _store_path(store: KnowledgeStore) -> str:
+    if isinstance(store, FileKnowledgeStore):
+        return str(store.knowledge_dir)
+    assert isinstance(store, SQLiteKnowledgeStore)
+    return store.path
+
+
+def _in_another_process(store: KnowledgeStore, code: str) -> None:
+    """Run ``code`` in a fresh Python process, with ``store`` opened there as ``other``."""
+    kind = "file" if isinstance(store, FileKnowledgeStore) else "sqlite"
+    prelude = f"""
+        from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
+        path = {_store_path(store)!r}
+        other = FileKnowledgeStore(path) if {kind!r} == "file" else SQLiteKnowledgeStore(path)
+    """
+    script = textwrap.dedent(prelude) + textwrap.dedent(code) + "\nother.close()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_another_process_create_and_edit_show_up(make: Factory) -> None:
+    store = make()
+    store.create("concept", "tides", "Tides", "Water rises twice a day.")
+    assert [h.id for h in store.search("tides")] == ["concept/tides"]  # the catalog is loaded
+    _in_another_process(
+        store,
+        """
+        other.create("concept", "moon", "Moon", "It pulls the [tides](concept/tides).")
+        other.edit("concept/tides", "twice a day", "twice a lunar day")
+        """,
+    )
+    assert [i.id for i in store.list()] == ["concept/moon", "concept/tides"]
+    tides = store.read("concept/tides")
+    assert tides is not None
+    assert tides.content == "Water rises twice a lunar day."
+    assert tides.linked_from == ["concept/moon"]
+    assert [h.id for h in store.search("pulls")] == ["concept/moon"]
+    assert [h.id for h in store.search("lunar")] == ["concept/tides"]
+    assert "(concept/moon)" in store.index()
+    assert store.check().orphans == ["concept/moon"]
+
+
+def test_another_process_supersede_shows_up(make: Factory) -> None:
+    store = make()
+    store.create("concept", "old-margin", "Gross margin (old)", "Revenue less cost of goods.")
+    store.create("concept", "margin", "Gross margin", "Revenue less cost of goods sold.")
+    assert store.search("revenue")[0].status == "active"
+    _in_another_process(store, 'other.supersede("concept/old-margin", "concept/margin")\n')
+    hits = {h.id: h for h in store.search("revenue cost")}
+    assert hits["concept/old-margin"].status == "superseded"
+    assert "(superseded by concept/margin)" in store.index()
+
+
+def _person_edits(store: KnowledgeStore) -> None:
+    """Change the store behind its back, the way a person would."""
+    if isinstance(store, FileKnowledgeStore):
+        folder = store.knowledge_dir
+        (folder / "concepts" / "neap.md").write_text(
+            "---\ntype: concept\ntitle: Neap tides\n---\n\n"
+            "Weak tides near the [Moon](/entities/moon.md).\n",
+            encoding="utf-8",
+        )
+        (folder / "concepts" / "waves.md").unlink()
+    else:
+        assert isinstance(store, SQLiteKnowledgeStore)
+        with sqlite3.connect(store.path) as db:
+            db.execute("DELETE FROM pages WHERE id = 'concept/waves'")
+            db.execute("UPDATE pages SET content = 'Weak tides.' WHERE id = 'concept/spring'")
+
+
+def _state(store: KnowledgeStore) -> dict[str, object]:
+    queries = ["tides", "moon water", "how do tides work?", "wave", "spring", "gone"]
+    state: dict[str, object] = {
+        "list": store.list(),
+        "index": store.index(),
+        "check": store.check().to_dict(),
+        "search": {
+            q: [(h.id, round(h.score, 9), h.snippet, h.status) for h in store.search(q)]
+            for q in queries
+        },
+    }
+    for info in store.list():
+        state[info.id] = store.read(info.id)
+    return state
+
+
+def test_the_incremental_catalog_equals_a_rebuild(make: Factory) -> None:
+    store = make()
+    store.create_many(
+        [
+            NewPage("entity", "moon", "Moon", "Earth's satellite. It pulls the water."),
+            NewPage("concept", "tides", "Tides", "Water pulled by the [Moon](entity/moon)."),
+            NewPage("concept", "waves", "Waves", "Wind on water, not [tides](concept/tides)."),
+            NewPage(
+                "concept",
+                "spring",
+                "Spring tides",
+                "Big [tides](concept/tides).",
+                {"aliases": "king tides"},
+            ),
+            NewPage("concept", "gone", "Gone", "A page to retire."),
+        ]
+    )
+    store.read("concept/tides")  # loads the catalog before the changes below
+    store.edit("concept/tides", "Water pulled", "Sea water pulled")
+    store.rewrite(
+        "concept/spring",
+        "The biggest [tides](concept/tides) of the month.",
+        {"aliases": "king tides, perigean"},
+    )
+    store.create(
+        "concept", "tides-2", "Tides explained", "How the [Moon](entity/moon) lifts water."
+    )
+    store.supersede("concept/tides", "concept/tides-2", "clearer")
+    store.retire("concept/gone", "Made up")
+    store.write_overview("Start at [Tides explained](concept/tides-2).")
+    _person_edits(store)
+    incremental = _state(store)
+    rebuilt = _state(make())
+    assert incremental == rebuilt
+    assert "concept/gone" not in incremental["index"]  # type: ignore[operator]
+
+
+def test_index_md_on_disk_follows_every_change(tmp_path: Path) -> None:
+    store = FileKnowledgeStore(tmp_path / "k")
+    store.create("entity", "moon", "Moon", "Satellite.")
+    store.create("concept", "tides", "Tides", "Pulled by the [Moon](entity/moon).")
+    store.read("entity/moon")
+    store.edit("concept/tides", "Pulled", "Lifted", {"title": "Ocean tides"})
+    store.create("concept", "neap", "Neap tides", "Weak [tides](concept/tides).")
+    store.supersede("concept/neap", "concept/tides")
+    on_disk = (tmp_path / "k" / "index.md").read_text(encoding="utf-8").split("---\n", 2)[2]
+    as_ids = re.sub(
+        r"\]\((\w+)/([a-z0-9-]+)\.md\)", lambda m: f"]({_type_of(m[1])}/{m[2]})", on_disk
+    )
+    assert as_ids.strip() == FileKnowledgeStore(tmp_path / "k").index().strip()
+    assert "* [Ocean tides](concept/tides)" in as_ids
+
+
+def _type_of(folder: str) -> str:
+    return {"concepts": "concept", "entities": "entity"}[folder]
+
+
+def test_a_page_whose_title_is_the_query_ranks_first(make: Factory) -> None:
+    store = make()
+    pages = [
+        NewPage(
+            "concept",
+            f"batch-{n}",
+            f"Batch {n}",
+            "Roast yield, roast yield: the roast yield of this batch was low. " * 3,
+        )
+        for n in range(8)
+    ]
+    pages.append(NewPage("concept", "roast-yield", "Roast yield", "Weight out over weight in."))
+    store.create_many(pages)
+    for query in ("roast yield", "Roast yields", "what is the roast yield?"):
+        assert store.search(query, 3)[0].id == "concept/roast-yield", query
+    hits = store.search("roast yield")
+    assert hits[0].score > hits[1].score
+
+
+def test_superseded_ranks_below_current_but_is_found(make: Factory) -> None:
+    store = make()
+    body = "Gross margin is revenue less the cost of goods sold, over revenue."
+    store.create("concept", "margin-2019", "Gross margin", body)
+    store.create("concept", "margin-current", "Gross margin", body)
+    store.supersede("concept/margin-2019", "concept/margin-current", "new cost rules")
+    hits = store.search("how is gross margin computed?")
+    assert [h.id for h in hits] == ["concept/margin-current", "concept/margin-2019"]
+    assert [h.status for h in hits] == ["active", "superseded"]
+    assert hits[0].score > hits[1].score
+    legacy = store.search("legacy gross margin definition", 5)
+    assert "concept/margin-2019" in [h.id for h in legacy]
+    tool = _tool(store, "knowledge_search")
+    lines = tool("gross margin").splitlines()
+    assert lines[0].startswith("- concept/margin-current — Gross margin: ")
+    assert lines[1].startswith(
+        "- concept/margin-2019 — Gross margin (superseded by concept/margin-current): "
+    )
+
+
+def test_retired_pages_leave_search_but_keep_their_status(make: Factory) -> None:
+    store = make()
+    store.create("concept", "margin", "Gross margin", "Revenue less cost.")
+    store.create("concept", "margin-wrong", "Gross margin (wrong)", "Revenue plus cost.")
+    store.retire("concept/margin-wrong", "Copied from a wrong table")
+    assert [h.id for h in store.search("gross margin revenue")] == ["concept/margin"]
+    retired = store.read("concept/margin-wrong")
+    assert retired is not None and retired.status == "retired"
+    read = _tool(store, "knowledge_read")("concept/margin-wrong")
+    assert "status: retired" in read
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("x" * 1_048_576, "characters"),
+        (b"\x00\x01binary", "must be text"),
+        ("tides\x00\x01\x02", "binary"),
+    ],
+)
+def test_bad_queries_get_a_clear_message(make: Factory, query: object, message: str) -> None:
+    store = make()
+    store.create("concept", "tides", "Tides", "Water.")
+    with pytest.raises(KnowledgeStoreError, match=message):
+        store.search(query, 5)  # type: ignore[arg-type]
+    answer = _tool(store, "knowledge_search")(query)
+    assert message in answer
+    assert [h.id for h in store.search("tides")] == ["concept/tides"]  # nothing broke
+
+
+def test_an_empty_query_finds_nothing_and_the_tool_says_what_to_give(make: Factory) -> None:
+    store = make()
+    store.create("concept", "tides", "Tides", "Water.")
+    assert store.search("") == [] and store.search("   \n") == []
+    assert "Give some words" in _tool(store, "knowledge_search")("  ")
+
+
+def test_index_lines_kept_page_by_page_equal_a_full_render() -> None:
+    registry = TypeRegistry()
+    kept = IndexLines(registry, lambda info: info.id)
+    pages: dict[str, PageInfo] = {}
+    rng = random.Random(7)
+    statuses = ["active", "active", "superseded", "retired"]
+    for step in range(3000):
+        n = rng.randrange(1500)
+        page_type = rng.choice(["concept", "entity"])
+        page_id = f"{page_type}/p{n}"
+        if rng.random() < 0.2:
+            kept.drop(page_id)
+            pages.pop(page_id, None)
+            continue
+        title = rng.choice(["Tides", "moon", "Écluse", "tides"]) + f" {rng.randrange(50)}"
+        fields = {"superseded_by": "concept/p1"} if step % 5 == 0 else {}
+        info = PageInfo(page_id, page_type, f"p{n}", title, "d", rng.choice(statuses), fields)
+        kept.put(info)
+        pages[page_id] = info
+        if step % 500 == 0:
+            assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+    assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+
+
+def test_a_row_changed_by_another_tool_shows_up(tmp_path: Path) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.db")
+    store.create("concept", "tides", "Tides", "Water rises.")
+    store.create("concept", "moon", "Moon", "A satellite.")
+    assert store.search("satellite")[0].id == "concept/moon"
+    with sqlite3.connect(store.path) as db:  # no revision given: the store's trigger adds one
+        db.execute("UPDATE pages SET content = 'A rock in orbit.' WHERE id = 'concept/moon'")
+    assert store.search("satellite") == []
+    assert [h.id for h in store.search("orbit")] == ["concept/moon"]
+    with sqlite3.connect(store.path) as db:
+        db.execute(
+            "INSERT INTO pages (id, type, slug, title, fields, content, status, description) "
+            "VALUES ('concept/neap', 'concept', 'neap', 'Neap', '{}', 'Weak tides.', 'active', '')"
+        )
+    assert [h.id for h in store.search("weak")] == ["concept/neap"]
+    store.close()
