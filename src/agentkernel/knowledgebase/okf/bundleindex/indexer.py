@@ -164,9 +164,7 @@ def commit(table: Any, upserts: list[dict[str, Any]], deletes: Iterable[str]) ->
         deletes: Paths whose rows go.
     """
     gone = sorted(set(deletes) - {row["path"] for row in upserts})
-    merge = (
-        table.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
-    )
+    merge = table.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
     if gone:
         # one version: rows of the source are upserted and the named paths deleted together
         merge = merge.when_not_matched_by_source_delete(_path_filter(gone))
@@ -211,9 +209,7 @@ def _known_tokens(table: Any | None) -> dict[str, str]:
     paths = found.column("path").to_pylist()
     tokens = found.column("token").to_pylist()
     kinds = found.column("kind").to_pylist()
-    return {
-        p: t or "" for p, t, k in zip(paths, tokens, kinds, strict=True) if k != rows.KIND_META
-    }
+    return {p: t or "" for p, t, k in zip(paths, tokens, kinds, strict=True) if k != rows.KIND_META}
 
 
 def _rows(

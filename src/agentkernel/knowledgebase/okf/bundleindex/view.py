@@ -192,18 +192,19 @@ class IndexView:
         Returns:
             ``(concept, score)`` pairs, best first.
         """
-        from lancedb.query import BooleanQuery, MatchQuery, Occur
+        import lancedb.query
 
+        queries: Any = lancedb.query  # the SDK's signatures name every optional argument
         weights, key = parse_query(query)
         if not weights:
             return []
         clauses = [
-            (Occur.SHOULD, MatchQuery(term, "terms", boost=weight))
+            (queries.Occur.SHOULD, queries.MatchQuery(term, "terms", boost=weight))
             for term, weight in weights.items()
         ]
         pool = limit + _POOL_EXTRA
         found = (
-            self.table.search(BooleanQuery(clauses), query_type="fts")
+            self.table.search(queries.BooleanQuery(clauses), query_type="fts")
             .select(rows.SUMMARY_COLUMNS)
             .limit(pool)
             .to_list()
