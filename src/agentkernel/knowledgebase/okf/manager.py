@@ -473,9 +473,12 @@ class OKFManager(DocumentKnowledgeBase):
         return self._view if self._view is not None else self._manifest
 
     def _types(self) -> Counter[str]:
+        """Concepts per type; equal counts in name order, whatever order they were loaded in."""
         if self._view is not None:
-            return +self._view.types  # drops the zero counts of removed types
-        return Counter(c.type for c in self._manifest.concepts.values())
+            counts = +self._view.types  # drops the zero counts of removed types
+        else:
+            counts = Counter(c.type for c in self._manifest.concepts.values())
+        return Counter(dict(sorted(counts.items())))
 
     def _bound(self) -> int:
         return self._max_concepts

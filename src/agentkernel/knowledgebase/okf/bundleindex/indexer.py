@@ -254,7 +254,7 @@ def _latest_version(table: Any) -> int:
 
 
 def _create_indexes(table: Any) -> None:
-    from lancedb.index import FTS
+    from lancedb.index import FTS, BTree
 
     table.create_index(
         "terms",
@@ -269,7 +269,7 @@ def _create_indexes(table: Any) -> None:
         ),
     )
     for column in _SCALAR_COLUMNS:
-        table.create_scalar_index(column)
+        table.create_index(column, config=BTree())
 
 
 def _refresh_indexes(table: Any) -> None:
