@@ -205,7 +205,7 @@ class IndexView:
         pool = limit + _POOL_EXTRA
         found = (
             self.table.search(queries.BooleanQuery(clauses), query_type="fts")
-            .select(rows.SUMMARY_COLUMNS)
+            .select([*rows.SUMMARY_COLUMNS, "_score"])
             .limit(pool)
             .to_list()
         )
