@@ -177,6 +177,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._index_options = dict(index_options or {})
         self._index_fallback = index_fallback
         self._view: IndexView | None = None
+        self._writer: Any = None  # the lancedb table write-through commits to, on first write
         self._index_notes: list[str] = []
         self._description = description
         self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
@@ -500,11 +501,11 @@ class OKFManager(DocumentKnowledgeBase):
         Raises:
             KnowledgeError: The index is missing or unreadable and no fallback was asked for.
         """
-        from agentkernel.knowledgebase.okf.bundleindex.indexer import open_table
+        from agentkernel.knowledgebase.okf.bundleindex._lance import open_dataset
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
         try:
-            view = IndexView(open_table(self._index_uri or "", self._index_options))
+            view = IndexView(open_dataset(self._index_uri or "", self._index_options))
         except Exception as exc:
             where = self._index_location()
             problem = f"{type(exc).__name__}: {exc}"
@@ -542,9 +543,12 @@ class OKFManager(DocumentKnowledgeBase):
         started = time.perf_counter()
         current = self._view
         try:
-            table = current.table
-            table.checkout_latest()
-            fresh = current if int(table.version) == current.version else IndexView(table)
+            dataset = current.dataset
+            latest = int(dataset.latest_version)  # one listing of the versions
+            if latest == current.version:
+                fresh = current
+            else:
+                fresh = IndexView(dataset.checkout_version(latest))
             notes = self._index_lag(fresh) if check_bundle else self._index_notes
         except Exception as exc:
             message = (
@@ -762,10 +766,13 @@ class OKFManager(DocumentKnowledgeBase):
     def _upsert_row(self, concept: Concept) -> None:
         """Write a concept's row to the index before the write is acknowledged."""
         from agentkernel.knowledgebase.okf.bundleindex import rows
-        from agentkernel.knowledgebase.okf.bundleindex.indexer import commit
+        from agentkernel.knowledgebase.okf.bundleindex.indexer import commit, open_table
 
-        assert self._view is not None
-        commit(self._view.table, [rows.concept_row(concept)], [])
+        if self._writer is None:
+            self._writer = open_table(self._index_uri or "", self._index_options)
+        commit(self._writer, [rows.concept_row(concept)], [])
+        # serve the version holding the row: search runs over the dataset, not this process
+        self._refresh_index(raise_errors=True, check_bundle=False)
 
 
 def _declared_version(root_index: str | None) -> str | None:

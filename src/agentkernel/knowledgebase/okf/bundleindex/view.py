@@ -45,14 +45,14 @@ class IndexView:
     Not thread-safe: its owner (``OKFManager``) serialises calls.
     """
 
-    def __init__(self, table: Any) -> None:
-        """Load the short columns of the table's current version.
+    def __init__(self, dataset: Any) -> None:
+        """Load the short columns of the dataset's version.
 
         Args:
-            table: An open Lance table (at the version to serve).
+            dataset: A ``lance.LanceDataset`` at the version to serve.
         """
-        self.table = table
-        self.version = int(table.version)
+        self.dataset = dataset
+        self.version = int(dataset.version)
         self.concepts = _Concepts(self)
         self.reserved: dict[str, ReservedFile] = {}
         self.skipped: dict[str, Skipped] = {}
@@ -192,9 +192,9 @@ class IndexView:
         Returns:
             ``(concept, score)`` pairs, best first.
         """
-        import lancedb.query
+        import lance.query
 
-        queries: Any = lancedb.query  # the SDK's signatures name every optional argument
+        queries: Any = lance.query
         weights, key = parse_query(query)
         if not weights:
             return []
@@ -203,12 +203,11 @@ class IndexView:
             for term, weight in weights.items()
         ]
         pool = limit + _POOL_EXTRA
-        found = (
-            self.table.search(queries.BooleanQuery(clauses), query_type="fts")
-            .select([*rows.SUMMARY_COLUMNS, "_score"])
-            .limit(pool)
-            .to_list()
-        )
+        found = self.dataset.to_table(
+            columns=[*rows.SUMMARY_COLUMNS, "_score"],
+            full_text_query=queries.BooleanQuery(clauses),
+            limit=pool,
+        ).to_pylist()
         query_key = frozenset(key)
         exact_key = " ".join(sorted(query_key))
         candidates: dict[str, tuple[Concept, float]] = {}
@@ -236,7 +235,7 @@ class IndexView:
     # -- internals ------------------------------------------------------------------------
 
     def _load(self) -> None:
-        found = self.table.search().select(rows.LIGHT_COLUMNS).limit(None).to_arrow()
+        found = self.dataset.to_table(columns=rows.LIGHT_COLUMNS)
         paths = found.column("path").to_pylist()
         kinds = found.column("kind").to_pylist()
         types = found.column("type").to_pylist()
@@ -251,8 +250,8 @@ class IndexView:
             wanted = ["path", "kind", "token", "size", "text", "reason"]
             for start in range(0, len(others), _IN_BATCH):
                 batch = others[start : start + _IN_BATCH]
-                query = self.table.search().where(f"path IN ({_quoted(batch)})")
-                for row in query.select(wanted).limit(len(batch)).to_list():
+                where = f"path IN ({_quoted(batch)})"
+                for row in self.dataset.to_table(columns=wanted, filter=where).to_pylist():
                     self._add_other(row)
         for directory in self._child_concepts.values():
             directory.sort()
@@ -306,9 +305,9 @@ class IndexView:
                 self._concepts_under[ancestor] -= 1
 
     def _select(self, where: str, limit: int) -> list[Concept]:
-        query = self.table.search().where(where).select(rows.SUMMARY_COLUMNS).limit(limit)
+        table = self.dataset.to_table(columns=rows.SUMMARY_COLUMNS, filter=where, limit=limit)
         found = []
-        for row in query.to_list():
+        for row in table.to_pylist():
             concept = self._row_concept(row)
             if concept is not None:
                 found.append(concept)
