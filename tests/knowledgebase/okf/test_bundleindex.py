@@ -255,3 +255,20 @@ def test_unchanged_refresh_opens_nothing_new(tmp_path: Path) -> None:
     clock.advance(61)
     kb.search("orders", 1)
     assert kb._view is view  # same version: the loaded view is kept, nothing reloaded
+
+
+def test_cli_index_builds_then_reports_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentkernel.cli import main
+
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    index = str(tmp_path / "kb.lance")
+    assert main(["index", str(root), "--to", index, "--quiet"]) == 0
+    assert "version" in capsys.readouterr().out
+    assert main(["index", str(root), "--to", index, "--quiet"]) == 0
+    assert "unchanged; listed 6, read 0" in capsys.readouterr().out
+    assert main(["index", str(root), "--to", index, "--index-option", "nonsense"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+    kb = OKFManager(LocalDocumentStore(root, writable=False), index=index)
+    assert kb.search("orders", 1)[0]["metadata"]["id"] == "tables/orders"
