@@ -35,7 +35,8 @@ from agentkernel.retrieval.index import DEFAULT_TITLE_BOOST
 logger = logging.getLogger(__name__)
 
 _CACHE_ROWS = 4096
-_POOL_EXTRA = 32
+_POOL_EXTRA = 16
+_RANK_COLUMNS = ["id", "kind", "status", "title_key"]
 _IN_BATCH = 500
 
 
@@ -204,33 +205,30 @@ class IndexView:
         ]
         pool = limit + _POOL_EXTRA
         found = self.dataset.to_table(
-            columns=[*rows.SUMMARY_COLUMNS, "_score"],
+            columns=[*_RANK_COLUMNS, "_score"],
             full_text_query=queries.BooleanQuery(clauses),
             limit=pool,
         ).to_pylist()
         query_key = frozenset(key)
-        exact_key = " ".join(sorted(query_key))
-        candidates: dict[str, tuple[Concept, float]] = {}
+        if query_key:
+            where = f"title_key = '{_escape(' '.join(sorted(query_key)))}'"
+            found += self.dataset.to_table(
+                columns=_RANK_COLUMNS, filter=where, limit=64
+            ).to_pylist()
+        ranked: dict[str, tuple[int, float]] = {}
         for row in found:
-            concept = self._row_concept(row)
-            if concept is not None:
-                candidates[concept.id] = (concept, float(row.get("_score") or 0.0))
-        if exact_key:
-            for concept in self._select(f"title_key = '{_escape(exact_key)}'", 64):
-                candidates.setdefault(concept.id, (concept, 0.0))
-        keys = {cid: frozenset((title or "").split()) for cid, title in self._title_keys(found)}
-        ranked: list[tuple[int, float, str, Concept]] = []
-        for cid, (concept, score) in candidates.items():
-            value = score * STATUS_PENALTY.get(concept.status, 1.0)
-            title = keys.get(cid)
-            if title is None:
-                title = frozenset(rows.title_key(concept.title).split())
+            cid = row["id"]
+            if row["kind"] != rows.KIND_CONCEPT or cid not in self._ids or cid in ranked:
+                continue  # a row of a later version than the one served, or seen already
+            value = float(row.get("_score") or 0.0) * STATUS_PENALTY.get(row["status"], 1.0)
+            title = frozenset((row["title_key"] or "").split())
             exact = 1 if title and title == query_key else 0
             if title and not exact and title <= query_key:
                 value *= 1.0 + DEFAULT_TITLE_BOOST * len(title) / len(query_key)
-            ranked.append((-exact, -value, cid, concept))
-        ranked.sort(key=lambda item: (item[0], item[1], item[2]))
-        return [(concept, -value) for _, value, _, concept in ranked[:limit]]
+            ranked[cid] = (exact, value)
+        best = sorted(ranked, key=lambda cid: (-ranked[cid][0], -ranked[cid][1], cid))[:limit]
+        self.prefetch(best)  # one read for the summaries of what is shown
+        return [(concept, ranked[cid][1]) for cid in best if (concept := self.concept(cid))]
 
     # -- internals ------------------------------------------------------------------------
 
@@ -325,9 +323,6 @@ class IndexView:
         concept = rows.concept_from_row(row)
         self._remember(concept)
         return concept
-
-    def _title_keys(self, found: list[dict[str, Any]]) -> list[tuple[str, str]]:
-        return [(row["id"], row.get("title_key") or "") for row in found if row.get("id")]
 
     def _remember(self, concept: Concept) -> None:
         self._cache[concept.id] = concept
