@@ -272,3 +272,38 @@ def test_cli_index_builds_then_reports_unchanged(
     assert "KEY=VALUE" in capsys.readouterr().err
     kb = OKFManager(LocalDocumentStore(root, writable=False), index=index)
     assert kb.search("orders", 1)[0]["metadata"]["id"] == "tables/orders"
+
+
+def test_config_index_is_served_and_resolved_against_the_config_file(tmp_path: Path) -> None:
+    from agentkernel.config import load_config
+    from agentkernel.errors import AKConfigError
+    from agentkernel.okf import OKFCapability
+
+    write_bundle(tmp_path / "bundle", SMALL_BUNDLE)
+    index_bundle(
+        LocalDocumentStore(tmp_path / "bundle", writable=False), str(tmp_path / "kb.lance")
+    )
+    (tmp_path / "config.yaml").write_text(
+        "okf:\n  databases:\n    warehouse:\n      type: local\n      uri: ./bundle\n"
+        "      index: ./kb.lance\n      consumer: [Agent]\n"
+    )
+    capability = OKFCapability.from_config(load_config(tmp_path / "config.yaml"))
+    assert capability is not None
+    kb = capability.manager("warehouse")
+    assert kb.schema()["index"]["location"] == str(tmp_path / "kb.lance")
+    assert kb.search("orders", 1)[0]["metadata"]["id"] == "tables/orders"
+    with pytest.raises(AKConfigError, match="index_fallback"):
+        load_config(
+            {
+                "okf": {
+                    "databases": {
+                        "w": {
+                            "type": "local",
+                            "uri": ".",
+                            "index_fallback": "maybe",
+                            "consumer": ["A"],
+                        }
+                    }
+                }
+            }
+        )
