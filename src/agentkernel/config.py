@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
@@ -31,6 +31,10 @@ class OKFDatabaseConfig(BaseModel):
         uri: A path, ``file://`` URI, ``s3://bucket/prefix``, or the custom store's location.
         description: What the bundle holds, shown to agents.
         refresh_seconds: Seconds between refreshes; ``None`` disables automatic refresh.
+        index: A shared bundle index (``s3://bucket/kb.lance`` or a path) served instead of
+            walking the bundle; built by ``agentkernel-kb index`` (the ``lancedb`` extra).
+        index_options: Object-store options for the index, as Lance names them.
+        index_fallback: ``walk`` to walk the bundle when the index cannot be opened.
         consumer: Agents that read the bundle.
         producer: Agents that read it and add knowledge to it.
         curator: Agents that read it and maintain it.
@@ -42,6 +46,9 @@ class OKFDatabaseConfig(BaseModel):
     uri: str
     description: str | None = None
     refresh_seconds: float | None = 300.0
+    index: str | None = None
+    index_options: dict[str, str] = Field(default_factory=dict)
+    index_fallback: Literal["walk"] | None = None
     consumer: list[str] = Field(default_factory=list)
     producer: list[str] = Field(default_factory=list)
     curator: list[str] = Field(default_factory=list)

@@ -196,6 +196,9 @@ class OKFCapability:
             name=database,
             description=entry.description,
             refresh_seconds=entry.refresh_seconds,
+            index=_resolved_index(entry.index, self._base_dir),
+            index_options=entry.index_options,
+            index_fallback=entry.index_fallback,
         )
 
     def _store(self, database: str, entry: OKFDatabaseConfig) -> DocumentStore:
@@ -210,6 +213,13 @@ class OKFCapability:
         # A custom store is constructed from its location, as configured in `uri`.
         factory = cast("Callable[[str], DocumentStore]", store_class)
         return factory(entry.uri)
+
+
+def _resolved_index(index: str | None, base_dir: Path | None) -> str | None:
+    """A relative local index path resolves against the configuration file's directory."""
+    if index is None or base_dir is None or "://" in index or Path(index).is_absolute():
+        return index
+    return str((base_dir / index).resolve())
 
 
 def _validate_database(database: str, entry: OKFDatabaseConfig) -> None:

@@ -11,12 +11,18 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
 from agentkernel.knowledgebase.okf.manifest import Manifest
 from agentkernel.knowledgebase.okf.records import directory_record, summary_record
 from agentkernel.knowledgebase.store.base import clean_path
+
+if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+    Served = Manifest | IndexView
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,11 @@ def normalise(raw: str) -> str:
     return f"{cleaned}/" if directory and cleaned else cleaned
 
 
-def resolve(manifest: Manifest, raw: str) -> Target:
+def resolve(manifest: Served, raw: str) -> Target:
     """Decide what a browse path or a fetch id names.
 
     Args:
-        manifest: The manifest to look in.
+        manifest: The manifest (or bundle index view) to look in.
         raw: The path or id as given.
 
     Returns:
@@ -85,7 +91,7 @@ def resolve(manifest: Manifest, raw: str) -> Target:
     return Target("unknown", cleaned)
 
 
-def index_path(manifest: Manifest, directory: str) -> str | None:
+def index_path(manifest: Served, directory: str) -> str | None:
     """Return the path of a directory's ``index.md`` when it has one.
 
     Args:
@@ -102,7 +108,7 @@ def index_path(manifest: Manifest, directory: str) -> str | None:
     return None
 
 
-def derived_listing(manifest: Manifest, directory: str, limit: int, now: datetime) -> list[Record]:
+def derived_listing(manifest: Served, directory: str, limit: int, now: datetime) -> list[Record]:
     """List a directory from the manifest: subdirectories, then concepts.
 
     Args:

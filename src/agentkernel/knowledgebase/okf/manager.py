@@ -6,6 +6,11 @@ per concept); only fetch reads a whole document. ``connect()`` walks the store o
 the ``refresh_seconds`` boundary, which lists the store and re-reads only the documents whose
 change token moved. A failed refresh keeps the last good manifest and records a diagnostic.
 Writes go through to the store and update the manifest and the index in place.
+
+With ``index=URI`` the manager walks nothing: search, browse and the schema come from a
+shared bundle index (a Lance dataset built by ``agentkernel-kb index``, see
+:mod:`agentkernel.knowledgebase.okf.bundleindex`), a refresh asks the index for its latest
+version, and a write updates the document and then its row.
 """
 
 from __future__ import annotations
@@ -16,10 +21,10 @@ import posixpath
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
@@ -27,7 +32,12 @@ from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import authoring, frontmatter
 from agentkernel.knowledgebase.okf import browse as navigation
-from agentkernel.knowledgebase.okf.concept import ConceptError, concept_id, parse_concept
+from agentkernel.knowledgebase.okf.concept import (
+    Concept,
+    ConceptError,
+    concept_id,
+    parse_concept,
+)
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import Manifest
@@ -48,6 +58,9 @@ from agentkernel.knowledgebase.okf.scan import (
     size_refusal,
 )
 from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, clean_path
+
+if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
 logger = logging.getLogger(__name__)
 
@@ -103,8 +116,11 @@ class OKFManager(DocumentKnowledgeBase):
         write_actor: str | None = None,
         write_prefix: str = "generated",
         clock: Callable[[], float] = time.time,
+        index: str | None = None,
+        index_options: Mapping[str, str] | None = None,
+        index_fallback: str | None = None,
     ) -> None:
-        """Attach a store and walk it once.
+        """Attach a store and walk it once (or open its bundle index).
 
         Args:
             store: Where the bundle lives (``LocalDocumentStore``, ``S3DocumentStore``, yours).
@@ -119,12 +135,21 @@ class OKFManager(DocumentKnowledgeBase):
                 ``ingest_agent/1.0``); defaults to ``agentkernel/okf``.
             write_prefix: Directory authored documents are written to.
             clock: Seconds since the epoch; drives refresh, staleness and ``generated.at``.
+            index: A bundle index built by ``agentkernel-kb index`` (``s3://bucket/kb.lance``
+                or a local folder): served instead of walking the store (needs the
+                ``lancedb`` extra). The index holds what its indexer read (its own
+                ``max_concepts``); this manager's ``max_concepts`` still bounds writes.
+            index_options: Object-store options for the index (``aws_endpoint``,
+                ``aws_region``, ``allow_http``...), as Lance names them.
+            index_fallback: ``"walk"`` to walk the store when the index cannot be opened
+                (said in the diagnostics); ``None`` makes that an error.
 
         Raises:
             TypeError: An argument has the wrong type.
             ValueError: An argument is out of range.
             KnowledgePathError: ``write_prefix`` is not a clean relative path.
             OSError: The store cannot be listed (a misconfigured store fails here).
+            KnowledgeError: ``index`` names no readable index and no fallback was asked for.
         """
         if refresh_seconds is not None and (
             isinstance(refresh_seconds, bool)
@@ -146,7 +171,15 @@ class OKFManager(DocumentKnowledgeBase):
             raise TypeError(
                 f"description must be a string or None, got {type(description).__name__}"
             )
+        if index_fallback not in (None, "walk"):
+            raise ValueError(f"index_fallback must be 'walk' or None, got {index_fallback!r}")
         super().__init__(store, okf_capabilities(writable=True), name or None)
+        self._index_uri = index
+        self._index_options = dict(index_options or {})
+        self._index_fallback = index_fallback
+        self._view: IndexView | None = None
+        self._writer: Any = None  # the lancedb table write-through commits to, on first write
+        self._index_notes: list[str] = []
         self._description = description
         self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
         self._max_concepts = max_concepts
@@ -174,6 +207,8 @@ class OKFManager(DocumentKnowledgeBase):
             OSError: The store cannot be listed.
             KnowledgeError: The store refused the listing.
         """
+        if self._index_uri is not None and self._open_index():
+            return
         self._refresh(raise_errors=True)
 
     def reload(self) -> RefreshStats:
@@ -194,9 +229,10 @@ class OKFManager(DocumentKnowledgeBase):
     def diagnostics(self) -> list[str]:
         """Every current problem: skipped documents and why, store and refresh failures."""
         with self._lock:
-            found = [f"{s.path}: {s.reason}" for s in self._manifest.skipped.values()]
+            found = [f"{s.path}: {s.reason}" for s in self._served.skipped.values()]
             found.sort()
             found += self._walk_diagnostics
+            found += self._index_notes
             if self._refresh_error:
                 found.append(self._refresh_error)
         return found
@@ -212,9 +248,9 @@ class OKFManager(DocumentKnowledgeBase):
         """
         self._tick()
         with self._lock:
-            concepts = len(self._manifest.concepts)
-            types = Counter(c.type for c in self._manifest.concepts.values())
-            namespaces = self._manifest.child_directories("")
+            concepts = len(self._served.concepts)
+            types = self._types()
+            namespaces = self._served.child_directories("")
         diagnostics = self.diagnostics
         if self._description:
             text = self._description
@@ -252,6 +288,8 @@ class OKFManager(DocumentKnowledgeBase):
             return []
         now = self._now()
         with self._lock:
+            if self._view is not None:
+                return [summary_record(c, now, s) for c, s in self._view.search(query, limit)]
             hits = self._manifest.index.search(query, limit)
             return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
 
@@ -277,7 +315,7 @@ class OKFManager(DocumentKnowledgeBase):
         rows: list[Record] = []
         for raw in ids:
             with self._lock:
-                target = navigation.resolve(self._manifest, str(raw))
+                target = navigation.resolve(self._served, str(raw))
             record = self._fetch_one(target)
             if record is not None:
                 rows.append(record)
@@ -300,25 +338,26 @@ class OKFManager(DocumentKnowledgeBase):
         self._tick()
         now = self._now()
         with self._lock:
-            target = navigation.resolve(self._manifest, path)
+            served = self._served
+            target = navigation.resolve(served, path)
             if target.kind == "concept":
-                return [summary_record(self._manifest.concepts[target.path], now)]
+                return [summary_record(served.concepts[target.path], now)]
             if target.kind == "reserved":
                 directory = posixpath.dirname(target.path)
             elif target.kind == "directory":
                 directory = target.path
             else:
                 return []
-            index = navigation.index_path(self._manifest, directory)
-            cached = self._manifest.reserved[index].text if index else None
+            index = navigation.index_path(served, directory)
+            cached = served.reserved[index].text if index else None
             if index is None:
-                return navigation.derived_listing(self._manifest, directory, max(limit, 1), now)
+                return self._listing(directory, max(limit, 1), now)
         if cached is None:
             cached = self._read_text(index)
         if cached is not None:
             return [reserved_record(index, cached)]
         with self._lock:
-            return navigation.derived_listing(self._manifest, directory, max(limit, 1), now)
+            return self._listing(directory, max(limit, 1), now)
 
     def write(self, records: Iterable[Record], **kwargs: Any) -> list[str]:
         """Write concepts through to the store; visible to every operation on the next call.
@@ -351,15 +390,16 @@ class OKFManager(DocumentKnowledgeBase):
             for r in records
         ]
         with self._lock:
-            held = self._manifest.concepts
+            held = self._served.concepts
             new_exact = {d.path for d in drafts if d.exact and concept_id(d.path) not in held}
             adding = len(new_exact) + sum(1 for d in drafts if not d.exact)
-            full = adding and len(held) + adding > self._max_concepts
+            bound = self._bound()
+            full = adding and len(held) + adding > bound
             count = len(held)
         if full:
             raise KnowledgeError(
                 f"OKF bundle '{self.backend_name}' serves at most "
-                f"max_concepts={self._max_concepts} concepts and holds {count}; {adding} more "
+                f"max_concepts={bound} concepts and holds {count}; {adding} more "
                 "would leave concepts out. Nothing "
                 "was written: remove or replace concepts, or raise max_concepts."
             )
@@ -386,8 +426,8 @@ class OKFManager(DocumentKnowledgeBase):
     def _derived_schema(self) -> dict[str, Any]:
         self._tick()
         with self._lock:
-            manifest = self._manifest
-            types = Counter(c.type for c in manifest.concepts.values())
+            manifest = self._served
+            types = self._types()
             root_index = navigation.index_path(manifest, "")
             root_text = manifest.reserved[root_index].text if root_index else None
             reserved = sorted(manifest.reserved)
@@ -402,8 +442,14 @@ class OKFManager(DocumentKnowledgeBase):
                 "reserved_file_count": len(reserved),
                 "diagnostics": len(self.diagnostics),
                 "truncated": manifest.truncated,
-                "max_concepts": self._max_concepts,
+                "max_concepts": self._bound(),
             }
+            if self._view is not None:
+                schema["index"] = {
+                    "location": self._index_location(),
+                    "version": self._view.version,
+                    "indexed_at": self._view.meta.get("indexed_at"),
+                }
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -424,6 +470,124 @@ class OKFManager(DocumentKnowledgeBase):
         if self._clock() >= self._next_refresh:
             self._refresh(raise_errors=False)
 
+    @property
+    def _served(self) -> Manifest | IndexView:
+        """What browse and the schema read: the index view, else the walked manifest."""
+        return self._view if self._view is not None else self._manifest
+
+    def _types(self) -> Counter[str]:
+        """Concepts per type; equal counts in name order, whatever order they were loaded in."""
+        if self._view is not None:
+            counts = +self._view.types  # drops the zero counts of removed types
+        else:
+            counts = Counter(c.type for c in self._manifest.concepts.values())
+        return Counter(dict(sorted(counts.items())))
+
+    def _bound(self) -> int:
+        return self._max_concepts
+
+    def _listing(self, directory: str, limit: int, now: datetime) -> list[Record]:
+        served = self._served
+        if self._view is not None:
+            self._view.prefetch(self._view.child_concepts(directory)[:limit])
+        return navigation.derived_listing(served, directory, limit, now)
+
+    def _index_location(self) -> str:
+        from agentkernel.knowledgebase.okf.bundleindex import _lance
+
+        return _lance.describe(self._index_uri or "")
+
+    def _open_index(self) -> bool:
+        """Open the bundle index; ``False`` when falling back to the walk (as asked).
+
+        Raises:
+            KnowledgeError: The index is missing or unreadable and no fallback was asked for.
+        """
+        from agentkernel.knowledgebase.okf.bundleindex._lance import open_dataset
+        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+        try:
+            view = IndexView(open_dataset(self._index_uri or "", self._index_options))
+        except Exception as exc:
+            where = self._index_location()
+            problem = f"{type(exc).__name__}: {exc}"
+            if self._index_fallback != "walk":
+                raise KnowledgeError(
+                    f"OKF bundle '{self.backend_name}': the bundle index {where} cannot be "
+                    f"opened ({problem}). Build it with 'agentkernel-kb index "
+                    f"{self._store.location} --to {self._index_uri}', fix the index options, "
+                    "or pass index_fallback='walk' to walk the bundle instead."
+                ) from exc
+            note = (
+                f"bundle index {where} could not be opened ({problem}); serving a walk of the "
+                "bundle instead (index_fallback='walk')"
+            )
+            logger.warning("OKF bundle %s: %s", self._store.location, note)
+            self._index_notes = [note]
+            return False
+        with self._lock:
+            self._view = view
+            self._walk_diagnostics = list(view.meta.get("diagnostics") or [])
+            if view.truncated:
+                self._walk_diagnostics.append(
+                    f"truncated: the bundle holds more than max_concepts={self._bound()} "
+                    "concepts; the rest are not in the index"
+                )
+        if self._refresh_seconds is not None:
+            self._next_refresh = self._clock() + self._refresh_seconds
+        return True
+
+    def _refresh_index(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+        """Open the index's latest version if it moved (one small request when it has not)."""
+        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+        assert self._view is not None
+        started = time.perf_counter()
+        current = self._view
+        try:
+            dataset = current.dataset
+            latest = int(dataset.latest_version)  # one listing of the versions
+            if latest == current.version:
+                fresh = current
+            else:
+                fresh = IndexView(dataset.checkout_version(latest))
+            notes = self._index_lag(fresh) if check_bundle else self._index_notes
+        except Exception as exc:
+            message = (
+                f"index refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+                f"serving index version {current.version}: {type(exc).__name__}: {exc}"
+            )
+            logger.warning("OKF bundle %s: %s", self._store.location, message)
+            with self._lock:
+                self._refresh_error = message
+            if raise_errors:
+                raise
+            return None
+        with self._lock:
+            self._view = fresh
+            self._walk_diagnostics = list(fresh.meta.get("diagnostics") or [])
+            self._index_notes = notes
+            self._refresh_error = None
+        stats = RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
+        self.last_refresh = stats
+        return stats
+
+    def _index_lag(self, view: IndexView) -> list[str]:
+        """List the bundle and say how far the index is behind it (empty when it is not)."""
+        listing = {f.path: f.token for f in self._store.walk("") if f.path.lower().endswith(".md")}
+        held = {p: view.token_of(p) for p in view.paths()}
+        new = sum(1 for p in listing if p not in held)
+        changed = sum(1 for p, t in listing.items() if p in held and held[p] != t)
+        gone = sum(1 for p in held if p not in listing)
+        if not (new or changed or gone):
+            return []
+        return [
+            f"the bundle index (version {view.version}, indexed at "
+            f"{view.meta.get('indexed_at', 'an unknown time')}) is behind the bundle by "
+            f"{new + changed + gone} document(s): {new} new, {changed} changed, {gone} "
+            "deleted; run 'agentkernel-kb index' to catch up"
+        ]
+
     def _limits(self) -> ScanLimits:
         return ScanLimits(
             max_concepts=self._max_concepts,
@@ -436,6 +600,9 @@ class OKFManager(DocumentKnowledgeBase):
         if not self._refresh_lock.acquire(blocking=raise_errors):
             return None  # another caller is refreshing; keep serving the current manifest
         try:
+            if self._view is not None:
+                # reload() (raise_errors) also lists the bundle to say how far behind it is
+                return self._refresh_index(raise_errors=raise_errors, check_bundle=raise_errors)
             return self._walk_and_apply(raise_errors=raise_errors)
         finally:
             if self._refresh_seconds is not None:
@@ -508,7 +675,7 @@ class OKFManager(DocumentKnowledgeBase):
         if target.kind != "concept":
             return None
         with self._lock:
-            concept = self._manifest.concepts.get(target.path)
+            concept = self._served.concepts.get(target.path)
         if concept is None:
             return None
         try:
@@ -522,17 +689,18 @@ class OKFManager(DocumentKnowledgeBase):
             logger.warning("%s changed into something unreadable: %s", concept.path, exc)
             return None
         with self._lock:
+            served = self._served
             links = resolve_links(
                 concept.path,
                 fresh.body_head,
-                lambda cid: cid in self._manifest.concepts,
-                self._manifest.has_directory,
+                lambda cid: cid in served.concepts,
+                served.has_directory,
             )
         return full_record(fresh, text, links, self._now())
 
     def _count_under(self, directory: str) -> int:
         with self._lock:
-            return self._manifest.concepts_under(directory)
+            return self._served.concepts_under(directory)
 
     def _read_text(self, path: str) -> str | None:
         try:
@@ -553,7 +721,7 @@ class OKFManager(DocumentKnowledgeBase):
         reason = path_refusal(item.path) or size_refusal(len(item.data), self._limits())
         if reason is None and item.exact:
             with self._lock:
-                held = self._manifest.concepts.get(cid)
+                held = self._served.concepts.get(cid)
             if held is not None and held.path != item.path:
                 reason = f"the same concept id as {held.path}, which is served instead"
         if reason is None:
@@ -578,7 +746,7 @@ class OKFManager(DocumentKnowledgeBase):
             for attempt in range(1, _MAX_SUFFIX + 1):
                 path = authoring.with_suffix(item.path, attempt)
                 with self._lock:
-                    if self._manifest.token_of(path) is not None:
+                    if self._served.token_of(path) is not None:
                         continue
                 try:
                     stored = self._store.write(path, item.data, overwrite=False)
@@ -591,9 +759,22 @@ class OKFManager(DocumentKnowledgeBase):
                 )
         listed = StoredFile(path, stored.size, stored.token)
         concept = concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
+        if self._view is not None:
+            self._upsert_row(concept)
         with self._lock:
-            self._manifest.put_concept(concept)
+            self._served.put_concept(concept)
         return concept.id
+
+    def _upsert_row(self, concept: Concept) -> None:
+        """Write a concept's row to the index before the write is acknowledged."""
+        from agentkernel.knowledgebase.okf.bundleindex import rows
+        from agentkernel.knowledgebase.okf.bundleindex.indexer import commit, open_table
+
+        if self._writer is None:
+            self._writer = open_table(self._index_uri or "", self._index_options)
+        commit(self._writer, [rows.concept_row(concept)], [])
+        # serve the version holding the row: search runs over the dataset, not this process
+        self._refresh_index(raise_errors=True, check_bundle=False)
 
 
 def _declared_version(root_index: str | None) -> str | None:

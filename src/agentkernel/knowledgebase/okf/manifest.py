@@ -156,7 +156,7 @@ class Manifest:
         self._child_concepts.setdefault(directory, {})[concept.id] = None
         for ancestor in _ancestors(directory):
             self._concepts_under[ancestor] += 1
-        self.index.add(concept.id, _fields(concept), status=concept.status)
+        self.index.add(concept.id, search_fields(concept), status=concept.status)
 
     def put_reserved(self, entry: ReservedFile) -> None:
         """Add or replace a reserved file.
@@ -239,7 +239,15 @@ def _ancestors(directory: str) -> list[str]:
     return found
 
 
-def _fields(concept: Concept) -> dict[str, str | list[str]]:
+def search_fields(concept: Concept) -> dict[str, str | list[str]]:
+    """The fields the lexical index reads from a concept (the bundle index stores the same).
+
+    Args:
+        concept: The concept.
+
+    Returns:
+        Field name to text or list of texts.
+    """
     aliases = concept.frontmatter.get("aliases")
     return {
         "title": concept.title,

@@ -10,7 +10,7 @@ drops. It does no locking and changes nothing: the caller applies the returned
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from agentkernel.knowledgebase.errors import KnowledgePathError
@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 """The default size above which a document is skipped unread (``OKFManager.max_document_bytes``)."""
+PROGRESS_BATCH = 512
 
 
 @dataclass
@@ -78,13 +79,21 @@ class ScanResult:
     reads: int = 0
 
 
-def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> ScanResult:
+def scan(
+    store: DocumentStore,
+    known: Mapping[str, str],
+    limits: ScanLimits,
+    progress: Callable[[int, int], None] | None = None,
+) -> ScanResult:
     """List the store and read what changed since ``known``.
 
     Args:
         store: The document store.
         known: Path to change token, as the manifest holds them.
         limits: Bounds of the walk.
+        progress: Called with (documents read, documents to read) after each batch of
+            reads (the indexer's progress bar); reads then go in batches of
+            :data:`PROGRESS_BATCH`.
 
     Returns:
         The changes to apply.
@@ -137,7 +146,7 @@ def scan(store: DocumentStore, known: Mapping[str, str], limits: ScanLimits) -> 
         else:
             to_read.append(stored)
     result.drops = [path for path in known if path not in present]
-    _read_all(store, to_read, limits, result)
+    _read_all(store, to_read, limits, result, progress)
     return result
 
 
@@ -228,11 +237,23 @@ def _served_concepts(
 
 
 def _read_all(
-    store: DocumentStore, files: list[StoredFile], limits: ScanLimits, result: ScanResult
+    store: DocumentStore,
+    files: list[StoredFile],
+    limits: ScanLimits,
+    result: ScanResult,
+    progress: Callable[[int, int], None] | None = None,
 ) -> None:
     result.reads = len(files)
     paths = [stored.path for stored in files]
-    heads = store.read_heads(paths, limits.head_bytes, workers=limits.workers)
+    if progress is None:
+        heads = store.read_heads(paths, limits.head_bytes, workers=limits.workers)
+    else:
+        heads = []
+        progress(0, len(paths))
+        for start in range(0, len(paths), PROGRESS_BATCH):
+            batch = paths[start : start + PROGRESS_BATCH]
+            heads += store.read_heads(batch, limits.head_bytes, workers=limits.workers)
+            progress(len(heads), len(paths))
     for stored, data in zip(files, heads, strict=True):
         if isinstance(data, FileNotFoundError):
             result.drops.append(stored.path)  # deleted between listing and read

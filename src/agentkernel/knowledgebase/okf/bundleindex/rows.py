@@ -1,0 +1,281 @@
+"""Rows of the bundle index: one per document, built from what a walk parses.
+
+Every document the walk knows has a row keyed by its path: a concept (its frontmatter, the
+fields search shows, its change token and its *terms*: the lexical engine's analysis of
+the fields it indexes, weighted by repetition and joined by spaces, so the dataset's
+full-text index, splitting on whitespace only, counts exactly the terms the in-memory engine
+counts), a reserved ``index.md``/``log.md`` (with an ``index.md``'s text) or a skipped
+document (with the reason). One more row, at the empty path, carries what belongs to the
+walk as a whole (truncation, store diagnostics, when it ran). A row turns back into the
+:class:`Concept` the walk built, so every record reads the same in both modes.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.links import link_targets
+from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped, search_fields
+from agentkernel.retrieval import SearchIndex
+from agentkernel.retrieval.analysis import plain_key
+
+KIND_CONCEPT = "concept"
+KIND_RESERVED = "reserved"
+KIND_SKIPPED = "skipped"
+KIND_META = "meta"
+META_PATH = ""
+SCHEMA_VERSION = 1
+
+# columns a reader holds for every row (the rest are read per row, on demand)
+LIGHT_COLUMNS = ["path", "kind", "type", "token"]
+SUMMARY_COLUMNS = [
+    "path",
+    "kind",
+    "id",
+    "token",
+    "size",
+    "type",
+    "title",
+    "description",
+    "tags",
+    "trust",
+    "status",
+    "stale_after",
+    "frontmatter",
+    "complete",
+    "title_key",
+]
+
+_WEIGHTS = SearchIndex()
+
+
+def arrow_schema() -> Any:
+    """The dataset's schema (pyarrow is imported here, on first use).
+
+    Returns:
+        A ``pyarrow.Schema``.
+    """
+    import pyarrow as pa
+
+    text = pa.string()
+    return pa.schema(
+        [
+            ("path", text),
+            ("kind", text),
+            ("id", text),
+            ("dir", text),
+            ("token", text),
+            ("size", pa.int64()),
+            ("type", text),
+            ("title", text),
+            ("description", text),
+            ("tags", pa.list_(text)),
+            ("trust", text),
+            ("status", text),
+            ("stale_after", pa.timestamp("us", tz="UTC")),
+            ("frontmatter", text),
+            ("complete", pa.bool_()),
+            ("links", pa.list_(text)),
+            ("terms", text),
+            ("title_key", text),
+            ("text", text),
+            ("reason", text),
+        ]
+    )
+
+
+def weighted_terms(concept: Concept) -> str:
+    """The terms the in-memory engine counts for a concept, each repeated by its weight.
+
+    Args:
+        concept: The concept.
+
+    Returns:
+        Space-separated terms; a term of weighted frequency ``f`` appears ``f * scale``
+        times (the engine's weights are multiples of ``1 / scale``).
+    """
+    counts, _ = _WEIGHTS._count(search_fields(concept))  # the engine's own weighting
+    scale = _WEIGHTS._scale
+    return " ".join(" ".join([term] * round(count * scale)) for term, count in counts.items())
+
+
+def title_key(title: str) -> str:
+    """The title's key as the engine compares it with a query, sorted and space-joined.
+
+    Args:
+        title: A concept title.
+
+    Returns:
+        The key, ``""`` when the engine would not compare this title.
+    """
+    from agentkernel.retrieval.index import _title_key  # the engine's own rule
+
+    return " ".join(sorted(_title_key(title)))
+
+
+def query_title_key(query: str) -> frozenset[str]:
+    """A query's key, as titles are compared with it.
+
+    Args:
+        query: The query.
+
+    Returns:
+        The set of its stems.
+    """
+    return frozenset(plain_key(query))
+
+
+def concept_row(concept: Concept) -> dict[str, Any]:
+    """The row of a concept.
+
+    Args:
+        concept: As a walk parsed it.
+
+    Returns:
+        The row.
+    """
+    return {
+        **_blank(concept.path, KIND_CONCEPT, concept.token, concept.size),
+        "id": concept.id,
+        "type": concept.type,
+        "title": concept.title,
+        "description": concept.description,
+        "tags": list(concept.tags),
+        "trust": concept.trust,
+        "status": concept.status,
+        "stale_after": concept.stale_after,
+        "frontmatter": json.dumps(concept.frontmatter, default=_json_value, sort_keys=True),
+        "complete": concept.complete,
+        "links": link_targets(concept.body_head),
+        "terms": weighted_terms(concept),
+        "title_key": title_key(concept.title),
+    }
+
+
+def reserved_row(entry: ReservedFile) -> dict[str, Any]:
+    """The row of an ``index.md`` or ``log.md``.
+
+    Args:
+        entry: The reserved file.
+
+    Returns:
+        The row.
+    """
+    return {**_blank(entry.path, KIND_RESERVED, entry.token, entry.size), "text": entry.text}
+
+
+def skipped_row(entry: Skipped) -> dict[str, Any]:
+    """The row of a document that is not served.
+
+    Args:
+        entry: The path, token and reason.
+
+    Returns:
+        The row.
+    """
+    return {**_blank(entry.path, KIND_SKIPPED, entry.token, 0), "reason": entry.reason}
+
+
+def meta_row(
+    *, truncated: bool, max_concepts: int, diagnostics: Iterable[str], bundle: str, at: datetime
+) -> dict[str, Any]:
+    """The row describing the walk the index was built from.
+
+    Args:
+        truncated: Whether concepts were left out at ``max_concepts``.
+        max_concepts: The bound the indexer applied.
+        diagnostics: The store's and the walk's diagnostics.
+        bundle: The bundle's location.
+        at: When the indexer listed the bundle.
+
+    Returns:
+        The row.
+    """
+    payload = {
+        "schema": SCHEMA_VERSION,
+        "truncated": truncated,
+        "max_concepts": max_concepts,
+        "diagnostics": list(diagnostics),
+        "bundle": bundle,
+        "indexed_at": at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    return {**_blank(META_PATH, KIND_META, "", 0), "text": json.dumps(payload)}
+
+
+def concept_from_row(row: Mapping[str, Any]) -> Concept:
+    """Rebuild the walk's :class:`Concept` from its row (without its body head).
+
+    Args:
+        row: A row holding :data:`SUMMARY_COLUMNS`.
+
+    Returns:
+        The concept; ``body_head`` is empty (fetch reads the body from the store).
+    """
+    stale = row.get("stale_after")
+    if isinstance(stale, datetime) and stale.tzinfo is None:
+        stale = stale.replace(tzinfo=UTC)
+    return Concept(
+        id=row["id"],
+        path=row["path"],
+        token=row["token"],
+        size=int(row["size"]),
+        type=row["type"],
+        title=row["title"],
+        description=row["description"],
+        tags=list(row["tags"] or []),
+        trust=row["trust"],
+        stale_after=stale,
+        frontmatter=json.loads(row["frontmatter"] or "{}"),
+        complete=bool(row["complete"]),
+        status=row["status"],
+    )
+
+
+def to_table(rows: list[dict[str, Any]]) -> Any:
+    """Turn rows into a ``pyarrow.Table`` of the dataset's schema.
+
+    Args:
+        rows: Rows from the functions above.
+
+    Returns:
+        The table.
+    """
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(rows, schema=arrow_schema())
+
+
+def _blank(path: str, kind: str, token: str, size: int) -> dict[str, Any]:
+    return {
+        "path": path,
+        "kind": kind,
+        "id": path[:-3] if kind == KIND_CONCEPT else path,
+        "dir": posixpath.dirname(path),
+        "token": token,
+        "size": size,
+        "type": None,
+        "title": None,
+        "description": None,
+        "tags": None,
+        "trust": None,
+        "status": None,
+        "stale_after": None,
+        "frontmatter": None,
+        "complete": None,
+        "links": None,
+        "terms": None,
+        "title_key": None,
+        "text": None,
+        "reason": None,
+    }
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)

@@ -1,0 +1,369 @@
+"""A reader's view of a bundle index: what ``OKFManager(store, index=...)`` serves from.
+
+Opening holds four short columns of every row (path, kind, type, token) and derives the
+directory tree, the type counts and the concept ids from them; everything else (titles,
+descriptions, trust, ...) is read per row when a listing or a search shows it. Reserved
+files and skipped documents (few) are held whole. The view answers the same questions as the
+in-process :class:`~agentkernel.knowledgebase.okf.manifest.Manifest` (``concepts``,
+``reserved``, ``skipped``, ``has_directory``, ``child_concepts``, ``child_directories``,
+``concepts_under``, ``token_of``), so browsing code serves both alike.
+
+Search runs the dataset's full-text index over the rows' pre-analysed terms: the query is
+analysed by the lexical engine (:func:`agentkernel.retrieval.analysis.parse_query`) and each
+term asked for with the engine's query weight. Lance ranks with BM25 over those terms (its
+own ``k1``/``b``, one field: the weights are repetitions), then the engine's two rules are
+applied to the candidates: an exact title match first, a title inside the query boosted, and
+the status penalty.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import posixpath
+from collections import Counter, OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from agentkernel.knowledgebase.okf.bundleindex import rows
+from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
+from agentkernel.retrieval import STATUS_PENALTY
+from agentkernel.retrieval.analysis import parse_query
+from agentkernel.retrieval.index import DEFAULT_TITLE_BOOST
+
+logger = logging.getLogger(__name__)
+
+_CACHE_ROWS = 4096
+_POOL_EXTRA = 16
+_RANK_COLUMNS = ["id", "kind", "status", "title_key"]
+_IN_BATCH = 500
+
+
+class IndexView:
+    """One version of a bundle index, opened for reading.
+
+    Not thread-safe: its owner (``OKFManager``) serialises calls.
+    """
+
+    def __init__(self, dataset: Any) -> None:
+        """Load the short columns of the dataset's version.
+
+        Args:
+            dataset: A ``lance.LanceDataset`` at the version to serve.
+        """
+        self.dataset = dataset
+        self.version = int(dataset.version)
+        self.concepts = _Concepts(self)
+        self.reserved: dict[str, ReservedFile] = {}
+        self.skipped: dict[str, Skipped] = {}
+        self.meta: dict[str, Any] = {}
+        self.types: Counter[str] = Counter()
+        self._tokens: dict[str, str] = {}
+        self._ids: dict[str, str] = {}  # concept id -> type
+        self._child_concepts: dict[str, list[str]] = {}
+        self._child_dirs: dict[str, set[str]] = {}
+        self._concepts_under: Counter[str] = Counter()
+        self._documents_under: Counter[str] = Counter()
+        self._cache: OrderedDict[str, Concept] = OrderedDict()
+        self._load()
+
+    # -- the manifest's questions ------------------------------------------------------
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the indexer left concepts out at its ``max_concepts``."""
+        return bool(self.meta.get("truncated"))
+
+    def token_of(self, path: str) -> str | None:
+        """Return the change token a document's row was built from.
+
+        Args:
+            path: Bundle-relative path.
+
+        Returns:
+            The token, or ``None`` when the index has no row for it.
+        """
+        return self._tokens.get(path)
+
+    def paths(self) -> list[str]:
+        """Return every document path the index holds.
+
+        Returns:
+            The paths.
+        """
+        return list(self._tokens)
+
+    def has_directory(self, path: str) -> bool:
+        """Tell whether a directory holds any indexed document.
+
+        Args:
+            path: A clean directory path (``""`` is the root).
+
+        Returns:
+            Whether it exists.
+        """
+        return path == "" or self._documents_under[path] > 0
+
+    def child_concepts(self, directory: str) -> list[str]:
+        """Return the ids of the concepts directly in a directory, sorted.
+
+        Args:
+            directory: A clean directory path.
+
+        Returns:
+            Concept ids.
+        """
+        return sorted(self._child_concepts.get(directory, ()))
+
+    def child_directories(self, directory: str) -> list[str]:
+        """Return the subdirectories directly in a directory, sorted.
+
+        Args:
+            directory: A clean directory path.
+
+        Returns:
+            Directory paths.
+        """
+        return sorted(self._child_dirs.get(directory, ()))
+
+    def concepts_under(self, directory: str) -> int:
+        """Count the concepts in a directory and below it.
+
+        Args:
+            directory: A clean directory path.
+
+        Returns:
+            The count.
+        """
+        return len(self._ids) if directory == "" else self._concepts_under[directory]
+
+    # -- rows -----------------------------------------------------------------------------
+
+    def prefetch(self, ids: list[str]) -> None:
+        """Read the rows of concepts about to be shown, in as few requests as possible.
+
+        Args:
+            ids: Concept ids.
+        """
+        missing = [cid for cid in ids if cid in self._ids and cid not in self._cache]
+        for start in range(0, len(missing), _IN_BATCH):
+            batch = missing[start : start + _IN_BATCH]
+            for found in self._select(f"id IN ({_quoted(batch)})", len(batch)):
+                self._remember(found)
+
+    def concept(self, cid: str) -> Concept | None:
+        """Return a concept by id, reading its row when it is not cached.
+
+        Args:
+            cid: The concept id.
+
+        Returns:
+            The concept, or ``None`` when the index has none by that id.
+        """
+        if cid not in self._ids:
+            return None
+        cached = self._cache.get(cid)
+        if cached is not None:
+            self._cache.move_to_end(cid)
+            return cached
+        self.prefetch([cid])
+        return self._cache.get(cid)
+
+    def put_concept(self, concept: Concept) -> None:
+        """Show a concept this process just wrote (its row is upserted by the caller).
+
+        Args:
+            concept: The concept.
+        """
+        if concept.path in self._tokens:
+            self._forget(concept.path)
+        self._add(concept.path, rows.KIND_CONCEPT, concept.type, concept.token)
+        self._remember(concept)
+
+    # -- search ---------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
+        """Rank concepts for a query as the lexical engine does, over the full-text index.
+
+        Args:
+            query: Free text.
+            limit: The most results.
+
+        Returns:
+            ``(concept, score)`` pairs, best first.
+        """
+        import lance.query
+
+        queries: Any = lance.query
+        weights, key = parse_query(query)
+        if not weights:
+            return []
+        clauses = [
+            (queries.Occur.SHOULD, queries.MatchQuery(term, "terms", boost=weight))
+            for term, weight in weights.items()
+        ]
+        pool = limit + _POOL_EXTRA
+        found = self.dataset.to_table(
+            columns=[*_RANK_COLUMNS, "_score"],
+            full_text_query=queries.BooleanQuery(clauses),
+            limit=pool,
+        ).to_pylist()
+        query_key = frozenset(key)
+        if query_key:
+            where = f"title_key = '{_escape(' '.join(sorted(query_key)))}'"
+            found += self.dataset.to_table(
+                columns=_RANK_COLUMNS, filter=where, limit=64
+            ).to_pylist()
+        ranked: dict[str, tuple[int, float]] = {}
+        for row in found:
+            cid = row["id"]
+            if row["kind"] != rows.KIND_CONCEPT or cid not in self._ids or cid in ranked:
+                continue  # a row of a later version than the one served, or seen already
+            value = float(row.get("_score") or 0.0) * STATUS_PENALTY.get(row["status"], 1.0)
+            title = frozenset((row["title_key"] or "").split())
+            exact = 1 if title and title == query_key else 0
+            if title and not exact and title <= query_key:
+                value *= 1.0 + DEFAULT_TITLE_BOOST * len(title) / len(query_key)
+            ranked[cid] = (exact, value)
+        best = sorted(ranked, key=lambda cid: (-ranked[cid][0], -ranked[cid][1], cid))[:limit]
+        self.prefetch(best)  # one read for the summaries of what is shown
+        return [(concept, ranked[cid][1]) for cid in best if (concept := self.concept(cid))]
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        found = self.dataset.to_table(columns=rows.LIGHT_COLUMNS)
+        paths = found.column("path").to_pylist()
+        kinds = found.column("kind").to_pylist()
+        types = found.column("type").to_pylist()
+        tokens = found.column("token").to_pylist()
+        others: list[str] = []
+        for path, kind, kind_type, token in zip(paths, kinds, types, tokens, strict=True):
+            if kind == rows.KIND_CONCEPT:
+                self._add(path, kind, kind_type, token)
+            else:
+                others.append(path)
+        if others:
+            wanted = ["path", "kind", "token", "size", "text", "reason"]
+            for start in range(0, len(others), _IN_BATCH):
+                batch = others[start : start + _IN_BATCH]
+                where = f"path IN ({_quoted(batch)})"
+                for row in self.dataset.to_table(columns=wanted, filter=where).to_pylist():
+                    self._add_other(row)
+        for directory in self._child_concepts.values():
+            directory.sort()
+
+    def _add_other(self, row: Mapping[str, Any]) -> None:
+        kind = row["kind"]
+        if kind == rows.KIND_META:
+            self.meta = json.loads(row["text"] or "{}")
+            return
+        path = row["path"]
+        if kind == rows.KIND_RESERVED:
+            self.reserved[path] = ReservedFile(path, row["token"], int(row["size"]), row["text"])
+        else:
+            self.skipped[path] = Skipped(path, row["token"], row["reason"] or "")
+        self._add(path, kind, None, row["token"])
+
+    def _add(self, path: str, kind: str, kind_type: str | None, token: str) -> None:
+        self._tokens[path] = token
+        directory = posixpath.dirname(path)
+        ancestors = _ancestors(directory)
+        for ancestor in ancestors:
+            if self._documents_under[ancestor] == 0:
+                self._child_dirs.setdefault(posixpath.dirname(ancestor), set()).add(ancestor)
+            self._documents_under[ancestor] += 1
+        if kind != rows.KIND_CONCEPT:
+            return
+        cid = path[:-3]
+        self._ids[cid] = kind_type or ""
+        self.types[kind_type or ""] += 1
+        self._child_concepts.setdefault(directory, []).append(cid)
+        for ancestor in ancestors:
+            self._concepts_under[ancestor] += 1
+
+    def _forget(self, path: str) -> None:
+        self._tokens.pop(path, None)
+        directory = posixpath.dirname(path)
+        ancestors = _ancestors(directory)
+        for ancestor in ancestors:
+            self._documents_under[ancestor] -= 1
+            if self._documents_under[ancestor] <= 0:
+                del self._documents_under[ancestor]
+                self._child_dirs.get(posixpath.dirname(ancestor), set()).discard(ancestor)
+        cid = path[:-3]
+        if cid in self._ids:
+            self.types[self._ids.pop(cid)] -= 1
+            self._cache.pop(cid, None)
+            siblings = self._child_concepts.get(directory, [])
+            if cid in siblings:
+                siblings.remove(cid)
+            for ancestor in ancestors:
+                self._concepts_under[ancestor] -= 1
+
+    def _select(self, where: str, limit: int) -> list[Concept]:
+        table = self.dataset.to_table(columns=rows.SUMMARY_COLUMNS, filter=where, limit=limit)
+        found = []
+        for row in table.to_pylist():
+            concept = self._row_concept(row)
+            if concept is not None:
+                found.append(concept)
+        return found
+
+    def _row_concept(self, row: Mapping[str, Any]) -> Concept | None:
+        if row.get("kind") != rows.KIND_CONCEPT:
+            return None
+        cid = row["id"]
+        if cid not in self._ids:
+            return None  # a row of a later version than the one this view serves
+        cached = self._cache.get(cid)
+        if cached is not None and cached.token == row["token"]:
+            return cached
+        concept = rows.concept_from_row(row)
+        self._remember(concept)
+        return concept
+
+    def _remember(self, concept: Concept) -> None:
+        self._cache[concept.id] = concept
+        self._cache.move_to_end(concept.id)
+        while len(self._cache) > _CACHE_ROWS:
+            self._cache.popitem(last=False)
+
+
+class _Concepts(Mapping[str, Concept]):
+    """``view.concepts``: the concept ids held, their rows read on demand."""
+
+    def __init__(self, view: IndexView) -> None:
+        self._view = view
+
+    def __getitem__(self, cid: str) -> Concept:
+        concept = self._view.concept(cid)
+        if concept is None:
+            raise KeyError(cid)
+        return concept
+
+    def __contains__(self, cid: object) -> bool:
+        return cid in self._view._ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._view._ids)
+
+    def __len__(self) -> int:
+        return len(self._view._ids)
+
+
+def _ancestors(directory: str) -> list[str]:
+    found = []
+    while directory:
+        found.append(directory)
+        directory = posixpath.dirname(directory)
+    return found
+
+
+def _escape(value: str) -> str:
+    return value.replace("'", "''")
+
+
+def _quoted(values: list[str]) -> str:
+    return ", ".join(f"'{_escape(v)}'" for v in values)
