@@ -326,6 +326,20 @@ def test_a_row_changed_by_another_tool_shows_up(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_row_replaced_by_hand_shows_up_even_when_it_was_the_newest(tmp_path: Path) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.db")
+    store.create("concept", "tides", "Tides", "Water rises.")
+    store.create("concept", "moon", "Moon", "A satellite.")  # the newest revision
+    assert store.check().broken_links == []
+    # a deleted row's revision is never handed out again: the new row is not mistaken for it
+    _by_hand(store, "moon", "A rock near [Mars](concept/mars).")
+    assert [h.id for h in store.search("rock")] == ["concept/moon"]
+    assert store.check().broken_links[0].target == "concept/mars"
+    store.create("concept", "mars", "Mars", "A planet.")
+    assert store.check().broken_links == []
+    store.close()
+
+
 def test_a_file_edited_in_place_shows_up_in_read_and_after_check(tmp_path: Path) -> None:
     store = FileKnowledgeStore(tmp_path / "k")
     store.create("concept", "tides", "Tides", "Water rises.")
