@@ -19,7 +19,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
@@ -27,7 +28,12 @@ from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import authoring, frontmatter
 from agentkernel.knowledgebase.okf import browse as navigation
-from agentkernel.knowledgebase.okf.concept import ConceptError, concept_id, parse_concept
+from agentkernel.knowledgebase.okf.concept import (
+    Concept,
+    ConceptError,
+    concept_id,
+    parse_concept,
+)
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import Manifest
@@ -48,6 +54,12 @@ from agentkernel.knowledgebase.okf.scan import (
     size_refusal,
 )
 from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, clean_path
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from agentkernel.retrieval.embedders import Embedder
+    from agentkernel.retrieval.semantic import SemanticIndex
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +115,8 @@ class OKFManager(DocumentKnowledgeBase):
         write_actor: str | None = None,
         write_prefix: str = "generated",
         clock: Callable[[], float] = time.time,
+        embedder: Embedder | str | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         """Attach a store and walk it once.
 
@@ -118,12 +132,19 @@ class OKFManager(DocumentKnowledgeBase):
                 ``ingest_agent/1.0``); defaults to ``agentkernel/okf``.
             write_prefix: Directory authored documents are written to.
             clock: Seconds since the epoch; drives refresh, staleness and ``generated.at``.
+            embedder: Makes search hybrid (lexical and dense, fused by rank): an
+                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
+                URL for :func:`~agentkernel.retrieval.load_embedder`. ``None``: lexical only.
+            cache_dir: The vector cache root (outside the bundle); ``None`` for
+                ``$XDG_CACHE_HOME/agentkernel/vectors``. Only used with an embedder.
 
         Raises:
             TypeError: An argument has the wrong type.
             ValueError: An argument is out of range.
             KnowledgePathError: ``write_prefix`` is not a clean relative path.
             OSError: The store cannot be listed (a misconfigured store fails here).
+            EmbedderError: The embedder cannot be built, or the cache holds vectors of
+                another dimension under its model id.
         """
         if refresh_seconds is not None and (
             isinstance(refresh_seconds, bool)
@@ -145,7 +166,15 @@ class OKFManager(DocumentKnowledgeBase):
             raise TypeError(
                 f"description must be a string or None, got {type(description).__name__}"
             )
-        super().__init__(store, okf_capabilities(writable=True), name or None)
+        semantic: SemanticIndex | None = None
+        if embedder is not None:
+            from agentkernel.knowledgebase.okf.vectors import open_index
+
+            semantic = open_index(embedder, cache_dir)
+        super().__init__(
+            store, okf_capabilities(writable=True, semantic=semantic is not None), name or None
+        )
+        self._semantic = semantic
         self._description = description
         self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
         self._max_concepts = max_concepts
@@ -154,7 +183,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._clock = clock
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
-        self._manifest = Manifest()
+        self._manifest = Manifest(semantic)
         self._walk_diagnostics: list[str] = []
         self._refresh_error: str | None = None
         self._next_refresh = math.inf
@@ -222,7 +251,8 @@ class OKFManager(DocumentKnowledgeBase):
             where = f" in {', '.join(namespaces[:8])}" if namespaces else ""
             text = (
                 f"OKF bundle {self._store.label}: {concepts} concepts "
-                f"(types: {kinds}){where}. Browse it from the root, search it lexically, "
+                f"(types: {kinds}){where}. Browse it from the root, search it "
+                f"{'by meaning and words' if self._semantic else 'lexically'}, "
                 "fetch whole documents by id."
             )
         if diagnostics:
@@ -235,6 +265,10 @@ class OKFManager(DocumentKnowledgeBase):
 
     def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
         """Rank concepts by BM25 over title, description, tags, type, id and body head.
+
+        With an embedder, the lexical ranking is fused with the concepts' cosine similarity
+        to the query (reciprocal rank); if the query cannot be embedded, the lexical
+        ranking is served (a WARNING is logged and the schema says so).
 
         Args:
             query: Keywords or a natural-language question.
@@ -249,9 +283,20 @@ class OKFManager(DocumentKnowledgeBase):
         if not isinstance(query, str) or not query.strip() or limit < 1:
             return []
         now = self._now()
+        semantic = self._semantic
+        if semantic is None:
+            with self._lock:
+                hits = self._manifest.index.search(query, limit)
+                return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
+        from agentkernel.retrieval.semantic import CANDIDATES
+
         with self._lock:
-            hits = self._manifest.index.search(query, limit)
-            return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
+            lexical = self._manifest.index.search(query, max(limit, CANDIDATES))
+        fused = semantic.hybrid(query, [str(hit.key) for hit in lexical], limit)
+        ranked = [(str(h.key), h.score) for h in lexical[:limit]] if fused is None else fused
+        with self._lock:
+            held = self._manifest.concepts
+            return [summary_record(held[k], now, s) for k, s in ranked if k in held]
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
         """Read whole documents by id, with their links resolved.
@@ -402,6 +447,9 @@ class OKFManager(DocumentKnowledgeBase):
                 "truncated": manifest.truncated,
                 "max_concepts": self._max_concepts,
             }
+        schema["search"] = (
+            self._semantic.description if self._semantic else "lexical (BM25F)"
+        )
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -463,6 +511,7 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _apply(self, result: ScanResult, known: dict[str, str], started: float) -> RefreshStats:
         manifest = self._manifest
+        vectors = self._embed(result.concepts)  # outside the lock: embedding is slow
         with self._lock:
 
             def untouched(path: str) -> bool:
@@ -476,7 +525,7 @@ class OKFManager(DocumentKnowledgeBase):
             changed = 0
             for concept in result.concepts:
                 if untouched(concept.path):
-                    manifest.put_concept(concept)
+                    manifest.put_concept(concept, vectors.get(concept.id))
                     changed += 1
             for reserved in result.reserved:
                 if untouched(reserved.path):
@@ -492,6 +541,18 @@ class OKFManager(DocumentKnowledgeBase):
                     "concepts; the rest are not served"
                 )
             self._refresh_error = None
+            unembedded = (
+                [manifest.concepts[k] for k in self._semantic.missing(list(manifest.concepts))]
+                if self._semantic is not None
+                else []
+            )
+        if unembedded:  # left without a vector by an earlier failed embedding
+            healed = self._embed(unembedded)
+            with self._lock:
+                for concept in unembedded:
+                    held = manifest.concepts.get(concept.id)
+                    if held is concept and concept.id in healed:
+                        manifest.put_concept(concept, healed[concept.id])
         seconds = time.perf_counter() - started
         return RefreshStats(result.listed, result.reads, changed, dropped, seconds)
 
@@ -589,9 +650,22 @@ class OKFManager(DocumentKnowledgeBase):
                 )
         listed = StoredFile(path, stored.size, stored.token)
         concept = concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
+        vector = self._embed([concept]).get(concept.id)  # before the write is acknowledged
         with self._lock:
-            self._manifest.put_concept(concept)
+            self._manifest.put_concept(concept, vector)
         return concept.id
+
+    def _embed(self, concepts: Sequence[Concept]) -> dict[str, np.ndarray]:
+        if self._semantic is None or not concepts:
+            return {}
+        from agentkernel.knowledgebase.okf.vectors import embed_concepts
+
+        return embed_concepts(self._semantic, concepts)
+
+    @property
+    def semantic(self) -> SemanticIndex | None:
+        """The dense index when search is hybrid (its cache, model and counters), else ``None``."""
+        return self._semantic
 
 
 def _declared_version(root_index: str | None) -> str | None:
