@@ -39,10 +39,10 @@ from agentkernel.retrieval.index import DEFAULT_WEIGHTS, STATUS_PENALTY, Hit, Se
 
 __all__ = [
     "DEFAULT_WEIGHTS",
-    "Embedder",
-    "EmbedderError",
     "QUERY_STOPWORDS",
     "STATUS_PENALTY",
+    "Embedder",
+    "EmbedderError",
     "Hit",
     "SearchIndex",
     "analyze",

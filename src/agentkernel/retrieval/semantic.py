@@ -12,14 +12,14 @@ by the next :meth:`SemanticIndex.vectors_for` that succeeds.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from pathlib import Path
 
 import numpy as np
 
-from agentkernel.retrieval.embedders import Embedder, EmbedderError, text_hash
+from agentkernel.retrieval.embedders import Embedder, EmbedderError, load_embedder, text_hash
 from agentkernel.retrieval.vectorcache import VectorCache, default_cache_dir
 
 logger = logging.getLogger(__name__)
@@ -63,20 +63,21 @@ class SemanticIndex:
     Thread-safe.
     """
 
-    def __init__(self, embedder: Embedder, cache_dir: str | Path | None = None) -> None:
-        """Open the embedder's vector cache.
+    def __init__(
+        self, embedder: Embedder | str, cache_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        """Build the embedder (when named) and open its vector cache.
 
         Args:
-            embedder: The embedder (documents and queries).
+            embedder: The embedder (documents and queries), or a name, model folder or
+                endpoint URL for :func:`~agentkernel.retrieval.embedders.load_embedder`.
             cache_dir: The vector cache root; ``None`` for :func:`default_cache_dir`.
 
         Raises:
-            EmbedderError: The cache holds vectors of another dimension under this model id.
+            EmbedderError: The embedder cannot be built, or the cache holds vectors of
+                another dimension under its model id.
         """
-        if not isinstance(embedder, Embedder):
-            raise EmbedderError(
-                f"embedder must have model_id, dimension and embed(), got {embedder!r}"
-            )
+        embedder = load_embedder(embedder)
         self.embedder = embedder
         self.cache = VectorCache(
             cache_dir if cache_dir is not None else default_cache_dir(),
@@ -244,7 +245,9 @@ class SemanticIndex:
         top = np.argpartition(-scores, take - 1)[:take]
         top = top[np.argsort(-scores[top], kind="stable")]
         return [
-            (key, float(scores[i])) for i in top if (key := keys[i]) is not None and np.isfinite(scores[i])
+            (key, float(scores[i]))
+            for i in top
+            if (key := keys[i]) is not None and np.isfinite(scores[i])
         ]
 
     def _query_vector(self, query: str) -> np.ndarray | None:
@@ -256,11 +259,12 @@ class SemanticIndex:
         array = self._embed([query])
         if array is None:
             return None
+        vector: np.ndarray = array[0]
         with self._lock:
-            self._queries[query] = array[0]
+            self._queries[query] = vector
             while len(self._queries) > _QUERY_MEMO:
                 self._queries.popitem(last=False)
-        return array[0]
+        return vector
 
     def hybrid(
         self, query: str, lexical: Sequence[str], limit: int

@@ -66,9 +66,9 @@ class SentenceTransformerEmbedder:
                 f"{folder} could not be loaded as a sentence-transformers model: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
-        dimension_of = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        dimension_of = getattr(self._model, "get_embedding_dimension", None)
+        if dimension_of is None:  # sentence-transformers < 5
+            dimension_of = self._model.get_sentence_embedding_dimension
         size = dimension_of()
         if not isinstance(size, int) or size < 1:
             raise EmbedderError(f"{folder}: the model does not say its embedding dimension.")

@@ -69,7 +69,7 @@ class VectorCache:
     Thread-safe.
     """
 
-    def __init__(self, root: str | Path, model_id: str, dimension: int) -> None:
+    def __init__(self, root: str | os.PathLike[str], model_id: str, dimension: int) -> None:
         """Open (creating when possible) the model's folder and load its segments.
 
         Args:
@@ -165,9 +165,7 @@ class VectorCache:
         magic, dimension, count = _HEADER.unpack_from(data)
         expected = _HEADER.size + count * (_KEY + 4 * dimension)
         if magic != _MAGIC or len(data) != expected:
-            raise EmbedderError(
-                f"vector cache segment {self.folder / name} is corrupt; remove it"
-            )
+            raise EmbedderError(f"vector cache segment {self.folder / name} is corrupt; remove it")
         if dimension != self.dimension:
             raise EmbedderError(
                 f"vector cache segment {self.folder / name} holds {dimension}-dimensional "

@@ -168,9 +168,9 @@ class OKFManager(DocumentKnowledgeBase):
             )
         semantic: SemanticIndex | None = None
         if embedder is not None:
-            from agentkernel.knowledgebase.okf.vectors import open_index
+            from agentkernel.retrieval.semantic import SemanticIndex
 
-            semantic = open_index(embedder, cache_dir)
+            semantic = SemanticIndex(embedder, cache_dir)
         super().__init__(
             store, okf_capabilities(writable=True, semantic=semantic is not None), name or None
         )
@@ -447,9 +447,7 @@ class OKFManager(DocumentKnowledgeBase):
                 "truncated": manifest.truncated,
                 "max_concepts": self._max_concepts,
             }
-        schema["search"] = (
-            self._semantic.description if self._semantic else "lexical (BM25F)"
-        )
+        schema["search"] = self._semantic.description if self._semantic else "lexical (BM25F)"
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (

@@ -9,30 +9,12 @@ embeds only concepts whose text no process has embedded before. Only imported wh
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.retrieval.embedders import Embedder, document_text, load_embedder
+from agentkernel.retrieval.embedders import document_text
 from agentkernel.retrieval.semantic import Progress, SemanticIndex
-
-
-def open_index(embedder: Embedder | str, cache_dir: str | Path | None) -> SemanticIndex:
-    """Build the embedder (when named) and open its vector cache.
-
-    Args:
-        embedder: An embedder, or a name, model folder or endpoint URL.
-        cache_dir: The cache root, ``None`` for the default.
-
-    Returns:
-        The dense index.
-
-    Raises:
-        EmbedderError: The embedder cannot be built, or the cache holds another model's
-            vectors under its id.
-    """
-    return SemanticIndex(load_embedder(embedder), cache_dir)
 
 
 def concept_text(concept: Concept) -> str:
