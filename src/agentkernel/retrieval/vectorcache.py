@@ -98,7 +98,7 @@ class VectorCache:
         meta = self.folder / "model.json"
         try:
             recorded = json.loads(meta.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             recorded = None
         except (OSError, ValueError) as exc:
             raise EmbedderError(f"vector cache {meta} is unreadable: {exc}") from exc
