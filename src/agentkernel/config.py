@@ -31,6 +31,12 @@ class OKFDatabaseConfig(BaseModel):
         uri: A path, ``file://`` URI, ``s3://bucket/prefix``, or the custom store's location.
         description: What the bundle holds, shown to agents.
         refresh_seconds: Seconds between refreshes; ``None`` disables automatic refresh.
+        embedder: Makes search hybrid: ``default`` (the packaged all-MiniLM-L6-v2, the
+            ``embeddings`` extra), a sentence-transformers model folder (relative to the
+            config file), or ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint, key
+            from ``OPENAI_API_KEY``). ``None``: lexical search.
+        vector_cache: The vector cache folder (relative to the config file); ``None`` for
+            ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
         consumer: Agents that read the bundle.
         producer: Agents that read it and add knowledge to it.
         curator: Agents that read it and maintain it.
@@ -42,9 +48,18 @@ class OKFDatabaseConfig(BaseModel):
     uri: str
     description: str | None = None
     refresh_seconds: float | None = 300.0
+    embedder: str | None = None
+    vector_cache: str | None = None
     consumer: list[str] = Field(default_factory=list)
     producer: list[str] = Field(default_factory=list)
     curator: list[str] = Field(default_factory=list)
+
+    @field_validator("embedder", "vector_cache")
+    @classmethod
+    def _not_blank_or_null(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty (leave it out for lexical search)")
+        return value.strip() if value is not None else None
 
     @field_validator("type", "uri")
     @classmethod

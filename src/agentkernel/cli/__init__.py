@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 # subcommand modules, in the order --help lists them
-_COMMANDS = ("check", "bundle", "ask", "serve", "view", "store")
+_COMMANDS = ("check", "bundle", "ask", "serve", "view", "store", "embed")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,6 +45,9 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="with --config: that agent's role-filtered tools (default: every database, read)",
     )
+    from agentkernel.cli._bundle import add_embedder_argument
+
+    add_embedder_argument(parser)
 
 
 def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
@@ -68,15 +71,23 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         return _from_config(args.config, args.agent, writable=writable)
     if not args.paths:
         raise AKConfigError("Name a bundle (PATH) or a configuration (--config FILE).")
-    return _from_paths(args.paths, writable=writable)
+    embedder = getattr(args, "embedder", None)
+    return _from_paths(
+        args.paths, writable=writable, embedder=embedder, cache_dir=args.vector_cache
+    )
 
 
-def _from_paths(paths: list[str], *, writable: bool) -> Sources:
+def _from_paths(
+    paths: list[str], *, writable: bool, embedder: str | None = None, cache_dir: str | None = None
+) -> Sources:
     from agentkernel.cli._bundle import open_bundle
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
     names = _backend_names(paths)
-    managers = [open_bundle(p, n, writable=writable) for p, n in zip(paths, names, strict=True)]
+    managers = [
+        open_bundle(p, n, writable=writable, embedder=embedder, cache_dir=cache_dir)
+        for p, n in zip(paths, names, strict=True)
+    ]
     tools = KnowledgeBuilder(managers).build(writable=writable)
     return Sources(tools, names)
 

@@ -47,7 +47,9 @@ def _runner(
     def run(args: argparse.Namespace) -> int:
         from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
-        manager = open_bundle(args.bundle, args.name)
+        manager = open_bundle(
+            args.bundle, args.name, embedder=args.embedder, cache_dir=args.vector_cache
+        )
         tools = {tool.__name__: tool for tool in KnowledgeBuilder([manager]).build(writable=False)}
         tool = tools[tool_name]
         call_args = arguments(args)

@@ -18,11 +18,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from agentkernel.errors import AKError
+
 MAX_EMBED_CHARS = 2_000
 """The most characters of a document embedded: small models read ~256 word pieces anyway."""
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(AKError, RuntimeError):
     """An embedder could not be built or could not embed (bad model, failing endpoint)."""
 
 

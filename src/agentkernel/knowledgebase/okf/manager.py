@@ -660,6 +660,16 @@ class OKFManager(DocumentKnowledgeBase):
 
         return embed_concepts(self._semantic, concepts)
 
+    def served_concepts(self) -> list[Concept]:
+        """Return every concept served now (frontmatter and body head), in no order.
+
+        Returns:
+            The concepts.
+        """
+        self._tick()
+        with self._lock:
+            return list(self._manifest.concepts.values())
+
     @property
     def semantic(self) -> SemanticIndex | None:
         """The dense index when search is hybrid (its cache, model and counters), else ``None``."""
