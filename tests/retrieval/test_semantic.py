@@ -320,3 +320,55 @@ def test_semantic_index_reuses_the_cache_for_the_same_text(
     assert index.embedded == 2
     index.vectors_for(["beta", "gamma"])
     assert index.embedded == 3
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "agentkernel.cli", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_the_cli_fills_the_cache_ahead_of_time_and_searches_hybrid(
+    bundle: Path, tmp_path: Path
+) -> None:
+    cache = str(tmp_path / "vectors")
+    first = run_cli("embed", str(bundle), "--vector-cache", cache)
+    assert first.returncode == 0, first.stderr
+    assert f"{len(CONCEPTS)} concepts: {len(CONCEPTS)} embedded now" in first.stdout
+    again = run_cli("embed", str(bundle), "--vector-cache", cache)
+    assert f"0 embedded now, {len(CONCEPTS)} already cached" in again.stdout
+    found = run_cli(
+        "search",
+        str(bundle),
+        "power users",
+        "-n",
+        "1",
+        "--embedder",
+        "default",
+        "--vector-cache",
+        cache,
+    )
+    assert found.returncode == 0, found.stderr
+    assert "[metrics/highly_active_users]" in found.stdout
+    bad = run_cli("search", str(bundle), "x", "--embedder", str(tmp_path / "no-model"))
+    assert bad.returncode == 2
+    assert "is not a sentence-transformers model folder" in bad.stderr
+
+
+def test_a_configured_database_takes_an_embedder_and_a_cache(bundle: Path, tmp_path: Path) -> None:
+    from agentkernel.okf import OKFCapability
+
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "okf:\n  databases:\n    metrics:\n      type: local\n"
+        f"      uri: {bundle}\n      embedder: default\n      vector_cache: ./vectors\n"
+        "      consumer: [Analyst]\n",
+        encoding="utf-8",
+    )
+    capability = OKFCapability.from_config(str(config))
+    assert capability is not None
+    kb = capability.manager("metrics")
+    assert kb.capabilities.search_mode == "semantic"
+    assert ids(kb, "power users", 1) == ["metrics/highly_active_users"]
+    assert any((tmp_path / "vectors").glob("*/*.vec"))

@@ -16,7 +16,7 @@ retired page leaves the search, as the store contract says. A hit's score is
 ``10000 * tier + BM25F``, so a title match always outranks an alias or body match.
 
 With an embedder (a store built with ``embedder=``), the third tier is hybrid: the lexical
-ranking fused by reciprocal rank with the pages' cosine similarity to the query
+scores blended with the pages' cosine similarity to the query
 (:class:`agentkernel.retrieval.semantic.SemanticIndex`), so a page that shares no word with the
 question can still be found; the score is then ``10000 * tier + fused score``. Pages are
 embedded in batches, through the vector cache, by the first search after they change.
@@ -183,7 +183,7 @@ class PageSearch:
                 self._unembedded.clear()
         if len(ranked) < CANDIDATES:
             ranked = self._index.search(query, CANDIDATES)
-        fused = semantic.hybrid(query, [str(hit.key) for hit in ranked], max(limit, 1))
+        fused = semantic.hybrid(query, [(str(h.key), h.score) for h in ranked], max(limit, 1))
         if fused is None:
             return found
         return {key: score for key, score in fused if key in self._shown}

@@ -7,6 +7,11 @@ ranking with a lexical one by reciprocal rank (:func:`fuse`). When the embedder 
 construction (an endpoint down), the index says so in :attr:`SemanticIndex.degraded`, logs a
 WARNING, and its owner serves lexical results; documents left without a vector are embedded
 by the next :meth:`SemanticIndex.vectors_for` that succeeds.
+
+Fusion is chosen by measurement (``bench/semantic_bench.py``, fusion variants): a weighted sum
+of min-max normalised scores (:func:`blend`, lexical weight :data:`LEXICAL_WEIGHT`) beat
+reciprocal-rank fusion (:func:`fuse`, any constant) on top-1 on both the question set and the
+paraphrase bench, at equal recall.
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ from agentkernel.retrieval.vectorcache import VectorCache, default_cache_dir
 logger = logging.getLogger(__name__)
 
 RRF_K = 60
-"""Reciprocal-rank fusion's constant (Cormack et al.); measured in ``bench/semantic_bench.py``."""
+"""Reciprocal-rank fusion's usual constant (Cormack et al.), for :func:`fuse`."""
+
+LEXICAL_WEIGHT = 0.4
+"""The lexical share of a blended score (:func:`blend`); the dense share is the rest."""
 
 CANDIDATES = 50
 """Documents each ranking contributes to a fused one."""
@@ -53,6 +61,38 @@ def fuse(
     for ranking in rankings:
         for rank, key in enumerate(ranking, start=1):
             scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return ordered[:limit]
+
+
+def blend(
+    lexical: Sequence[tuple[str, float]],
+    dense: Sequence[tuple[str, float]],
+    limit: int,
+    lexical_weight: float = LEXICAL_WEIGHT,
+) -> list[tuple[str, float]]:
+    """Fuse two scored candidate lists: each score min-max normalised, then weighted and summed.
+
+    A document missing from one list gets nothing from it.
+
+    Args:
+        lexical: ``(key, score)`` best first (BM25F).
+        dense: ``(key, cosine)`` best first.
+        limit: The most keys returned.
+        lexical_weight: The lexical share, in ``[0, 1]``.
+
+    Returns:
+        ``(key, fused score in [0, 1])`` best first.
+    """
+    scores: dict[str, float] = {}
+    for ranking, weight in ((lexical, lexical_weight), (dense, 1.0 - lexical_weight)):
+        if not ranking:
+            continue
+        high = ranking[0][1]
+        low = ranking[-1][1] if len(ranking) > 1 else 0.0
+        span = (high - low) or 1.0
+        for key, value in ranking:
+            scores[key] = scores.get(key, 0.0) + weight * (value - low) / span
     ordered = sorted(scores.items(), key=lambda item: -item[1])
     return ordered[:limit]
 
@@ -267,13 +307,13 @@ class SemanticIndex:
         return vector
 
     def hybrid(
-        self, query: str, lexical: Sequence[str], limit: int
+        self, query: str, lexical: Sequence[tuple[str, float]], limit: int
     ) -> list[tuple[str, float]] | None:
-        """Fuse a lexical ranking with the dense one.
+        """Fuse a lexical ranking with the dense one (:func:`blend`).
 
         Args:
             query: The query.
-            lexical: Lexical keys, best first (at least :data:`CANDIDATES` when there are).
+            lexical: ``(key, score)`` best first (the top :data:`CANDIDATES` when there are).
             limit: The most keys returned.
 
         Returns:
@@ -283,5 +323,4 @@ class SemanticIndex:
         dense = self.search(query, CANDIDATES)
         if dense is None:
             return None
-        fused = fuse([list(lexical), [key for key, _ in dense]], limit)
-        return [(str(key), score) for key, score in fused]
+        return blend(lexical, dense, limit)

@@ -266,9 +266,10 @@ class OKFManager(DocumentKnowledgeBase):
     def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
         """Rank concepts by BM25 over title, description, tags, type, id and body head.
 
-        With an embedder, the lexical ranking is fused with the concepts' cosine similarity
-        to the query (reciprocal rank); if the query cannot be embedded, the lexical
-        ranking is served (a WARNING is logged and the schema says so).
+        With an embedder, the lexical scores are blended with the concepts' cosine
+        similarity to the query (:func:`agentkernel.retrieval.semantic.blend`); if the query
+        cannot be embedded, the lexical ranking is served (a WARNING is logged and the schema
+        says so).
 
         Args:
             query: Keywords or a natural-language question.
@@ -292,7 +293,7 @@ class OKFManager(DocumentKnowledgeBase):
 
         with self._lock:
             lexical = self._manifest.index.search(query, max(limit, CANDIDATES))
-        fused = semantic.hybrid(query, [str(hit.key) for hit in lexical], limit)
+        fused = semantic.hybrid(query, [(str(h.key), h.score) for h in lexical], limit)
         ranked = [(str(h.key), h.score) for h in lexical[:limit]] if fused is None else fused
         with self._lock:
             held = self._manifest.concepts
