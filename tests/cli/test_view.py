@@ -392,14 +392,14 @@ def test_badges_search_and_type_filter(hostile_bundle: Path, page: Page, tmp_pat
 def test_a_missing_bundle_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
     output = tmp_path / "page.html"
     result = run_view(str(tmp_path / "nowhere"), "-o", str(output))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "cannot read" in result.stderr and "nowhere" in result.stderr
     assert not output.exists()
 
 
 def test_an_unwritable_output_is_a_clear_error(tmp_path: Path, hostile_bundle: Path) -> None:
     result = run_view(str(hostile_bundle), "-o", str(tmp_path / "no" / "dir" / "page.html"))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "cannot write" in result.stderr
 
 

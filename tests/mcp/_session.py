@@ -6,6 +6,7 @@ Imported only by test modules that have already required the ``mcp`` extra.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,7 +23,10 @@ from tests.support.fixtures_mcp import REPO, server_command
 async def stdio_session(*args: str) -> AsyncIterator[ClientSession]:
     """Spawn the server with ``args`` and yield an initialized client session."""
     command = server_command(*args)
-    params = StdioServerParameters(command=command[0], args=command[1:], cwd=str(REPO))
+    # the same sources as this process (PYTHONPATH included), not the SDK's bare environment
+    params = StdioServerParameters(
+        command=command[0], args=command[1:], cwd=str(REPO), env=dict(os.environ)
+    )
     with tempfile.TemporaryFile("w+") as errlog:
         try:
             async with (

@@ -8,6 +8,7 @@ virtualenv that holds nothing else.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from importlib.metadata import version
 from typing import Any
@@ -37,7 +38,10 @@ async def main(argv: list[str]) -> dict[str, Any]:
     if argv[0] == "stdio":
         python, repo, factory = argv[1:4]
         params = StdioServerParameters(
-            command=python, args=["-m", "agentkernel.mcp", "--factory", factory], cwd=repo
+            command=python,
+            args=["-m", "agentkernel.mcp", "--factory", factory, "--writable"],
+            cwd=repo,
+            env=dict(os.environ),
         )
         async with stdio_client(params) as streams, ClientSession(streams[0], streams[1]) as s:
             return await exercise(s)

@@ -62,5 +62,5 @@ def test_an_mcp1_client_over_stdio(mcp1_python: str) -> None:
 
 
 def test_an_mcp1_client_over_http(mcp1_python: str, mcp_http_server: Callable[..., str]) -> None:
-    url = mcp_http_server("--factory", FACTORY)
+    url = mcp_http_server("--factory", FACTORY, "--writable")
     check(run_client(mcp1_python, "http", url))

@@ -20,7 +20,7 @@ from tests.mcp._session import call, http_session, tools  # noqa: E402
 
 
 def test_streamable_http_round_trip(ga4_bundle: Path, mcp_http_server: Callable[..., str]) -> None:
-    url = mcp_http_server("--bundle", str(ga4_bundle), "--kb-name", "GA4")
+    url = mcp_http_server("--bundle", str(ga4_bundle), "--kb-name", "GA4", "--writable")
     assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
 
     async def run() -> tuple[list[str], dict[str, tuple[str, bool]]]:

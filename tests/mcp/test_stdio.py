@@ -32,7 +32,7 @@ ALL_TOOLS = [
     "browse_kb",
 ]
 READERS = [name for name in ALL_TOOLS if name != "write_kb"]
-MIXED = ("--factory", "tests.mcp.factories:mixed")
+MIXED = ("--factory", "tests.mcp.factories:mixed", "--writable")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,9 @@ def ga4_listed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, 
     shutil.copytree(GA4_BUNDLE, bundle)
 
     async def run() -> dict[str, dict[str, Any]]:
-        async with stdio_session("--bundle", str(bundle), "--kb-name", "GA4") as session:
+        async with stdio_session(
+            "--bundle", str(bundle), "--kb-name", "GA4", "--writable"
+        ) as session:
             return await tools(session)
 
     return anyio.run(run)
@@ -103,7 +105,9 @@ def test_read_only_serves_no_write_tool_and_opens_the_bundle_read_only(ga4_bundl
 
 def test_only_declared_capabilities_become_tools() -> None:
     async def run() -> dict[str, dict[str, Any]]:
-        async with stdio_session("--factory", "tests.mcp.factories:search_only") as session:
+        async with stdio_session(
+            "--factory", "tests.mcp.factories:search_only", "--writable"
+        ) as session:
             return await tools(session)
 
     listed = anyio.run(run)
@@ -129,7 +133,9 @@ def test_write_kb_is_destructive_when_a_writable_backend_takes_statements() -> N
 def test_round_trips_over_a_real_okf_bundle(ga4_bundle: Path) -> None:
     async def run() -> dict[str, tuple[str, bool]]:
         out: dict[str, tuple[str, bool]] = {}
-        async with stdio_session("--bundle", str(ga4_bundle), "--kb-name", "GA4") as session:
+        async with stdio_session(
+            "--bundle", str(ga4_bundle), "--kb-name", "GA4", "--writable"
+        ) as session:
             out["descriptions"] = await call(session, "get_all_kb_descriptions")
             out["search"] = await call(session, "search_kb", backend="GA4", query="purchasers")
             first_id = out["search"][0].split("[", 1)[1].split("]", 1)[0]

@@ -378,7 +378,7 @@ def test_schemas_and_descriptions_name_the_bundle_not_its_path(
     for text in outputs:
         assert str(tmp_path) not in text, text[:500]
     assert json.loads(outputs[0])["KB"]["location"] == "bundle"
-    assert unnamed.backend_name == "OKFManager(bundle)"
+    assert unnamed.backend_name == "bundle"
 
 
 # -- path cleaning --------------------------------------------------------------------------

@@ -101,7 +101,7 @@ def bundle(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def stdio(bundle: Path) -> Iterator[RawStdio]:
-    server = RawStdio(server_command("--bundle", str(bundle), "--kb-name", "KB"))
+    server = RawStdio(server_command("--bundle", str(bundle), "--kb-name", "KB", "--writable"))
     yield server
     server.close()
 
@@ -229,7 +229,7 @@ class RawHTTP:
 
 @pytest.fixture
 def http(mcp_http_server: Callable[..., str], bundle: Path) -> Iterator[RawHTTP]:
-    session = RawHTTP(mcp_http_server("--bundle", str(bundle), "--kb-name", "KB"))
+    session = RawHTTP(mcp_http_server("--bundle", str(bundle), "--kb-name", "KB", "--writable"))
     yield session
     session.client.close()
 

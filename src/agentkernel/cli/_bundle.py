@@ -1,16 +1,32 @@
-"""Open a bundle named on the command line: a path or any ``DocumentStore.from_uri`` form."""
+"""Open bundles named on the command line, and name them for agents by one rule.
+
+A bundle's backend name is its folder's name (``/srv/kb`` is ``kb``), an S3 prefix's last
+segment (``s3://bucket/bundles/kb`` is ``kb``), or what ``--name`` says; two bundles that
+would share a name are refused, never renamed behind the user's back. Every command that
+serves bundles (``serve``, ``ask``, ``schema``, ``search``, ``fetch``, ``browse``, and
+``python -m agentkernel.mcp --bundle``) names them here, so the name an agent's prompt uses
+does not depend on how the server was started.
+"""
 
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from agentkernel.errors import AKConfigError
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.manager import OKFManager
 
+NAME_HELP = (
+    "the backend name agents use (default: the bundle's folder name, or an S3 prefix's last "
+    "segment); give it once per bundle, in order"
+)
+
 
 def add_bundle_argument(parser: argparse.ArgumentParser) -> None:
-    """Add the positional bundle argument shared by the bundle subcommands.
+    """Add the positional bundle argument and ``--name`` shared by the bundle subcommands.
 
     Args:
         parser: The subcommand's parser.
@@ -20,7 +36,7 @@ def add_bundle_argument(parser: argparse.ArgumentParser) -> None:
         metavar="PATH|URI",
         help="the OKF bundle: a directory, file:///dir, s3://bucket/prefix or python:pkg.Store",
     )
-    parser.add_argument("--name", default="OKF", help="the backend name (default: OKF)")
+    add_name_argument(parser)
     add_embedder_argument(parser)
 
 
@@ -43,31 +59,107 @@ def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def open_bundle(
-    location: str,
-    name: str = "OKF",
+def add_name_argument(parser: Any, *flags: str) -> None:
+    """Add ``--name NAME`` (repeatable: one per bundle, in order) to a parser or group.
+
+    Args:
+        parser: The parser or argument group.
+        *flags: More option strings for the same value (``--kb-name``), hidden from help.
+    """
+    parser.add_argument("--name", action="append", dest="names", metavar="NAME", help=NAME_HELP)
+    for flag in flags:
+        parser.add_argument(flag, action="append", dest="names", help=argparse.SUPPRESS)
+
+
+def open_bundles(
+    locations: Sequence[str],
+    names: Sequence[str] | None = None,
     *,
     writable: bool = False,
     embedder: str | None = None,
     cache_dir: str | None = None,
-) -> OKFManager:
-    """Walk a bundle once for a command; read-only unless asked otherwise.
+) -> list[OKFManager]:
+    """Open bundles for a command, named by the one rule; read-only unless asked otherwise.
 
     Args:
-        location: A path or store URI.
-        name: The backend name the tools use.
-        writable: Whether writes are allowed (only ``serve`` ever asks).
+        locations: Paths or store URIs.
+        names: ``--name`` values, matched to ``locations`` in order; the rest are derived.
+        writable: Whether writes are allowed (only ``serve --writable`` asks).
         embedder: ``--embedder``: makes search hybrid.
         cache_dir: ``--vector-cache``.
 
     Returns:
-        A connected manager that never refreshes on its own.
+        Connected managers that never refresh on their own, in the order given.
+
+    Raises:
+        AKConfigError: More names than bundles, an empty name, or two bundles sharing a name.
+        OSError: A local bundle does not exist or cannot be listed.
     """
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.base import DocumentStore
+    from agentkernel.knowledgebase.store.base import DocumentStore, bundle_name
 
-    kwargs = {} if writable else {"writable": False}
-    store = DocumentStore.from_uri(location, **kwargs)
-    return OKFManager(
-        store, name=name, refresh_seconds=None, embedder=embedder, cache_dir=cache_dir
+    given = list(names or [])
+    if len(given) > len(locations):
+        raise AKConfigError(
+            f"--name was given {len(given)} times for {len(locations)} bundle(s): give it at "
+            "most once per bundle, in the order the bundles are named."
+        )
+    if any(not name.strip() for name in given):
+        raise AKConfigError("--name needs a non-empty name.")
+    options: dict[str, Any] = {} if writable else {"writable": False}
+    stores = []
+    try:
+        for location in locations:
+            stores.append(DocumentStore.from_uri(location, **options))
+        chosen = given + [bundle_name(store.label) for store in stores[len(given) :]]
+        _refuse_clashes(locations, chosen)
+        return [
+            OKFManager(
+                store, name=name, refresh_seconds=None, embedder=embedder, cache_dir=cache_dir
+            )
+            for store, name in zip(stores, chosen, strict=True)
+        ]
+    except BaseException:
+        for store in stores:
+            store.close()
+        raise
+
+
+def _refuse_clashes(locations: Sequence[str], names: Sequence[str]) -> None:
+    first: dict[str, str] = {}
+    for location, name in zip(locations, names, strict=True):
+        if name in first:
+            raise AKConfigError(
+                f"Two bundles would both be named {name!r} ({first[name]} and {location}): "
+                "name them apart with --name, once per bundle in order "
+                f"(for example --name {name} --name {name}_2)."
+            )
+        first[name] = location
+
+
+def skipped_summary(name: str, kb: Any) -> str:
+    """One line saying how many files a bundle's walk skipped and why; ``""`` when none.
+
+    Args:
+        name: The backend name.
+        kb: The backend (its ``diagnostics`` are ``"path: reason"`` lines).
+
+    Returns:
+        For example ``plain: 8 file(s) skipped (8 no YAML frontmatter); run 'agentkernel-kb
+        check /srv/plain' to see each file and the rule it breaks``.
+    """
+    diagnostics = list(getattr(kb, "diagnostics", None) or [])
+    if not diagnostics:
+        return ""
+    reasons: dict[str, int] = {}
+    for line in diagnostics:
+        _, _, reason = str(line).partition(": ")
+        reason = (reason or str(line)).split(" (", 1)[0].split(": ", 1)[0].strip()
+        reasons[reason] = reasons.get(reason, 0) + 1
+    shown = ", ".join(f"{count} {reason}" for reason, count in list(reasons.items())[:3])
+    more = ", ..." if len(reasons) > 3 else ""
+    where = kb.store.location if hasattr(kb, "store") else name
+    return (
+        f"{name}: {len(diagnostics)} file(s) skipped ({shown}{more}); run "
+        f"'agentkernel-kb check {where}' to see each file and the rule it breaks"
     )

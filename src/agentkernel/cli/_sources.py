@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import posixpath
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from agentkernel.cli._bundle import add_embedder_argument, add_name_argument, open_bundles
 from agentkernel.errors import AKConfigError
+
+if TYPE_CHECKING:
+    from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
 Tool = Callable[..., str]
 
@@ -20,18 +24,24 @@ class Sources:
         tools: The knowledge tool callables, in the builder's order.
         backends: The backend names the tools serve.
         instructions: Extra agent instructions (the OKF navigation protocol for ``--config``).
+        builder: The builder over the opened backends, whose declarations decide the MCP
+            annotations and which backends take writes.
+        writes: The backends ``write_kb`` may write to (empty when it is not offered).
     """
 
     tools: list[Tool]
     backends: list[str]
     instructions: str = ""
+    builder: KnowledgeBuilder | None = None
+    writes: list[str] = field(default_factory=list)
 
 
-def add_source_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add ``PATH...``, ``--config FILE`` and ``--agent NAME`` to a subcommand.
+def add_source_arguments(parser: argparse.ArgumentParser, *, names: bool = True) -> None:
+    """Add ``PATH...``, ``--config FILE``, ``--agent NAME`` (and ``--name``) to a subcommand.
 
     Args:
         parser: The subcommand's parser.
+        names: Add ``--name`` too (``serve`` gets it from the MCP server's options).
     """
     parser.add_argument(
         "paths",
@@ -45,8 +55,8 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="with --config: that agent's role-filtered tools (default: every database, read)",
     )
-    from agentkernel.cli._bundle import add_embedder_argument
-
+    if names:
+        add_name_argument(parser)
     add_embedder_argument(parser)
 
 
@@ -55,57 +65,58 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
 
     Args:
         args: Parsed arguments from a parser extended by :func:`add_source_arguments`.
-        writable: Whether ``write_kb`` may be part of the tools.
+        writable: Whether ``write_kb`` may be offered for bundle paths. With ``--config``
+            and ``--agent`` the agent's roles decide instead (a producer or curator writes).
 
     Returns:
         The tools and their backends.
 
     Raises:
-        AKConfigError: No source, both kinds of source, an unknown agent, or a bad config.
+        AKConfigError: No source, both kinds of source, an unknown agent, a bad config, or
+            bundles that would share a name.
     """
     if args.config and args.paths:
         raise AKConfigError("Give bundle paths or --config FILE, not both.")
     if args.agent and not args.config:
         raise AKConfigError("--agent NAME goes with --config FILE.")
     if args.config:
-        return _from_config(args.config, args.agent, writable=writable)
+        if getattr(args, "names", None):
+            raise AKConfigError("--name names bundle paths; with --config the databases are named.")
+        return _from_config(args.config, args.agent)
     if not args.paths:
         raise AKConfigError("Name a bundle (PATH) or a configuration (--config FILE).")
-    embedder = getattr(args, "embedder", None)
     return _from_paths(
-        args.paths, writable=writable, embedder=embedder, cache_dir=args.vector_cache
+        args.paths,
+        getattr(args, "names", None),
+        writable=writable,
+        embedder=getattr(args, "embedder", None),
+        cache_dir=getattr(args, "vector_cache", None),
     )
 
 
 def _from_paths(
-    paths: list[str], *, writable: bool, embedder: str | None = None, cache_dir: str | None = None
+    paths: list[str],
+    names: list[str] | None,
+    *,
+    writable: bool,
+    embedder: str | None = None,
+    cache_dir: str | None = None,
 ) -> Sources:
-    from agentkernel.cli._bundle import open_bundle
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
-    names = _backend_names(paths)
-    managers = [
-        open_bundle(p, n, writable=writable, embedder=embedder, cache_dir=cache_dir)
-        for p, n in zip(paths, names, strict=True)
-    ]
-    tools = KnowledgeBuilder(managers).build(writable=writable)
-    return Sources(tools, names)
+    managers = open_bundles(paths, names, writable=writable, embedder=embedder, cache_dir=cache_dir)
+    builder = KnowledgeBuilder(managers)
+    tools = builder.build(writable=writable)
+    return Sources(tools, list(builder.backends), builder=builder, writes=_writes(builder, tools))
 
 
-def _backend_names(paths: list[str]) -> list[str]:
-    if len(paths) == 1:
-        return ["OKF"]
-    names: list[str] = []
-    for path in paths:
-        base = posixpath.basename(path.rstrip("/")) or "OKF"
-        name, suffix = base, 2
-        while name in names:
-            name, suffix = f"{base}_{suffix}", suffix + 1
-        names.append(name)
-    return names
+def _writes(builder: KnowledgeBuilder, tools: list[Tool]) -> list[str]:
+    if not any(tool.__name__ == "write_kb" for tool in tools):
+        return []
+    return [name for name, kb in builder.backends.items() if kb.capabilities.writable]
 
 
-def _from_config(path: str, agent: str | None, *, writable: bool) -> Sources:
+def _from_config(path: str, agent: str | None) -> Sources:
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
     from agentkernel.okf import OKFCapability
 
@@ -114,11 +125,15 @@ def _from_config(path: str, agent: str | None, *, writable: bool) -> Sources:
         raise AKConfigError(f"{path} has no okf block: nothing to serve.")
     if agent is None:
         databases = capability.databases()
-        tools = KnowledgeBuilder([capability.manager(db) for db in databases]).build(writable=False)
-        return Sources(tools, databases)
+        builder = KnowledgeBuilder([capability.manager(db) for db in databases])
+        return Sources(builder.build(writable=False), databases, builder=builder)
     if agent not in capability.agents():
         raise AKConfigError(f"Agent {agent!r} holds no role in {path}: {capability.agents()}")
+    roles = list(capability.roles_of(agent))
     tools = capability.tools_for(agent)
-    if not writable:
-        tools = [t for t in tools if t.__name__ != "write_kb"]
-    return Sources(tools, list(capability.roles_of(agent)), capability.instructions_for(agent))
+    # the same shared managers the tools open on first use, opened now: a bad store fails
+    # at startup, and the annotations come from the backends' declarations
+    builder = KnowledgeBuilder([capability.manager(db) for db in roles])
+    granted = set(capability.writable_for(agent))
+    writes = [db for db in _writes(builder, tools) if db in granted]
+    return Sources(tools, roles, capability.instructions_for(agent), builder, writes)

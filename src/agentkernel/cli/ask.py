@@ -12,11 +12,12 @@ import argparse
 import asyncio
 import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from agentkernel.cli._sources import Sources, add_source_arguments, resolve_sources
-from agentkernel.errors import AKConfigError, MissingExtraError, missing_extra
+from agentkernel.errors import AKConfigError, missing_extra
 
 _IDS = re.compile(r"^-\s*\[([^\]\n]+)\]", re.MULTILINE)
 _SHOWN = 600  # characters of each tool result shown while the agent runs
@@ -44,19 +45,23 @@ def run(args: argparse.Namespace) -> int:
         args: The parsed arguments.
 
     Returns:
-        0 when an answer (or retrieval) was printed, 2 for a usage or configuration problem.
+        0 when an answer (or retrieval) was printed.
+
+    Raises:
+        AKConfigError: A usage or configuration problem, or the model cannot be used (no
+            API key, a key refused, the API out of reach): one line saying what to do.
+        MissingExtraError: ``--model`` without the ``openai`` extra.
     """
-    try:
-        sources = resolve_sources(args, writable=False)
-    except AKConfigError as exc:
-        print(f"agentkernel-kb ask: {exc}")
-        return 2
+    sources = resolve_sources(args, writable=False)
+    print(skipped_note(sources), end="", file=sys.stderr)
     if args.model or os.environ.get("OPENAI_API_KEY"):
         try:
             asyncio.run(run_agent(args.question, sources, model=args.model, out=print))
-        except MissingExtraError as exc:
-            print(f"agentkernel-kb ask: {exc}")
-            return 2
+        except Exception as exc:
+            problem = model_problem(exc)
+            if problem is None:
+                raise
+            raise AKConfigError(problem) from exc
         return 0
     print(
         "No model configured (set OPENAI_API_KEY, or pass --model): answering retrieval-only "
@@ -64,6 +69,50 @@ def run(args: argparse.Namespace) -> int:
     )
     print(retrieve(args.question, sources, limit=args.limit, fetch=args.fetch))
     return 0
+
+
+def model_problem(exc: BaseException) -> str | None:
+    """Word an expected failure to use the model (the OpenAI client's own errors).
+
+    Args:
+        exc: What running the agent raised.
+
+    Returns:
+        One line saying what to do, or ``None`` for an unexpected error.
+    """
+    kind = type(exc)
+    if not kind.__module__.startswith("openai"):
+        return None
+    names = {k.__name__ for k in kind.__mro__}
+    if "AuthenticationError" in names or "api_key" in str(exc).lower():
+        return (
+            "the model needs a valid OpenAI API key: set OPENAI_API_KEY (or run without "
+            "--model for a retrieval-only answer)"
+        )
+    if "APIConnectionError" in names:
+        return f"cannot reach the model's API ({exc}); check the network, or run without --model"
+    if "OpenAIError" in names:
+        return f"the model's API refused the request: {exc}"
+    return None
+
+
+def skipped_note(sources: Sources) -> str:
+    """Say how many files the walk skipped and why, pointing to ``check``; empty when none.
+
+    Args:
+        sources: The opened sources.
+
+    Returns:
+        One line per backend that skipped files (with a trailing newline), or ``""``.
+    """
+    from agentkernel.cli._bundle import skipped_summary
+
+    lines = []
+    for name, kb in sources.builder.backends.items() if sources.builder else ():
+        line = skipped_summary(name, kb)
+        if line:
+            lines.append(line + "\n")
+    return "".join(lines)
 
 
 def retrieve(question: str, sources: Sources, *, limit: int = 5, fetch: int = 2) -> str:

@@ -1,16 +1,22 @@
 """``schema``, ``search``, ``fetch`` and ``browse``: the agent tools' answers, in a terminal.
 
 Each command builds the same ``KnowledgeBuilder`` tools an agent gets and prints what the
-tool returns, so what you read here is exactly what the model would read.
+tool returns, so what you read here is exactly what the model would read. The bundle is
+named as ``serve`` names it (its folder's name unless ``--name`` says otherwise). ``schema``
+and ``search`` say on stderr how many files were skipped and why; a ``fetch`` or ``browse``
+that finds nothing says so once, on stderr, and exits 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentkernel.cli._bundle import add_bundle_argument, open_bundle
+from agentkernel.cli._bundle import add_bundle_argument, open_bundles, skipped_summary
 
 
 def register(subparsers: Any) -> None:
@@ -47,14 +53,52 @@ def _runner(
     def run(args: argparse.Namespace) -> int:
         from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
-        manager = open_bundle(
-            args.bundle, args.name, embedder=args.embedder, cache_dir=args.vector_cache
+        (manager,) = open_bundles(
+            [args.bundle], args.names, embedder=args.embedder, cache_dir=args.vector_cache
         )
+        name = manager.backend_name
+        if tool_name in _NOTED:
+            note = skipped_summary(name, manager)
+            if note:
+                print(note, file=sys.stderr)
         tools = {tool.__name__: tool for tool in KnowledgeBuilder([manager]).build(writable=False)}
         tool = tools[tool_name]
         call_args = arguments(args)
-        result = tool(*call_args) if tool_name == "get_schemas" else tool(args.name, *call_args)
-        print(result)
-        return 0
+        result = tool(*call_args) if tool_name == "get_schemas" else tool(name, *call_args)
+        missing = _not_found(tool_name, result, args)
+        if missing is None:
+            print(result)
+            return 0
+        found, message = missing
+        if found:
+            print(found)
+        print(message, file=sys.stderr)
+        return 1
 
     return run
+
+
+# the commands whose answer silently depends on every file having been read
+_NOTED = frozenset({"get_schemas", "search_kb"})
+_NOT_FOUND = re.compile(r"(?:\A|\n\n?)Not found: (\[.*\])\Z", re.DOTALL)
+
+
+def _not_found(tool_name: str, result: str, args: argparse.Namespace) -> tuple[str, str] | None:
+    """What was found and the one message for what was not, when a fetch or browse missed."""
+    if tool_name == "browse_kb" and result == "No results.":
+        where = f"directory or concept {args.path!r}" if args.path else "the root"
+        return "", (
+            f"Nothing at {where} in {args.bundle}: 'agentkernel-kb browse {args.bundle}' lists "
+            "the top level, 'search' finds concepts by words."
+        )
+    if tool_name != "fetch_kb":
+        return None
+    match = _NOT_FOUND.search(result)
+    if match is None:
+        return None
+    found = result[: match.start()]
+    found = "" if found.strip() in ("", "No results.") else found
+    return found, (
+        f"Not found: {', '.join(ast.literal_eval(match.group(1)))} (ids are paths without "
+        "'.md'; 'search' and 'browse' show them)."
+    )

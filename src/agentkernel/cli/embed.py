@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agentkernel.cli._bundle import add_bundle_argument, open_bundle
+from agentkernel.cli._bundle import add_bundle_argument, open_bundles
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     index = SemanticIndex(args.embedder or "default", args.vector_cache)
-    manager = open_bundle(args.bundle, args.name)  # lexical walk; vectors come next
+    (manager,) = open_bundles([args.bundle], args.names)  # lexical walk; vectors next
     concepts = manager.served_concepts()
     columns = (
         "[progress.description]{task.description}",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 from typing import Any
 
 from agentkernel.errors import AKConfigError, MissingExtraError
@@ -21,7 +20,13 @@ def register(subparsers: Any) -> None:
     Args:
         subparsers: The top-level parser's subparsers.
     """
-    parser = subparsers.add_parser("serve", help="serve the knowledge tools over MCP")
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the knowledge tools over MCP (read-only unless --writable)",
+        description="Serve the knowledge tools over MCP, on stdio or streamable HTTP. The "
+        "server is read-only unless --writable (or, with --config --agent, the agent's role) "
+        "grants writes; its startup line on stderr says which.",
+    )
     parser.set_defaults(handler=run)
     try:
         from agentkernel.mcp._cli import add_serve_arguments
@@ -31,7 +36,7 @@ def register(subparsers: Any) -> None:
     from agentkernel.cli._sources import add_source_arguments
 
     add_serve_arguments(parser)
-    add_source_arguments(parser)
+    add_source_arguments(parser, names=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,16 +46,16 @@ def run(args: argparse.Namespace) -> int:
         args: The parsed arguments.
 
     Returns:
-        0 after a clean shutdown; 2 for a configuration problem or a missing extra.
+        0 after a clean shutdown.
+
+    Raises:
+        MissingExtraError: The ``mcp`` extra is not installed.
+        AKConfigError: The sources or options do not describe a server.
     """
-    try:
-        from agentkernel.mcp._cli import serve_from_args
-        from agentkernel.mcp.server import create_server
-    except MissingExtraError as exc:
-        print(f"agentkernel-kb serve: {exc}", file=sys.stderr)
-        return 2
+    from agentkernel.mcp._cli import apply_log_level, serve_from_args
+
     # stdout is the protocol stream on stdio: logs go to stderr only
-    logging.getLogger("mcp").setLevel(logging.WARNING)
+    apply_log_level(args.log_level or logging.getLevelName(logging.getLogger().level))
     try:
         if args.bundle or args.factory:
             if args.paths or args.config:
@@ -59,25 +64,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
         from agentkernel.cli._sources import resolve_sources
 
-        sources = resolve_sources(args, writable=not args.read_only)
-        server = create_server(
-            sources.tools,
-            name=args.name,
-            writable=not args.read_only,
-            max_concurrency=args.max_concurrency,
-        )
-        if args.http:
-            import anyio
-
-            from agentkernel.mcp._cli import parse_http
-
-            host, port = parse_http(args.http)
-            anyio.run(lambda: server.serve_http(host, port))
-        else:
-            server.run_stdio()
-    except AKConfigError as exc:
-        print(f"agentkernel-kb serve: {exc}", file=sys.stderr)
-        return 2
+        if args.config and args.writable:
+            raise AKConfigError(
+                "With --config, an agent's role grants writes (--agent NAME), not --writable."
+            )
+        sources = resolve_sources(args, writable=args.writable)
+        serve_from_args(args, sources.builder, tools=sources.tools, writes=sources.writes)
     except KeyboardInterrupt:
         pass
     return 0

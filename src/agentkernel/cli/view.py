@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
         args: ``bundle``, ``output`` and ``title``.
 
     Returns:
-        0 when the page was written; 1 when the bundle could not be read or the page could
-        not be written (the reason goes to stderr).
+        0 when the page was written; 2 when the bundle could not be read or the page could
+        not be written (one line on stderr says why), as for every expected failure.
     """
     from agentkernel.cli.viewer.bundle import collect
     from agentkernel.cli.viewer.page import build_page
@@ -73,13 +73,13 @@ def run(args: argparse.Namespace) -> int:
             store.close()
     except (AKError, KnowledgeError, OSError) as exc:
         print(f"agentkernel-kb view: cannot read {args.bundle}: {exc}", file=sys.stderr)
-        return 1
+        return 2
     page = build_page(view)
     try:
         _write_atomically(output, page)
     except OSError as exc:
         print(f"agentkernel-kb view: cannot write {output}: {exc}", file=sys.stderr)
-        return 1
+        return 2
     skipped = f", {len(view.diagnostics)} diagnostic(s)" if view.diagnostics else ""
     print(f"wrote {output} ({len(view.concepts)} concepts{skipped})")
     return 0

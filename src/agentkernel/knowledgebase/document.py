@@ -11,7 +11,7 @@ import dataclasses
 
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.model import KnowledgeCapabilities
-from agentkernel.knowledgebase.store.base import DocumentStore
+from agentkernel.knowledgebase.store.base import DocumentStore, bundle_name
 
 
 class DocumentKnowledgeBase(KnowledgeBase):
@@ -54,8 +54,8 @@ class DocumentKnowledgeBase(KnowledgeBase):
 
     @property
     def backend_name(self) -> str:
-        """The backend's name, or the class name followed by the store's label (never a path)."""
-        return self.name or f"{type(self).__name__}({self._store.label})"
+        """The backend's name; unnamed, the bundle's (see :func:`bundle_name`), never a path."""
+        return self.name or bundle_name(self._store.label)
 
     def close(self) -> None:
         """Close the store."""

@@ -31,9 +31,9 @@ class KnowledgeMetadata(TypedDict, total=False):
         kind: What sort of thing the record is (a concept type, a node label, ...).
         trust: ``unverified``, ``machine-confirmed`` or ``human-reviewed`` (OKF).
         stale: Whether the record is past its ``stale_after`` (OKF).
-        status: Its lifecycle: ``stable``, ``draft`` or ``deprecated`` (OKF); ``current``,
-            ``superseded`` or ``retired`` (curated store). Ranking lowers the last two of
-            each, never filters them.
+        status: Its lifecycle: ``stable``, ``draft`` or ``deprecated`` (OKF); ``superseded``
+            or ``retired`` (curated store). Search ranks ``deprecated`` and ``superseded``
+            below current records of equal relevance; it never filters on status.
         links: Identities the record links to, known after a fetch (OKF).
     """
 

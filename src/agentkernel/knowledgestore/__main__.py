@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Sequence
 
 from agentkernel.knowledgestore.base import KnowledgeStore
@@ -59,4 +60,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from agentkernel.errors import AKError
+
+    try:
+        main()
+    except AKError as exc:  # a missing extra, say: one line, not a traceback
+        print(f"python -m agentkernel.knowledgestore: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None

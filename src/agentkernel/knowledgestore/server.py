@@ -188,11 +188,86 @@ def _retire_tool_v1(store: KnowledgeStore) -> Callable[..., Any]:
     return knowledge_retire
 
 
+#: The title MCP clients may show for each tool.
+TITLES: dict[str, str] = {
+    "knowledge_index": "Show the catalog",
+    "knowledge_search": "Search pages",
+    "knowledge_read": "Read a page",
+    "knowledge_create": "Create pages",
+    "knowledge_edit": "Edit part of a page",
+    "knowledge_rewrite": "Rewrite a page",
+    "knowledge_supersede": "Supersede a page",
+    "knowledge_retire": "Retire a page (asks the person)",
+    "knowledge_log": "Log an operation",
+    "knowledge_check": "Check the links",
+}
+
+
+def _retire_parameters(page: str, reason: str) -> str:
+    """Stands in for ``knowledge_retire`` where only its parameters and docstring count."""
+    raise NotImplementedError  # never called: it only describes the tool
+
+
+_retire_parameters.__name__ = "knowledge_retire"
+_retire_parameters.__doc__ = _RETIRE_DOC
+
+
+def _definitions(operations: list[Callable[..., str]], interactive: bool) -> dict[str, Any]:
+    """Describe the tools as the knowledge-base server describes its own.
+
+    Descriptions come from the docstrings (``Returns:`` included), with a JSON schema giving
+    each parameter's description, and the arguments model every call is checked against.
+    """
+    from agentkernel.mcp._tools import define_tools
+
+    described = [*operations, _retire_parameters] if interactive else operations
+    return {d.name: d for d in define_tools(described)}
+
+
+def _described_server(base: type) -> type:
+    """``base`` (``MCPServer`` or ``FastMCP``) listing and checking tools like the KB server.
+
+    Both SDK lines call the server's own ``list_tools`` and ``call_tool`` from their request
+    handlers, so overriding them here changes what the client sees on either line: the
+    listing carries the per-parameter descriptions, and a missing, unknown or mistyped
+    argument is answered ``Invalid arguments for <tool>: page is required`` (an ``isError``
+    result), not with the SDK's validation dump.
+    """
+
+    class DescribedServer(base):  # type: ignore[misc, valid-type]
+        definitions: dict[str, Any] = {}
+
+        async def list_tools(self) -> Any:
+            listed = await super().list_tools()
+            return [self._described(tool) for tool in listed]
+
+        def _described(self, tool: Any) -> Any:
+            definition = self.definitions.get(tool.name)
+            if definition is None:
+                return tool
+            schema_field = (
+                "input_schema" if "input_schema" in type(tool).model_fields else ("inputSchema")
+            )
+            return tool.model_copy(update={schema_field: definition.input_schema})
+
+        async def call_tool(self, name: str, arguments: Any, *args: Any, **kwargs: Any) -> Any:
+            from agentkernel.mcp._tools import argument_problem
+
+            definition = self.definitions.get(name)
+            problem = None if definition is None else argument_problem(definition, arguments)
+            if problem is not None:
+                raise ToolError(problem)
+            return await super().call_tool(name, arguments, *args, **kwargs)
+
+    return DescribedServer
+
+
 def _annotations(name: str) -> Any:
     # The hints follow the tools' own metadata: a reading tool writes nothing; a destructive
     # one replaces or marks what a page says (edit, rewrite, supersede, retire).
     read_only = name in READING_TOOLS
     wire = {
+        "title": TITLES.get(name, name),
         "readOnlyHint": read_only,
         "destructiveHint": name in DESTRUCTIVE_TOOLS,
         "idempotentHint": read_only,
@@ -218,19 +293,22 @@ def create_knowledge_server(
     """
     server: Any
     if SDK_LINE >= 2:
-        server = MCPServer(name, instructions=_INSTRUCTIONS, version="1.0.0")
+        server = _described_server(MCPServer)(name, instructions=_INSTRUCTIONS, version="1.0.0")
     else:
-        server = _fastmcp.FastMCP(name, instructions=_INSTRUCTIONS)
-    tools: list[Callable[..., Any]] = [
-        _raising_tool_errors(op) for op in _operations(store, confirm=None)
-    ]
+        server = _described_server(_fastmcp.FastMCP)(name, instructions=_INSTRUCTIONS)
+    operations = _operations(store, confirm=None)
+    server.definitions = _definitions(operations, interactive)
+    tools: list[Callable[..., Any]] = [_raising_tool_errors(op) for op in operations]
     if interactive:
         retire = _retire_tool_v2(store) if SDK_LINE >= 2 else _retire_tool_v1(store)
         tools.insert(-2, retire)
     for tool in tools:
+        definition = server.definitions[tool.__name__]
         server.add_tool(
             tool,
             name=tool.__name__,
+            title=TITLES.get(tool.__name__),
+            description=definition.description,
             annotations=_annotations(tool.__name__),
             structured_output=False,
         )

@@ -2,14 +2,15 @@
 
 ::
 
-    python -m agentkernel.mcp --bundle ./bundle                 # stdio, an OKF bundle
-    python -m agentkernel.mcp --bundle s3://bucket/kb --read-only
+    python -m agentkernel.mcp --bundle ./bundle                 # stdio, read-only
+    python -m agentkernel.mcp --bundle s3://bucket/kb --writable
     python -m agentkernel.mcp --factory myapp.kb:make --http 127.0.0.1:8765
 
 ``--factory MODULE:FUNCTION`` names a function taking no arguments that returns a
 ``KnowledgeBuilder``, one ``KnowledgeBase`` or a list of them; the current directory is
 importable, as it is for ``python -m``. Over HTTP the endpoint is ``http://HOST:PORT/mcp``;
-port 0 picks a free port, and the URL is logged to stderr once the socket is bound.
+port 0 picks a free port. The server is read-only unless ``--writable`` is given, and one
+startup line on stderr says how it serves (the URL over HTTP) and whether it writes.
 
 A later command adds its own sources (a config file, say) to the group
 :func:`add_serve_arguments` returns, builds the builder itself and calls
@@ -30,11 +31,20 @@ from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.mcp.server import KnowledgeServer, create_server
+from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["add_serve_arguments", "builder_from_args", "main", "parse_http", "serve_from_args"]
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+__all__ = [
+    "add_serve_arguments",
+    "apply_log_level",
+    "builder_from_args",
+    "main",
+    "parse_http",
+    "serve_from_args",
+]
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
@@ -47,6 +57,8 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
         The mutually exclusive group holding the knowledge sources (``--bundle``,
         ``--factory``), so a caller can add another source to it.
     """
+    from agentkernel.cli._bundle import add_name_argument
+
     sources = parser.add_argument_group("knowledge source (exactly one)")
     group = sources.add_mutually_exclusive_group()
     group.add_argument(
@@ -59,22 +71,25 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
         metavar="MODULE:FUNCTION",
         help="A function returning a KnowledgeBuilder, a KnowledgeBase or a list of them.",
     )
-    parser.add_argument(
-        "--kb-name",
-        metavar="NAME",
-        help="The backend name of a --bundle (default: derived from its location).",
-    )
+    add_name_argument(parser, "--kb-name")
     parser.add_argument(
         "--http",
         metavar="HOST:PORT",
-        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any).",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any); "
+        "the URL is printed on stderr.",
     )
-    parser.add_argument(
-        "--read-only",
+    access = parser.add_mutually_exclusive_group()
+    access.add_argument(
+        "--writable",
         action="store_true",
-        help="Leave write_kb out (and open a --bundle read-only).",
+        help="Offer write_kb. Without it the server is read-only: write_kb is not offered and "
+        "bundles are opened read-only.",
     )
-    parser.add_argument("--name", default="knowledge", help="The MCP server name.")
+    # the default now; still accepted so that existing client entries keep working
+    access.add_argument("--read-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--server-name", default="knowledge", help="The MCP server name (default: knowledge)."
+    )
     parser.add_argument(
         "--max-concurrency",
         type=int,
@@ -83,9 +98,25 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
         help="How many tool calls may run at once (default 1: one at a time).",
     )
     parser.add_argument(
-        "--log-level", default="INFO", help="Logging level on stderr (default INFO)."
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default=None,
+        help="Logging on stderr (default WARNING; DEBUG adds the SDK's own lines). The "
+        "startup line is printed whatever the level.",
     )
     return group
+
+
+def apply_log_level(level: str) -> None:
+    """Set the process's logging level; the SDK's per-request lines only at ``DEBUG``.
+
+    Args:
+        level: One of :data:`LOG_LEVELS`.
+    """
+    logging.getLogger().setLevel(level)
+    sdk_level = logging.DEBUG if level == "DEBUG" else logging.WARNING
+    logging.getLogger("mcp").setLevel(sdk_level)
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -121,23 +152,24 @@ def builder_from_args(args: argparse.Namespace) -> KnowledgeBuilder:
             or it returns something that is not knowledge bases.
     """
     if getattr(args, "bundle", None):
-        return _bundle_builder(args.bundle, name=args.kb_name, read_only=args.read_only)
+        return _bundle_builder(args.bundle, names=args.names, writable=args.writable)
+    if getattr(args, "names", None):
+        raise AKConfigError("--name names a bundle; a --factory names its own backends.")
     if getattr(args, "factory", None):
         return _factory_builder(args.factory)
     raise AKConfigError("Name what to serve: --bundle PATH_OR_URI or --factory MODULE:FUNCTION.")
 
 
-def _bundle_builder(location: str, *, name: str | None, read_only: bool) -> KnowledgeBuilder:
-    from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.base import DocumentStore
+def _bundle_builder(location: str, *, names: list[str] | None, writable: bool) -> KnowledgeBuilder:
+    from agentkernel.cli._bundle import open_bundles
 
-    options: dict[str, Any] = {"writable": False} if read_only else {}
     try:
-        store = DocumentStore.from_uri(location, **options)
-        manager = OKFManager(store, name=name or "")
+        managers = open_bundles([location], names, writable=writable)
     except (OSError, ValueError, ImportError, KnowledgeError) as exc:
+        if isinstance(exc, AKConfigError):
+            raise
         raise AKConfigError(f"--bundle {location!r} cannot be opened: {exc}") from exc
-    return KnowledgeBuilder([manager])
+    return KnowledgeBuilder(managers)
 
 
 def _factory_builder(target: str) -> KnowledgeBuilder:
@@ -181,13 +213,22 @@ def serve_from_args(
     args: argparse.Namespace,
     builder: KnowledgeBuilder | None = None,
     *,
+    tools: Sequence[Callable[..., Any]] | None = None,
+    writes: Sequence[str] | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Create the server the arguments describe and serve until the client or a signal ends it.
+    """Create the server the arguments describe, print its startup line, and serve.
+
+    The startup line (stderr, one line, whatever the log level) names the transport (the
+    endpoint URL over HTTP, port 0 resolved), the tools, the backends, and whether
+    ``write_kb`` is offered and where it writes.
 
     Args:
         args: Parsed arguments from a parser extended by :func:`add_serve_arguments`.
         builder: The builder to serve; built from ``--bundle``/``--factory`` when omitted.
+        tools: The tools to serve when they are not ``builder.build(writable)`` (one
+            agent's role-filtered tools); the builder still decides the annotations.
+        writes: The backends ``write_kb`` writes to; derived from the builder when omitted.
         on_ready: Called with the endpoint URL once an HTTP server is bound.
 
     Raises:
@@ -195,22 +236,39 @@ def serve_from_args(
     """
     if builder is None:
         builder = builder_from_args(args)
+    writable = bool(getattr(args, "writable", False))
+    served = list(builder.build(writable=writable) if tools is None else tools)
     try:
-        server: KnowledgeServer = create_server(
-            builder,
-            name=args.name,
-            writable=not args.read_only,
-            max_concurrency=args.max_concurrency,
+        server = KnowledgeServer(
+            served, name=args.server_name, builder=builder, max_concurrency=args.max_concurrency
         )
     except (TypeError, ValueError) as exc:
         raise AKConfigError(str(exc)) from exc
+    if writes is None:
+        writes = [n for n, kb in builder.backends.items() if kb.capabilities.writable]
+    summary = _summary(server, list(builder.backends), list(writes))
     if args.http:
         host, port = parse_http(args.http)
         import anyio
 
-        anyio.run(lambda: server.serve_http(host, port, on_ready=on_ready))
+        def ready(url: str) -> None:
+            print(f"Serving MCP {server.name!r} at {url} ({summary})", file=sys.stderr, flush=True)
+            if on_ready is not None:
+                on_ready(url)
+
+        anyio.run(lambda: server.serve_http(host, port, on_ready=ready))
     else:
+        print(f"Serving MCP {server.name!r} on stdio ({summary})", file=sys.stderr, flush=True)
         server.run_stdio()
+
+
+def _summary(server: KnowledgeServer, backends: list[str], writes: list[str]) -> str:
+    over = f"{len(server.tool_names)} tools over {', '.join(backends)}"
+    if "write_kb" not in server.tool_names:
+        return f"{over}; read-only: pass --writable to offer write_kb"
+    if not writes:
+        return f"{over}; write_kb offered, but every backend declines writes (read-only store)"
+    return f"{over}; writable: write_kb writes to {', '.join(writes)}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,22 +282,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(
         prog="python -m agentkernel.mcp",
-        description="Serve knowledge bases as MCP tools over stdio or streamable HTTP.",
+        description="Serve knowledge bases as MCP tools over stdio or streamable HTTP "
+        "(read-only unless --writable).",
     )
     add_serve_arguments(parser)
     args = parser.parse_args(argv)
     # stdout may be the protocol stream: every log line goes to stderr
-    logging.basicConfig(
-        level=str(args.log_level).upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
-        # the SDK logs every request at INFO; keep that for --log-level DEBUG
-        logging.getLogger("mcp").setLevel(logging.WARNING)
+    logging.basicConfig(stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    apply_log_level(args.log_level or "WARNING")
     try:
         serve_from_args(args)
-    except AKConfigError as exc:
+    except (AKConfigError, OSError) as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     except KeyboardInterrupt:
         pass

@@ -38,7 +38,14 @@ from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ToolDefinition", "call_tool", "define_tools", "is_error_text"]
+__all__ = [
+    "ToolDefinition",
+    "argument_problem",
+    "call_tool",
+    "define_tools",
+    "invalid_arguments_message",
+    "is_error_text",
+]
 
 #: The builder's reading tools, with the title MCP clients may show.
 READING_TOOLS: dict[str, str] = {
@@ -193,7 +200,7 @@ async def call_tool(
     try:
         values = definition.arguments_model.model_validate(dict(arguments or {}))
     except ValidationError as exc:
-        return f"Invalid arguments for {name}: {_validation_summary(exc)}", True
+        return invalid_arguments_message(name, exc), True
     kwargs = call_arguments(definition.spec, values)
     func = definition.spec.func
     try:
@@ -208,6 +215,36 @@ async def call_tool(
         return f"Tool {name} failed: {type(exc).__name__}: {exc}", True
     text = _render(result)
     return text, definition.builder_tool and is_error_text(text)
+
+
+def argument_problem(definition: ToolDefinition, arguments: Mapping[str, Any] | None) -> str | None:
+    """Check a client's arguments against a tool's parameters, as every served tool is checked.
+
+    Args:
+        definition: The tool.
+        arguments: The arguments the client sent.
+
+    Returns:
+        ``"Invalid arguments for <tool>: <what is wrong>"``, or ``None`` when they are valid.
+    """
+    try:
+        definition.arguments_model.model_validate(dict(arguments or {}))
+    except ValidationError as exc:
+        return invalid_arguments_message(definition.name, exc)
+    return None
+
+
+def invalid_arguments_message(name: str, exc: ValidationError) -> str:
+    """Word a validation failure for the model: which argument, and what is wrong with it.
+
+    Args:
+        name: The tool name.
+        exc: The failure.
+
+    Returns:
+        For example ``Invalid arguments for read_kb: query is required``.
+    """
+    return f"Invalid arguments for {name}: {_validation_summary(exc)}"
 
 
 def _render(result: Any) -> str:

@@ -184,7 +184,14 @@ class KnowledgeServer:
             self.http_app(host=host, path=path), log_level="warning", lifespan="on"
         )
         server = uvicorn.Server(config)
-        logger.info("Serving MCP %r at %s (%d tools)", self.name, url, len(self._definitions))
+        # a caller given the URL announces it; otherwise the log is where it is found
+        logger.log(
+            logging.DEBUG if on_ready else logging.INFO,
+            "Serving MCP %r at %s (%d tools)",
+            self.name,
+            url,
+            len(self._definitions),
+        )
         if host not in ("127.0.0.1", "localhost", "::1"):
             logger.warning(
                 "MCP server %r listens on %s without authentication: anyone who can reach it "

@@ -30,22 +30,28 @@ from typing import Any, NamedTuple
 from agentkernel.retrieval.analysis import parse_query, plain_key, term_counts_of, words
 
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "title": 3.0,
-    "aliases": 2.0,
-    "tags": 2.0,
-    "id": 1.5,
-    "description": 1.5,
+    "title": 1.0,
+    "aliases": 1.0,
+    "tags": 1.0,
+    "id": 1.0,
+    "description": 1.0,
     "type": 1.0,
     "body": 1.0,
 }
-"""Field weights; a field not named here weighs 1."""
+"""Field weights; a field not named here weighs 1.
+
+All 1 by measurement: heavier title, alias, tag, id and description fields (3, 2, 2, 1.5,
+1.5 before) ranked a package whose *name* holds a query word above the package whose text
+the query quotes (held-out Debian known-item queries at 40,000 concepts: MRR@10 0.746 with
+them, 0.753 flat). The title still ranks first through the title rules, not through BM25.
+"""
 
 STATUS_PENALTY: dict[str, float] = {"deprecated": 0.7, "superseded": 0.7, "retired": 0.6}
 """Score multiplier per status; any other status (``stable``, ``draft``, none) keeps 1."""
 
-DEFAULT_K1 = 0.5
+DEFAULT_K1 = 0.4
 DEFAULT_B = 0.5
-DEFAULT_TITLE_BOOST = 1.0
+DEFAULT_TITLE_BOOST = 0.5
 _MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
 _TITLE_FANOUT = 1024
 _NO_TITLE: frozenset[str] = frozenset()
@@ -444,6 +450,7 @@ class SearchIndex:
         if self._impact_norms != (norm_base, norm_scale):
             impacts.clear()  # the average length moved: every saturated tf changes
             self._impact_norms = (norm_base, norm_scale)
+        sample: Any = None  # the shortest postings holding at least ``pool`` documents
         for idf, term in ranked:
             cached = impacts.get(term)
             if cached is None:
@@ -452,7 +459,16 @@ class SearchIndex:
                 cached = impacts[term] = (slots, gain_scale * frequencies / denominator)
             slots, impact = cached
             scores[slots] += idf * impact
-        candidates = np.flatnonzero(scores)
+            if len(slots) >= pool and (sample is None or len(slots) < len(sample)):
+                sample = slots
+        if sample is not None:
+            # the pool-th best score among those documents is a floor for the pool: only
+            # documents at or above it are candidates (a compare, not a scan for non-zeros)
+            values = scores[sample]
+            floor = np.partition(values, len(values) - pool)[len(values) - pool]
+            candidates = np.flatnonzero(scores >= floor)
+        else:
+            candidates = np.flatnonzero(scores)
         if len(candidates) > pool:
             values = scores[candidates]
             kth = np.partition(values, len(values) - pool)[len(values) - pool]

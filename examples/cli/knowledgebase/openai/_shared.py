@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -132,22 +133,62 @@ def run(
     *,
     seed: Callable[[list[KnowledgeBase]], None] | None = None,
     semantic_map: dict[str, str] | None = None,
+    extras: str = "openai",
 ) -> int:
     """A demo's ``main()``: no model -> say so; else build, seed, ask, and close the backends.
 
+    Args:
+        extras: The extras the demo's README installs, named when one is missing.
+
     Returns:
-        0 when the agent answered, 2 when no model is configured.
+        0 when the agent answered, 2 when no model is configured or something expected is
+        missing (an extra, the API key): one line on stderr says what to do.
     """
     if not has_model(args):
         print(NO_MODEL)
         return 2
-    backends = build_backends()
     try:
-        if seed is not None:
-            seed(backends)
-        agent = build_agent(args.model, backends=backends, semantic_map=semantic_map)
-        ask(agent, " ".join(args.question) or question)
-    finally:
-        for backend in backends:
-            backend.close()
+        backends = build_backends()
+        try:
+            if seed is not None:
+                seed(backends)
+            agent = build_agent(args.model, backends=backends, semantic_map=semantic_map)
+            ask(agent, " ".join(args.question) or question)
+        finally:
+            for backend in backends:
+                backend.close()
+    except Exception as exc:
+        problem = expected_problem(exc, extras)
+        if problem is None:
+            raise
+        print(problem, file=sys.stderr)
+        return 2
     return 0
+
+
+def expected_problem(exc: BaseException, extras: str) -> str | None:
+    """One line for a failure a user can fix: a missing extra, or no usable API key.
+
+    Args:
+        exc: What the demo raised.
+        extras: The extras the demo's README installs.
+
+    Returns:
+        What to do, or ``None`` for anything else (which keeps its traceback).
+    """
+    from agentkernel.cli.ask import model_problem
+    from agentkernel.errors import AKConfigError
+    from agentkernel.knowledgebase.errors import KnowledgeError
+
+    # the library's own errors say what is wrong and where (a server out of reach, say)
+    if isinstance(exc, AKConfigError | KnowledgeError | FileNotFoundError | NotADirectoryError):
+        return str(exc)
+    if isinstance(exc, ImportError):
+        cause = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
+        missing = cause.name or "a package"
+        return (
+            f"{missing} is not installed: pip install 'agentkernel[{extras}]' (see this "
+            "demo's README.md)"
+        )
+    problem = model_problem(exc)
+    return None if problem is None else f"{problem} (see this demo's README.md)"

@@ -140,23 +140,27 @@ var OKFLayout = (function () {
     stretchToPane(nodes, aspect);
   }
 
-  // Forces make a round drawing, and labels make it wider still: stretch it vertically (up
-  // to twice) towards the pane's shape so that it fills the pane rather than a band of it.
+  // Forces make a round drawing: stretch it (up to twice, along one axis) towards the
+  // pane's shape so that it fills the pane rather than a band of it. Labels are left out:
+  // they find their own side once the graph is drawn.
   function stretchToPane(nodes, aspect) {
     var minX = Infinity; var minY = Infinity; var maxX = -Infinity; var maxY = -Infinity;
-    var labels = nodes.length <= 80;
     nodes.forEach(function (n) {
-      var label = labels ? n.r + 4 + n.labelWidth : n.r;
-      minX = Math.min(minX, n.x - (n.left ? label : n.r));
-      maxX = Math.max(maxX, n.x + (n.left ? n.r : label));
+      minX = Math.min(minX, n.x - n.r);
+      maxX = Math.max(maxX, n.x + n.r);
       minY = Math.min(minY, n.y - n.r);
       maxY = Math.max(maxY, n.y + n.r);
     });
     var shape = (maxY - minY) / Math.max(maxX - minX, 1);
-    if (shape <= 0 || shape >= aspect) { return; }
-    var factor = Math.min(aspect / shape, 2);
-    var middle = (minY + maxY) / 2;
-    nodes.forEach(function (n) { n.y = middle + (n.y - middle) * factor; });
+    if (shape <= 0 || Math.abs(shape - aspect) < 0.01) { return; }
+    var factor = Math.min(Math.max(aspect / shape, 0.4), 2.5);
+    if (factor >= 1) {
+      var middle = (minY + maxY) / 2;
+      nodes.forEach(function (n) { n.y = middle + (n.y - middle) * factor; });
+    } else {
+      var centre = (minX + maxX) / 2;
+      nodes.forEach(function (n) { n.x = centre + (n.x - centre) / factor; });
+    }
   }
 
   // Labels go on the side facing away from the graph's centre; then overlapping

@@ -163,6 +163,9 @@
   var byDegree = nodes.map(function (n, i) { return i; })
     .sort(function (a, b) { return nodes[b].degree - nodes[a].degree || a - b; });
   var MAX_LABELS = 150;
+  // the most-linked concepts always carry a label: the top tenth (at least 3) of those linked
+  var pinnedCount = Math.min(Math.max(3, Math.ceil(nodes.length / 10)),
+    nodes.filter(function (n) { return n.degree > 0; }).length);
   var labelsPending = false;
 
   (function () {
@@ -190,14 +193,14 @@
     circle.setAttribute('fill', colourOf(c));
     g.appendChild(circle);
     var label = svgEl('text');
-    label.setAttribute('x', String(node.left ? -(node.r + 4) : node.r + 4));
-    label.setAttribute('y', '4');
-    if (node.left) { label.setAttribute('text-anchor', 'end'); }
     label.textContent = OKFLayout.shortTitle(c.title);
     g.appendChild(label);
     nodeLayer.appendChild(g);
     node.g = g;
+    node.text = label;
+    node.side = node.left ? 'left' : 'right';
   });
+  measureLabels();
   edges.forEach(function (edge) {
     var line = svgEl('line', 'edge');
     line.setAttribute('marker-end', 'url(#arrow)');
@@ -227,6 +230,48 @@
     nodes.forEach(placeNode);
     edges.forEach(placeEdge);
   }
+  // Each label's width at 11px, measured by the browser (an estimate could let two labels
+  // touch); very large graphs keep the layout's estimate, since most labels stay hidden.
+  function measureLabels() {
+    if (nodes.length > 2000) { return; }
+    var probe = svgEl('text');
+    probe.style.fontSize = '11px'; // CSSOM, not a style attribute: the page's CSP allows it
+    probe.style.visibility = 'hidden';
+    nodeLayer.appendChild(probe);
+    nodes.forEach(function (node) {
+      probe.textContent = node.text.textContent;
+      var width = probe.getComputedTextLength();
+      if (width > 0) { node.labelWidth = width + 2; }
+    });
+    nodeLayer.removeChild(probe);
+  }
+  // Where a label sits: right or left of its node, or centred below or above it.
+  function placeLabel(node, side, font) {
+    var text = node.text;
+    var gap = node.r + 3 / view.k;
+    var em = font / view.k;
+    var x = 0;
+    var y = 0.35 * em;
+    var anchor = 'middle';
+    if (side === 'right') { x = gap; anchor = 'start'; }
+    if (side === 'left') { x = -gap; anchor = 'end'; }
+    if (side === 'below') { y = gap + 1.0 * em; }
+    if (side === 'above') { y = -gap - 0.3 * em; }
+    text.setAttribute('x', x.toFixed(2));
+    text.setAttribute('y', y.toFixed(2));
+    text.setAttribute('text-anchor', anchor);
+    node.side = side;
+  }
+  // The screen rectangle a label takes on each side: generous, so boxes that do not meet
+  // here never meet on screen.
+  function labelRect(side, sx, sy, r, width, font) {
+    var gap = r + 3;
+    if (side === 'right') { return [sx + gap - 1, sx + gap + width + 1, sy - 0.65 * font, sy + 0.65 * font]; }
+    if (side === 'left') { return [sx - gap - width - 1, sx - gap + 1, sy - 0.65 * font, sy + 0.65 * font]; }
+    if (side === 'below') { return [sx - width / 2 - 1, sx + width / 2 + 1, sy + gap - 0.1 * font, sy + gap + 1.35 * font]; }
+    return [sx - width / 2 - 1, sx + width / 2 + 1, sy - gap - 1.4 * font, sy - gap + 0.1 * font];
+  }
+
   function applyView(later) {
     viewport.setAttribute('transform', 'translate(' + view.x.toFixed(1) + ',' + view.y.toFixed(1) + ') scale(' + view.k.toFixed(4) + ')');
     // zoomed out, labels keep a readable size on screen; zoomed in, they grow with the graph
@@ -241,8 +286,11 @@
     }
   }
 
-  // Which labels to show: the best-connected nodes first, each only where it overlaps no
-  // label already shown, so the graph never turns into a smear of text.
+  // Which labels to show: the selected node and its neighbours, then the best-connected
+  // nodes, each on the first side (outward, inward, below, above) where it overlaps no label
+  // already shown and covers no node, so the graph never turns into a smear of text. The
+  // most-linked nodes are always labelled: they may cover a node's disc, never a label.
+  // The rest show on hover.
   function chooseLabels() {
     labelsPending = false;
     var box = svg.getBoundingClientRect();
@@ -279,31 +327,52 @@
         });
       });
     }
-    byDegree.forEach(function (i) {
+    var order = byDegree;
+    if (current >= 0) {
+      var first = [current].concat(nodes[current].edges.map(function (e) {
+        return e.a === current ? e.b : e.a;
+      }));
+      order = first.concat(byDegree.filter(function (i) { return first.indexOf(i) < 0; }));
+    }
+    var chosen = new Map();
+    order.forEach(function (i, rank) {
       var node = nodes[i];
-      var show = false;
       var sx = node.x * view.k + view.x;
       var sy = node.y * view.k + view.y;
-      if (shown < MAX_LABELS && sx > 0 && sy > 0 && sx < box.width && sy < box.height) {
-        var width = (node.labelWidth * font) / 11;
-        var r = node.r * view.k;
-        var gap = (node.r + 4) * view.k;
-        var rect = node.left
-          ? [sx - gap - width, sx + r, sy - font * 0.7, sy + font * 0.7]
-          : [sx - r, sx + gap + width, sy - font * 0.7, sy + font * 0.7];
-        var clash = rect[0] < 0 || rect[1] > box.width || rect[2] < 0 || rect[3] > box.height;
-        var text = node.left ? [rect[0], sx - r, rect[2], rect[3]] : [sx + r, rect[1], rect[2], rect[3]];
-        clash = clash || overlaps(taken, rect, -1) || overlaps(dots, text, i);
-        if (!clash) {
-          cells(rect, function (key) {
-            if (!taken.has(key)) { taken.set(key, []); }
-            taken.get(key).push(rect);
-            return false;
-          });
-          show = true;
-          shown++;
-        }
+      if (chosen.has(i) || shown >= MAX_LABELS) { return; }
+      if (sx <= 0 || sy <= 0 || sx >= box.width || sy >= box.height) { return; }
+      var pinned = rank < pinnedCount || i === current;
+      var width = (node.labelWidth * font) / 11;
+      var r = node.r * view.k;
+      var sides = node.left ? ['left', 'right', 'below', 'above'] : ['right', 'left', 'below', 'above'];
+      var best = null;
+      var covering = null; // inside the pane, over a node's disc
+      var outside = null; // partly outside the pane
+      for (var s = 0; s < sides.length && best === null; s++) {
+        var rect = labelRect(sides[s], sx, sy, r, width, font);
+        rect[4] = i;
+        if (overlaps(taken, rect, -1)) { continue; }
+        var inside = rect[0] >= 0 && rect[1] <= box.width && rect[2] >= 0 && rect[3] <= box.height;
+        if (inside && !overlaps(dots, rect, i)) { best = [sides[s], rect]; }
+        if (inside && covering === null) { covering = [sides[s], rect]; }
+        if (outside === null) { outside = [sides[s], rect]; }
       }
+      var pick = best || (pinned ? covering || outside : null);
+      if (pick) { chosen.set(i, pick); }
+      if (chosen.has(i)) {
+        var placed = chosen.get(i)[1];
+        cells(placed, function (key) {
+          if (!taken.has(key)) { taken.set(key, []); }
+          taken.get(key).push(placed);
+          return false;
+        });
+        shown++;
+      }
+    });
+    nodes.forEach(function (node, i) {
+      var pick = chosen.get(i);
+      if (pick) { placeLabel(node, pick[0], font); }
+      var show = !!pick;
       if (show !== !!node.labelled) {
         node.labelled = show;
         node.g.classList.toggle('lbl', show);
@@ -311,30 +380,27 @@
     });
   }
 
+  // Fit the nodes to the pane, leaving a margin where the outermost labels can go; the
+  // labels then find a side that fits (see chooseLabels).
   function fit() {
     var box = svg.getBoundingClientRect();
     if (!nodes.length || !box.width || !box.height) { return; }
-    var pad = 24;
     var keyHeight = 44; // the key along the bottom of the pane
-    var withLabels = nodes.length <= 80; // small graphs show every label: make room for them
-    // a few passes: label size depends on the zoom, and the bounds on the label size
-    for (var pass = 0; pass < 5; pass++) {
-      var grow = Math.min(Math.max(view.k, 1), 1.3) / view.k;
-      var minX = Infinity; var minY = Infinity; var maxX = -Infinity; var maxY = -Infinity;
-      nodes.forEach(function (n) {
-        var label = withLabels ? n.r + 4 + n.labelWidth * grow : n.r;
-        minX = Math.min(minX, n.x - (n.left ? label : n.r));
-        maxX = Math.max(maxX, n.x + (n.left ? n.r : label));
-        minY = Math.min(minY, n.y - Math.max(n.r, 8 * grow));
-        maxY = Math.max(maxY, n.y + Math.max(n.r, 8 * grow));
-      });
-      var width = Math.max(maxX - minX, 1);
-      var height = Math.max(maxY - minY, 1);
-      var k = Math.min((box.width - 2 * pad) / width, (box.height - 2 * pad - keyHeight) / height, 2.5);
-      view.k = Math.max(k, 0.02);
-      view.x = (box.width - width * view.k) / 2 - minX * view.k;
-      view.y = pad + (box.height - 2 * pad - keyHeight - height * view.k) / 2 - minY * view.k;
-    }
+    var padX = Math.min(24 + (nodes.length <= 300 ? 56 : 0), box.width / 5);
+    var padY = 28;
+    var minX = Infinity; var minY = Infinity; var maxX = -Infinity; var maxY = -Infinity;
+    nodes.forEach(function (n) {
+      minX = Math.min(minX, n.x - n.r);
+      maxX = Math.max(maxX, n.x + n.r);
+      minY = Math.min(minY, n.y - n.r);
+      maxY = Math.max(maxY, n.y + n.r);
+    });
+    var width = Math.max(maxX - minX, 1);
+    var height = Math.max(maxY - minY, 1);
+    var k = Math.min((box.width - 2 * padX) / width, (box.height - 2 * padY - keyHeight) / height, 4);
+    view.k = Math.max(k, 0.02);
+    view.x = (box.width - width * view.k) / 2 - minX * view.k;
+    view.y = padY + (box.height - 2 * padY - keyHeight - height * view.k) / 2 - minY * view.k;
     applyView();
   }
   function ensureVisible(i) {
@@ -539,6 +605,7 @@
     }
     current = i;
     svg.classList.toggle('focus', i >= 0);
+    chooseLabels(); // the selected node and its neighbours are labelled first
     if (i < 0) { return; }
     items[i].firstChild.classList.add('current');
     nodes[i].g.classList.add('selected');

@@ -153,6 +153,15 @@ def check_bundle(
                 _check_concept(stored, text, report, exists, now)
         if progress is not None:
             progress(done, len(listing))
+    if not report.concepts:
+        report.findings.append(
+            Finding(
+                "warning",
+                "",
+                "no concept documents: a bundle holds concepts, .md files with YAML frontmatter "
+                "(OKF 0.2 §3, §4); agents would be served nothing. Is this the bundle's root?",
+            )
+        )
     report.findings.sort(key=lambda f: (f.level != "error", f.path))
     return report
 
@@ -188,7 +197,9 @@ def _check_concept(
         meta, body = frontmatter.parse(text)
         concept = concept_from(path, stored.token, stored.size, meta, body, complete=True)
     except (frontmatter.FrontmatterError, ConceptError) as exc:
-        report.findings.append(Finding("error", path, " ".join(str(exc).split())))
+        message = " ".join(str(exc).split())
+        rule = _RULE_TYPE if "'type'" in message else _RULE_FRONTMATTER
+        report.findings.append(Finding("error", path, f"{message}; {rule}"))
         return
     report.concepts += 1
     report.types[concept.type] += 1
@@ -197,17 +208,41 @@ def _check_concept(
         report.stale.append(concept.id)
     if not str(meta.get("title") or "").strip():
         report.findings.append(
-            Finding("warning", path, f"no title: readers will see '{concept.title}'")
+            Finding(
+                "warning",
+                path,
+                f"no title: readers will see '{concept.title}' (OKF 0.2 §4.1: a concept SHOULD "
+                "carry a title)",
+            )
         )
     for name, value in _timestamps(meta):
         if parse_instant(value) is None:
             report.findings.append(
-                Finding("warning", path, f"{name} {value!r} is not an ISO 8601 instant")
+                Finding(
+                    "warning",
+                    path,
+                    f"{name} {value!r} is not an ISO 8601 instant (OKF 0.2 §5: timestamps "
+                    "are ISO 8601)",
+                )
             )
     for target in link_targets(body):
         resolved = resolve_target(path, target, exists)
         if resolved is not None and not exists(resolved):
-            report.findings.append(Finding("warning", path, f"broken link: {target}"))
+            report.findings.append(
+                Finding(
+                    "warning",
+                    path,
+                    f"broken link: {target} (OKF 0.2 §6.1; a warning only: consumers must not "
+                    "reject a bundle for it, §11)",
+                )
+            )
+
+
+_RULE_FRONTMATTER = (
+    "every non-reserved .md file must open with parseable YAML frontmatter (OKF 0.2 §4.1, "
+    "conformance rule §11.1)"
+)
+_RULE_TYPE = "every frontmatter block must hold a non-empty type (OKF 0.2 §4.1, rule §11.2)"
 
 
 def _timestamps(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -230,7 +265,14 @@ def _check_reserved(path: str, text: str, report: ConformanceReport) -> None:
         _check_index(path, parts[0] if parts else None, body, report)
     else:
         if parts is not None:
-            report.findings.append(Finding("error", path, "log.md carries no frontmatter"))
+            report.findings.append(
+                Finding(
+                    "error",
+                    path,
+                    "log.md must not carry frontmatter, and this one does: a log file is only "
+                    "date-grouped entries (OKF 0.2 §9, conformance rule §11.3)",
+                )
+            )
         _check_log(path, body, report)
 
 
@@ -238,7 +280,12 @@ def _check_index(path: str, raw_meta: str | None, body: str, report: Conformance
     if raw_meta is not None:
         if posixpath.dirname(path):
             report.findings.append(
-                Finding("error", path, "only the bundle-root index.md may carry frontmatter")
+                Finding(
+                    "error",
+                    path,
+                    "only the bundle-root index.md may carry frontmatter (OKF 0.2 §8: index "
+                    "files carry none, except okf_version at the root; rule §11.3)",
+                )
             )
         else:
             try:
@@ -252,7 +299,8 @@ def _check_index(path: str, raw_meta: str | None, body: str, report: Conformance
                     Finding(
                         "error",
                         path,
-                        f"root index.md frontmatter holds only okf_version, got {keys}",
+                        f"root index.md frontmatter may hold only okf_version (OKF 0.2 §8, §12), "
+                        f"got {keys}",
                     )
                 )
             elif "okf_version" in meta:
@@ -265,10 +313,21 @@ def _check_index(path: str, raw_meta: str | None, body: str, report: Conformance
                     )
     lines = [line for line in body.splitlines() if line.strip()]
     if lines and not any(line.startswith("#") for line in lines):
-        report.findings.append(Finding("warning", path, "no section heading ('# ...')"))
+        report.findings.append(
+            Finding(
+                "warning",
+                path,
+                "no section heading ('# ...'): an index groups entries under headings (OKF 0.2 §8)",
+            )
+        )
     if not any(_INDEX_ENTRY.match(line) for line in lines):
         report.findings.append(
-            Finding("warning", path, "lists no entries ('* [Title](url) - ...')")
+            Finding(
+                "warning",
+                path,
+                "lists no entries ('* [Title](url) - ...'): an index enumerates its directory "
+                "(OKF 0.2 §8)",
+            )
         )
 
 
@@ -279,12 +338,23 @@ def _check_log(path: str, body: str, report: ConformanceReport) -> None:
             heading = line[3:].strip()
             if not _ISO_DAY.match(heading) or _bad_day(heading):
                 report.findings.append(
-                    Finding("error", path, f"date heading {heading!r} is not YYYY-MM-DD")
+                    Finding(
+                        "error",
+                        path,
+                        f"date heading {heading!r} is not YYYY-MM-DD: log date headings MUST be "
+                        "ISO 8601 dates (OKF 0.2 §9, rule §11.3)",
+                    )
                 )
             else:
                 days.append(heading)
     if days != sorted(days, reverse=True):
-        report.findings.append(Finding("warning", path, "date groups are not newest first"))
+        report.findings.append(
+            Finding(
+                "warning",
+                path,
+                "date groups are not newest first: a log lists them newest first (OKF 0.2 §9)",
+            )
+        )
 
 
 def _bad_day(value: str) -> bool:

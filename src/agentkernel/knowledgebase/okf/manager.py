@@ -122,7 +122,8 @@ class OKFManager(DocumentKnowledgeBase):
 
         Args:
             store: Where the bundle lives (``LocalDocumentStore``, ``S3DocumentStore``, yours).
-            name: The backend name agents address; defaults to one naming the location.
+            name: The backend name agents address; defaults to the bundle's folder name (an
+                S3 prefix's last segment).
             description: What the agent is told the bundle holds; derived when omitted.
             refresh_seconds: Seconds between refreshes; ``None`` disables refresh (call
                 :meth:`reload` when the bundle changes).
@@ -264,7 +265,7 @@ class OKFManager(DocumentKnowledgeBase):
     # -- operations ---------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
-        """Rank concepts by BM25 over title, description, tags, type, id and body head.
+        """Rank concepts with the retrieval engine over title, aliases, tags, id, description, body.
 
         With an embedder, the lexical scores are blended with the concepts' cosine
         similarity to the query (:func:`agentkernel.retrieval.semantic.blend`); if the query
@@ -278,7 +279,8 @@ class OKFManager(DocumentKnowledgeBase):
 
         Returns:
             Summaries, best first: description as text; id, title, type, trust, stale,
-            tags and score in metadata. Nothing is filtered on trust or staleness.
+            status, tags and score in metadata. Nothing is filtered on trust, staleness or
+            status (a ``deprecated`` concept ranks below a current one of equal relevance).
         """
         self._tick()
         if not isinstance(query, str) or not query.strip() or limit < 1:
@@ -415,7 +417,7 @@ class OKFManager(DocumentKnowledgeBase):
         return written
 
     def format_results(self, rows: Sequence[Record]) -> str:
-        """Render records with id, title, type, trust and staleness on every line.
+        """Render records with id, title, type, trust, staleness and any status but ``stable``.
 
         Args:
             rows: Records from an operation.

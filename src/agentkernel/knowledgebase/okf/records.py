@@ -110,7 +110,7 @@ def directory_record(path: str, concepts: int, description: str = "") -> Record:
 
 
 def format_records(rows: Sequence[Record]) -> str:
-    """Render records so an agent sees id, title, type, trust, staleness and status on every line.
+    """Render records with id, title, type, trust and staleness, and a status unless ``stable``.
 
     Args:
         rows: Records from search, browse or fetch.

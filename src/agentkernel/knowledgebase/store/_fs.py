@@ -15,7 +15,6 @@ import logging
 import os
 import re
 import socket
-import tempfile
 import time
 
 logger = logging.getLogger(__name__)
@@ -27,26 +26,29 @@ _TEMP_NAME = re.compile(r"\..*~(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]{1,10})-[a-z0-
 
 
 def probe_writable(root: str) -> bool:
-    """Whether a file can really be created in ``root``; the probe file is removed again.
+    """Whether ``root`` looks writable, asked without writing anything there.
 
-    ``os.access`` alone is not enough: it ignores read-only mounts on some systems and ACLs
-    on others, so a real temporary file settles the question.
+    A probe that created a file would change the folder (its mtime, a watcher's event) on
+    what is meant to be a read path, so the question goes to the system instead: the
+    permission bits and ACLs (``access(2)``) and the mount (a read-only mount says no). A
+    write the filesystem still refuses (a quota, an exotic ACL) raises ``PermissionError``
+    naming the file, at write time.
 
     Args:
         root: An existing directory.
 
     Returns:
-        True when a file was created (and removed) there.
+        True when this process may create files in ``root``.
     """
     if not os.access(root, os.W_OK | os.X_OK):
         return False
     try:
-        fd, probe = tempfile.mkstemp(prefix=temp_prefix("ak-probe"), suffix=".tmp", dir=root)
-    except OSError as exc:
-        logger.debug("%s is not writable: %s", root, exc)
+        flags = os.statvfs(root).f_flag
+    except (OSError, AttributeError):  # no statvfs on this platform: trust access(2)
+        return True
+    if flags & getattr(os, "ST_RDONLY", 1):
+        logger.debug("%s is on a read-only mount", root)
         return False
-    os.close(fd)
-    remove_quietly(probe)
     return True
 
 

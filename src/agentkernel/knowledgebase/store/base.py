@@ -138,6 +138,27 @@ def bundle_label(location: str) -> str:
     return location
 
 
+def bundle_name(location: str) -> str:
+    """The backend name a bundle gets unless it is named: its folder, or its prefix's last part.
+
+    One rule for every command and helper that names a bundle for agents: ``/srv/kb`` and
+    ``file:///srv/kb`` are ``kb``, ``s3://bucket/bundles/kb`` is ``kb`` (``s3://bucket`` is
+    ``bucket``), and any other ``scheme://...`` location is named by its last segment.
+
+    Args:
+        location: A store's location.
+
+    Returns:
+        A short name; ``bundle`` when the location has none to give.
+    """
+    label = bundle_label(location)
+    _, sep, rest = label.partition("://")
+    if sep:
+        label = rest
+    name = label.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return name or "bundle"
+
+
 def is_walkable(path: str) -> bool:
     """Whether a path met during a walk may be listed: clean, canonical and not hidden.
 

@@ -64,8 +64,8 @@ class LocalDocumentStore(DocumentStore):
 
         Args:
             root: The bundle directory; it must exist. Symlinks in it are resolved once, here.
-            writable: ``None`` probes the filesystem (a temporary file is created in the root
-                and removed); ``False`` makes the store read-only whatever the permissions;
+            writable: ``None`` asks the filesystem (permissions and mount; nothing is
+                written); ``False`` makes the store read-only whatever the permissions;
                 ``True`` declares it writable (a write that the filesystem refuses still
                 raises ``PermissionError``).
 
@@ -327,6 +327,15 @@ class LocalDocumentStore(DocumentStore):
         try:
             return self._write(cleaned, target, data, overwrite)
         except OSError as exc:
+            if exc.errno in _REFUSED:
+                # the construction-time probe asks access(2), which a quota or an ACL the
+                # kernel checks only on create can still contradict
+                raise PermissionError(
+                    exc.errno,
+                    f"the filesystem refuses writes in document store {self.label!r} "
+                    f"({exc.strerror}); fix its permissions or open it with writable=False",
+                    cleaned,
+                ) from exc
             raise _named(exc, cleaned) from exc
 
     def _write(self, cleaned: str, target: str, data: bytes, overwrite: bool) -> StoredFile:
@@ -437,6 +446,9 @@ class LocalDocumentStore(DocumentStore):
 # non-blocking, so opening a FIFO planted in the bundle cannot hang the walk
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 def _named(exc: OSError, path: str) -> OSError:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgebase import KnowledgeBase
-from agentkernel.knowledgebase.chroma import ChromaManager
 
 _SPEC = importlib.util.spec_from_file_location(
     "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"
@@ -56,6 +55,9 @@ def build_backends(embedding_function: Any = None) -> list[KnowledgeBase]:
         embedding_function: A chromadb embedding function; chromadb's default ONNX
             all-MiniLM-L6-v2 (downloaded once, ~80 MB) when not given.
     """
+    # imported here, so that without the extra the demo says what to install (see main)
+    from agentkernel.knowledgebase.chroma import ChromaManager
+
     if embedding_function is None:
         from chromadb.utils.embedding_functions import DefaultEmbeddingFunction
 
@@ -90,7 +92,9 @@ ask = shared.ask  # run, print each tool call and its result, return the answer
 
 def main(argv: list[str] | None = None) -> int:
     args = shared.parser(__doc__, QUESTION).parse_args(argv)
-    return shared.run(args, QUESTION, build_backends, build_agent, seed=seed)
+    return shared.run(
+        args, QUESTION, build_backends, build_agent, seed=seed, extras="chromadb,openai"
+    )
 
 
 if __name__ == "__main__":

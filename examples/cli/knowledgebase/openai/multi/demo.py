@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         build_agent,
         seed=lambda backends: seed(backends, mapping),
         semantic_map=mapping,
+        extras="chromadb,neo4j,trino,openai",
     )
 
 

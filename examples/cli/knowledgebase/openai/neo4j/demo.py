@@ -14,7 +14,6 @@ import importlib.util
 from pathlib import Path
 
 from agentkernel.knowledgebase import KnowledgeBase, KnowledgeBuilder
-from agentkernel.knowledgebase.neo4j import Neo4jManager
 
 _SPEC = importlib.util.spec_from_file_location(
     "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"
@@ -61,6 +60,9 @@ MERGE (c)-[:USES]->(x)"""
 
 def build_backends() -> list[KnowledgeBase]:
     """The demo's one backend: the graph named by the NEO4J_* variables."""
+    # imported here, so that without the extra the demo says what to install (see main)
+    from agentkernel.knowledgebase.neo4j import Neo4jManager
+
     graph = Neo4jManager(
         name="Neo4jDB",
         description="Who manages and backs up which client, and which products clients use.",
@@ -96,7 +98,7 @@ ask = shared.ask  # run, print each tool call and its result, return the answer
 
 def main(argv: list[str] | None = None) -> int:
     args = shared.parser(__doc__, QUESTION).parse_args(argv)
-    return shared.run(args, QUESTION, build_backends, build_agent, seed=seed)
+    return shared.run(args, QUESTION, build_backends, build_agent, seed=seed, extras="neo4j,openai")
 
 
 if __name__ == "__main__":

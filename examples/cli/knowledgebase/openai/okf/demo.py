@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 from agentkernel.knowledgebase import (
@@ -64,11 +65,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="print tool results uncut")
     args = parser.parse_args(argv)
     question = " ".join(args.question) or QUESTION
-    backends = build_backends(args.bundle)
-
-    if shared.has_model(args):
-        ask(build_agent(args.model, backends=backends), question)
-        return 0
+    try:
+        backends = build_backends(args.bundle)
+        if shared.has_model(args):
+            ask(build_agent(args.model, backends=backends), question)
+            return 0
+    except Exception as exc:
+        problem = shared.expected_problem(exc, "openai")
+        if problem is None:
+            raise
+        print(problem, file=sys.stderr)
+        return 2
     tools = KnowledgeBuilder(backends, semantic_map=SEMANTIC_MAP).build()
     print(
         "No model configured (set OPENAI_API_KEY, or pass --model): making the calls an agent "

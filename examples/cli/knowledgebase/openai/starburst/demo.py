@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 from agentkernel.knowledgebase import KnowledgeBase
-from agentkernel.knowledgebase.starburst import StarburstManager
 
 _SPEC = importlib.util.spec_from_file_location(
     "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"
@@ -48,6 +47,9 @@ to save something, tell the user it was not saved and why."""
 
 def build_backends() -> list[KnowledgeBase]:
     """Two read-only SQL backends on the cluster named by the STARBURST_* variables."""
+    # imported here, so that without the extra the demo says what to install (see main)
+    from agentkernel.knowledgebase.starburst import StarburstManager
+
     mongo = StarburstManager(
         name="StarburstDB-mongo",
         description="Clients (MongoDB collection via Starburst): status, region, revenue.",
@@ -96,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--semantic-map", help="a JSON file of placeholder -> target")
     args = parser.parse_args(argv)
     mapping = load_semantic_map(args.semantic_map)
-    return shared.run(args, QUESTION, build_backends, build_agent, semantic_map=mapping)
+    return shared.run(
+        args, QUESTION, build_backends, build_agent, semantic_map=mapping, extras="trino,openai"
+    )
 
 
 if __name__ == "__main__":
