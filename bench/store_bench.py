@@ -10,14 +10,15 @@ nested (the 1,000 pages are the first of the 5,000, and so on), grown through th
 Every store runs in a fresh subprocess of its own, one after the other, so no system warms a
 cache for another and each one's peak RSS is its own. At each size a *new* store object is
 opened on the grown folder or database (its first call loads the catalog: "open"), then each
-operation is timed one call at a time, wall clock, and reported as the median (p50):
+operation is timed one call at a time, wall clock and process CPU, and reported as the
+median (p50):
 
-* ``create``: 50 new pages, one ``create`` each (the file store rewrites ``index.md`` too);
+* ``create``: 100 new pages, one ``create`` each (the file store rewrites ``index.md`` too);
 * ``read``: 200 pages drawn at random;
 * ``search``: 200 known-item queries (8 consecutive words of one page's long description,
   whose target is that page), ``limit=10``; hit@10 is the share whose target is in the top 10;
-* ``edit``: 50 pages, ``Package: <name>`` replaced by ``Package: <name> (ed.)``;
-* ``check``: 3 calls.
+* ``edit``: 100 pages, ``Package: <name>`` replaced by ``Package: <name> (ed.)``;
+* ``check``: 5 calls.
 
 The peer is SQLite FTS5 queried directly (``porter unicode61`` tokenizer, ``bm25`` with title,
 description and body weighted 10, 5 and 1, the query's words OR-ed): one ``INSERT`` per
@@ -60,11 +61,11 @@ SEED = 20260530
 SIZES = (1_000, 5_000, 10_000, 20_000)
 POOL = 1_000  # pages beyond the largest size, for the timed creates
 CORPUS = max(SIZES) + POOL  # one corpus whatever sizes run, so a size means the same pages
-CREATES = 50
+CREATES = 100
 READS = 200
 QUERIES = 200
-EDITS = 50
-CHECKS = 3
+EDITS = 100
+CHECKS = 5
 BATCH = 500
 SYSTEMS = ("file", "sqlite", "fts5")
 LABELS = {"file": "FileKnowledgeStore", "sqlite": "SQLiteKnowledgeStore", "fts5": "SQLite FTS5"}
@@ -114,21 +115,31 @@ def _queries(concepts: Sequence[_corpus.Concept]) -> list[tuple[str, str]]:
 # --------------------------------------------------------------------------- timing
 
 
-def _timed(call: Callable[[Any], Any], arguments: Iterable[Any]) -> list[float]:
-    """Time ``call(argument)`` once per argument, in milliseconds."""
-    times = []
+class _Times(list[float]):
+    """Wall-clock milliseconds of each call, with the process CPU milliseconds beside."""
+
+    cpu: list[float]
+
+
+def _timed(call: Callable[[Any], Any], arguments: Iterable[Any]) -> _Times:
+    """Time ``call(argument)`` once per argument, in milliseconds (wall and CPU)."""
+    times = _Times()
+    times.cpu = []
     for argument in arguments:
+        cpu = time.process_time()
         start = time.perf_counter()
         call(argument)
         times.append((time.perf_counter() - start) * 1000)
+        times.cpu.append((time.process_time() - cpu) * 1000)
     return times
 
 
-def _summary(times: list[float]) -> dict[str, float]:
+def _summary(times: _Times) -> dict[str, float]:
     ordered = sorted(times)
     return {
         "p50": statistics.median(ordered),
         "p95": ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))],
+        "cpu_p50": statistics.median(times.cpu),
         "n": len(ordered),
     }
 
@@ -377,9 +388,9 @@ def _ms(value: float | None) -> str:
     return f"{value:.2f} ms" if value < 10 else f"{value:.1f} ms"
 
 
-def _op(row: dict[str, Any] | None, op: str) -> float | None:
+def _op(row: dict[str, Any] | None, op: str, stat: str = "p50") -> float | None:
     node = (row or {}).get(op)
-    return node["p50"] if isinstance(node, dict) else None
+    return node.get(stat) if isinstance(node, dict) else None
 
 
 OPS = ("create", "read", "search", "edit", "check")
@@ -439,6 +450,22 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
             cells = []
             for op in OPS:
                 x, y = _op(a, op), _op(b, op)
+                cells.append(f"{y / x:.2f}x" if x and y else "-")
+            lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
+        lines += [
+            "",
+            "The same ratios on process CPU time (p50), which a busy machine moves less:",
+            "",
+            "| system | " + " | ".join(OPS) + " |",
+            "|---|" + "---|" * len(OPS),
+        ]
+        for system in ("file", "sqlite", "fts5"):
+            a, b = at.get((system, low)), at.get((system, high))
+            if a is None or b is None:
+                continue
+            cells = []
+            for op in OPS:
+                x, y = _op(a, op, "cpu_p50"), _op(b, op, "cpu_p50")
                 cells.append(f"{y / x:.2f}x" if x and y else "-")
             lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
     lines += ["", "Targets at 10,000 pages:", ""]

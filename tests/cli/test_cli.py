@@ -117,7 +117,7 @@ def test_ask_without_a_model_answers_retrieval_only() -> None:
 def test_ask_prefers_the_current_concept_and_labels_the_deprecated_one() -> None:
     result = cli("ask", "How is gross margin computed?", str(EXAMPLE), "--fetch", "1")
     assert result.returncode == 0, result.stderr
-    matches, _, fetched = result.stdout.partition("## OKF: fetched")
+    matches, _, fetched = result.stdout.partition("## bundle: fetched")
     lines = [line for line in matches.splitlines() if line.startswith("- [")]
     assert lines[0].startswith("- [metrics/gross_margin] Gross margin (Metric; human-reviewed")
     legacy = next(line for line in lines if "[metrics/gross_margin_legacy]" in line)

@@ -53,6 +53,6 @@ def test_writability_folds_with_and(
 def test_name_defaults_to_the_location_and_store_is_checked(tmp_path: Path) -> None:
     store = LocalDocumentStore(tmp_path)
     kb = Plain(store, KnowledgeCapabilities(browse=True))
-    assert kb.backend_name == f"Plain({store.label})" == f"Plain({tmp_path.name})"
+    assert kb.backend_name == store.label == tmp_path.name  # the bundle's name, never a path
     with pytest.raises(TypeError):
         Plain("not a store", KnowledgeCapabilities(browse=True))  # type: ignore[arg-type]

@@ -450,3 +450,20 @@ def test_importing_the_package_pulls_no_sql_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("package", ["trino", "sqlglot"])
+def test_a_missing_sdk_names_the_trino_extra(package: str) -> None:
+    # sqlglot is also in the 'sql' extra; a Starburst user is told to install 'trino'.
+    code = (
+        f"import sys; sys.modules[{package!r}] = None\n"
+        "try:\n"
+        "    import agentkernel.knowledgebase.starburst\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == (
+        "MissingExtraError StarburstManager requires the 'trino' extra "
+        f"({package} is not installed): pip install 'agentkernel[trino]'"
+    )

@@ -70,25 +70,29 @@ from agentkernel.knowledgebase._limits import (
     check_limits,
     take_rows,
 )
+from agentkernel.knowledgebase._sqlrecords import row_to_record
+from agentkernel.knowledgebase.base import KnowledgeBase
+from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
+from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+
+# Both SDKs of the 'trino' extra are checked here, before the guard module would name the
+# 'sql' extra for a missing sqlglot: a Starburst user installs 'trino'.
+try:
+    import requests
+    import sqlglot  # noqa: F401
+    import trino
+    import trino.auth
+    import trino.dbapi
+    import trino.exceptions
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise missing_extra(exc.name or "trino", "trino", feature="StarburstManager") from exc
+
 from agentkernel.knowledgebase._sqlguard import (
     ACCEPTED,
     GuardedStatement,
     allowed_function_names,
     guard_statement,
 )
-from agentkernel.knowledgebase._sqlrecords import row_to_record
-from agentkernel.knowledgebase.base import KnowledgeBase
-from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
-from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
-
-try:
-    import requests
-    import trino
-    import trino.auth
-    import trino.dbapi
-    import trino.exceptions
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise missing_extra("trino", "trino", feature="StarburstManager") from exc
 
 __all__ = ["SQLQueryError", "SQLRefusedError", "StarburstManager"]
 

@@ -218,7 +218,8 @@ class IndexLines:
     Each page's line is rendered once, when it changes, and kept in its section's order in
     blocks of a few hundred lines that cache their joined text, so rendering the whole index
     after a change re-joins one block and concatenates the others, instead of sorting and
-    formatting every page again.
+    formatting every page again. Until the index is first rendered, pages are only collected
+    (a store loading thousands of pages sorts them once, when the index is asked for).
     """
 
     def __init__(self, registry: TypeRegistry, target: Callable[[PageInfo], str]) -> None:
@@ -232,6 +233,23 @@ class IndexLines:
         self._target = target
         self._blocks: dict[str, list[_Block]] = {t.name: [] for t in registry.types}
         self._placed: dict[str, tuple[str, tuple[str, str]]] = {}  # id -> (type, key)
+        self._waiting: dict[str, PageInfo] | None = {}  # pages put before the first render
+
+    def _build(self, infos: Iterable[PageInfo]) -> None:
+        """Lay out the pages put so far: each section sorted once, cut into blocks."""
+        by_type: dict[str, list[tuple[tuple[str, str], PageInfo]]] = {}
+        for info in infos:
+            by_type.setdefault(info.type, []).append((index_order(info), info))
+        for type_name, rows in by_type.items():
+            page_type = self._registry.get(type_name)
+            assert page_type is not None  # put() keeps only pages of the registry's types
+            rows.sort(key=lambda row: row[0])
+            for start in range(0, len(rows), _BLOCK_LINES):
+                part = rows[start : start + _BLOCK_LINES]
+                lines = [index_line(page_type, info, self._target(info)) for _, info in part]
+                self._blocks[type_name].append(_Block([key for key, _ in part], lines))
+                for key, info in part:
+                    self._placed[info.id] = (type_name, key)
 
     def _block_of(self, blocks: list[_Block], key: tuple[str, str]) -> int:
         return max(0, bisect.bisect_right([b.keys[0] for b in blocks], key) - 1)
@@ -245,6 +263,9 @@ class IndexLines:
         self.drop(info.id)
         page_type = self._registry.get(info.type)
         if page_type is None or info.status == STATUS_RETIRED:
+            return
+        if self._waiting is not None:
+            self._waiting[info.id] = info
             return
         key = index_order(info)
         line = index_line(page_type, info, self._target(info))
@@ -271,6 +292,9 @@ class IndexLines:
         Args:
             page_id: ``type/slug``.
         """
+        if self._waiting is not None:
+            self._waiting.pop(page_id, None)
+            return
         placed = self._placed.pop(page_id, None)
         if placed is None:
             return
@@ -294,6 +318,9 @@ class IndexLines:
         Returns:
             The pieces; none when there is no page.
         """
+        if self._waiting is not None:
+            self._build(self._waiting.values())
+            self._waiting = None
         pieces: list[str] = []
         for page_type in self._registry.types:
             blocks = self._blocks[page_type.name]

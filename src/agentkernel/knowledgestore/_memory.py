@@ -54,11 +54,13 @@ class Entry:
         info: Its listing line (status and description included).
         content: Its body, links as ids.
         links: The ids it links to, each once.
+        md_links: Whether its content may hold ``.md`` file links (``check`` reads those).
     """
 
     info: PageInfo
     content: str
     links: tuple[str, ...]
+    md_links: bool
 
 
 def make_entry(
@@ -86,7 +88,7 @@ def make_entry(
         status=_pages.status_of(fields),
         fields=dict(fields),
     )
-    return Entry(info, content, tuple(linked_ids(content)))
+    return Entry(info, content, tuple(linked_ids(content)), ".md" in content)
 
 
 class PageCatalog:
@@ -196,7 +198,8 @@ class PageCatalog:
 
         Args:
             overview_links: The ids the overview links to.
-            file_links: A page's ``.md`` links that lead to no page (a file store's).
+            file_links: A page's ``.md`` links that lead to no page, asked only of pages
+                whose content holds ``.md``.
             overview_file_links: The overview's such links.
         """
         sources = (
@@ -205,7 +208,7 @@ class PageCatalog:
                 e.info.type,
                 e.info.status,
                 e.links,
-                file_links(e) if file_links is not None else (),
+                file_links(e) if file_links is not None and e.md_links else (),
             )
             for e in self._entries.values()
         )

@@ -168,7 +168,9 @@ class KnowledgeStore(ABC):
             limit: How many hits at most.
 
         Returns:
-            Hits, best first; title matches above alias matches above body matches.
+            Hits, best first: a page whose title says what the query says, then one whose
+            alias does, then by relevance (title above aliases above body); a superseded page
+            below a current one that matches as well; retired pages left out.
         """
 
     @abstractmethod

@@ -157,6 +157,7 @@ class FileKnowledgeStore(KnowledgeStore):
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
+        self._written: set[str] = set()  # page folders written since the last settle
         self._root_pages_changed = False
 
     @property
@@ -324,10 +325,15 @@ class FileKnowledgeStore(KnowledgeStore):
             self._sync_root_ids()
 
     def _settle(self) -> None:
-        """Take the folders' tokens after this store's own writes (made under the lock)."""
-        for folder, _ in self._folders:
+        """Take the tokens of the folders this store just wrote in (under the lock).
+
+        Only those: a change someone made by hand in another folder meanwhile still moves
+        that folder's token away from the one recorded.
+        """
+        for folder in self._written | {""}:
             if folder in self._folder_tokens:
                 self._folder_tokens[folder] = _folder_token(self._root / folder)
+        self._written.clear()
 
     # -- reading -------------------------------------------------------------------------
 
@@ -454,8 +460,6 @@ class FileKnowledgeStore(KnowledgeStore):
             )
 
     def _page_file_links(self, entry: Entry) -> builtins.list[str]:
-        if ".md" not in entry.content:  # most pages: no file link at all, no regex
-            return []
         return self._file_links(entry.content, self._pages[entry.info.id].rel)
 
     def _file_links(self, content: str, rel: str) -> builtins.list[str]:
@@ -551,6 +555,7 @@ class FileKnowledgeStore(KnowledgeStore):
         folder = page.page_type.dir
         now = time.monotonic()
         tidy = now - self._tidied.get(folder, -math.inf) > _TIDY_SECONDS
+        self._written.add(folder)
         atomic_write(path, self._render(page), tidy=tidy)
         if tidy:
             self._tidied[folder] = now

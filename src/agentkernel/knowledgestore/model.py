@@ -179,7 +179,8 @@ class SearchHit:
         id: ``type/slug``.
         title: The title.
         type: The type's name.
-        score: Higher is better; a title match always outranks an alias or body match.
+        score: Higher is better; a page whose title (then alias) says what the query says
+            always outranks the others.
         snippet: Where it matched, one line.
         status: The page's status: ``active``, or ``superseded`` (ranked below a current
             page of equal relevance).

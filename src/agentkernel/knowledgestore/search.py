@@ -13,7 +13,7 @@ description and body, with stemming and a query stop list), ordered in three tie
 A superseded page keeps its place in the search, with its score lowered: it ranks below a
 current page of equal relevance, so an agent asking for the old definition still finds it. A
 retired page leaves the search, as the store contract says. A hit's score is
-``10000 * tier + BM25F``, so a title match always outranks an alias or body match.
+``10000 * tier + BM25F``, so a title (then alias) match always outranks the other pages.
 
 With an embedder (a store built with ``embedder=``), the third tier is hybrid: the lexical
 scores blended with the pages' cosine similarity to the query
@@ -86,13 +86,12 @@ def _split_list(value: str) -> list[str]:
 
 @dataclass(frozen=True)
 class _Shown:
-    """What a hit shows of a page, and the keys its title and aliases match queries by."""
+    """What a hit shows of a page, and the keys its aliases match queries by."""
 
     title: str
     type: str
     status: str
     description: str
-    title_key: frozenset[str]
     alias_keys: tuple[frozenset[str], ...]
 
 
@@ -113,6 +112,7 @@ class PageSearch:
         self._unembedded: dict[str, str] = {}  # page id -> text, embedded by the next search
         self._shown: dict[str, _Shown] = {}
         self._by_alias: dict[frozenset[str], set[str]] = {}
+        self._title_keys: dict[str, frozenset[str]] = {}  # worked out for hits, when first asked
 
     def __len__(self) -> int:
         return len(self._shown)
@@ -141,7 +141,7 @@ class PageSearch:
         for key in alias_keys:
             self._by_alias.setdefault(key, set()).add(info.id)
         self._shown[info.id] = _Shown(
-            info.title, info.type, info.status, info.description, _key(info.title), alias_keys
+            info.title, info.type, info.status, info.description, alias_keys
         )
         if self.semantic is not None:
             self._unembedded[info.id] = document_text(info.title, info.description, content)
@@ -155,6 +155,7 @@ class PageSearch:
         shown = self._shown.pop(page_id, None)
         if shown is None:
             return
+        self._title_keys.pop(page_id, None)
         self._index.remove(page_id)
         if self.semantic is not None:
             self._unembedded.pop(page_id, None)
@@ -188,6 +189,12 @@ class PageSearch:
             return found
         return {key: score for key, score in fused if key in self._shown}
 
+    def _title_key(self, page_id: str, shown: _Shown) -> frozenset[str]:
+        key = self._title_keys.get(page_id)
+        if key is None:
+            key = self._title_keys[page_id] = _key(shown.title)
+        return key
+
     def search(self, query: str, limit: int, content_of: Callable[[str], str]) -> list[SearchHit]:
         """Rank the pages for a query, best first.
 
@@ -212,7 +219,7 @@ class PageSearch:
         rows = []
         for page_id, score in found.items():
             shown = self._shown[page_id]
-            tier = 2 if shown.title_key == key else 1 if page_id in by_alias else 0
+            tier = 2 if self._title_key(page_id, shown) == key else 1 if page_id in by_alias else 0
             rows.append((-(tier * _TIER + score), shown.title.casefold(), page_id))
         rows.sort()
         terms = set(analyze_query(query))

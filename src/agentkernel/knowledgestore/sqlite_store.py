@@ -446,7 +446,7 @@ class SQLiteKnowledgeStore(KnowledgeStore):
             self._refresh()
             return self._catalog.check(
                 linked_ids(self.overview()),
-                lambda entry: _no_page(entry.content) if ".md" in entry.content else [],
+                lambda entry: _no_page(entry.content),
                 _no_page(self.overview()),
             )
 
