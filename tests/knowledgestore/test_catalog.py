@@ -26,9 +26,10 @@ from agentkernel.knowledgestore import (
     SQLiteKnowledgeStore,
     create_knowledge_tools,
 )
+from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_targets
 from agentkernel.knowledgestore._catalog import IndexLines, render_index
 from agentkernel.knowledgestore._pages import TypeRegistry
-from agentkernel.knowledgestore.model import PageInfo
+from agentkernel.knowledgestore.model import PageInfo, linked_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -325,6 +326,20 @@ def test_a_row_changed_by_another_tool_shows_up(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_row_replaced_by_hand_shows_up_even_when_it_was_the_newest(tmp_path: Path) -> None:
+    store = SQLiteKnowledgeStore(tmp_path / "k.db")
+    store.create("concept", "tides", "Tides", "Water rises.")
+    store.create("concept", "moon", "Moon", "A satellite.")  # the newest revision
+    assert store.check().broken_links == []
+    # a deleted row's revision is never handed out again: the new row is not mistaken for it
+    _by_hand(store, "moon", "A rock near [Mars](concept/mars).")
+    assert [h.id for h in store.search("rock")] == ["concept/moon"]
+    assert store.check().broken_links[0].target == "concept/mars"
+    store.create("concept", "mars", "Mars", "A planet.")
+    assert store.check().broken_links == []
+    store.close()
+
+
 def test_a_file_edited_in_place_shows_up_in_read_and_after_check(tmp_path: Path) -> None:
     store = FileKnowledgeStore(tmp_path / "k")
     store.create("concept", "tides", "Tides", "Water rises.")
@@ -342,3 +357,107 @@ def test_a_file_edited_in_place_shows_up_in_read_and_after_check(tmp_path: Path)
     store.check()  # compares every file, whatever the folder tokens say
     assert [h.id for h in store.search("seas")] == ["concept/tides"]
     assert store.search("water") == []
+
+
+def _check(store: KnowledgeStore) -> dict[str, object]:
+    return store.check().to_dict()
+
+
+def _full_check(store: KnowledgeStore) -> dict[str, object]:
+    """The report worked out from every page afresh, from the live store's own catalog."""
+    catalog = store._catalog  # type: ignore[attr-defined]
+    if isinstance(store, FileKnowledgeStore):
+        overview = store._links_map.from_disk(store._overview_body(), "overview.md")
+        listing = store._reaches_a_listing
+        targets = store._page_file_targets
+        overview_rel = "overview.md"
+    else:
+        overview = store.overview()
+        listing = lambda _target: False  # noqa: E731
+        targets = lambda entry: file_link_targets(entry.content, "")  # noqa: E731
+        overview_rel = ""
+    report = catalog.full_check(
+        linked_ids(overview),
+        targets,
+        listing,
+        dangling_file_links(overview, overview_rel, listing),
+    )
+    return report.to_dict()  # type: ignore[no-any-return]
+
+
+def _by_hand(store: KnowledgeStore, slug: str, content: str | None) -> None:
+    """Write (or with ``None`` delete) the page ``concept/<slug>`` behind the store's back."""
+    if isinstance(store, FileKnowledgeStore):
+        page = store.knowledge_dir / "concepts" / f"{slug}.md"
+        if content is None:
+            page.unlink(missing_ok=True)
+        else:
+            disk = re.sub(r"\]\(concept/([a-z]+)\)", r"](/concepts/\1.md)", content)
+            page.write_text(f"---\ntype: concept\ntitle: {slug}\n---\n\n{disk}\n", "utf-8")
+        return
+    assert isinstance(store, SQLiteKnowledgeStore)
+    with sqlite3.connect(store.path) as db:
+        db.execute("DELETE FROM pages WHERE id = ?", (f"concept/{slug}",))
+        if content is not None:
+            db.execute(
+                "INSERT INTO pages (id, type, slug, title, fields, content, status, description)"
+                " VALUES (?, 'concept', ?, ?, '{}', ?, 'active', '')",
+                (f"concept/{slug}", slug, slug, content),
+            )
+
+
+def test_check_follows_another_process_and_a_person(make: Factory) -> None:
+    store = make()
+    store.create("concept", "tides", "Tides", "Water rises.")
+    store.create("concept", "moon", "Moon", "It pulls the [tides](concept/tides).")
+    assert _check(store)["orphans"] == ["concept/moon"]
+    _in_another_process(
+        store,
+        """
+        other.create("concept", "neap", "Neap", "Weak [tides](concept/tides).")
+        other.retire("concept/tides", "merged into neap")
+        """,
+    )
+    report = _check(store)
+    assert report["links_to_retired"] == [
+        {"page": "concept/moon", "target": "concept/tides"},
+        {"page": "concept/neap", "target": "concept/tides"},
+    ]
+    assert report["orphans"] == ["concept/moon", "concept/neap"]
+    _by_hand(store, "neap", "See [moon](concept/moon) and [notes](notes/a.md).")
+    _by_hand(store, "tides", None)  # deleted: moon's link is now broken
+    report = _check(store)
+    assert report == _full_check(store) == _check(make())
+    assert {"page": "concept/moon", "target": "concept/tides"} in report["broken_links"]  # type: ignore[operator]
+    assert {"page": "concept/neap", "target": "notes/a.md"} in report["broken_links"]  # type: ignore[operator]
+    assert report["orphans"] == ["concept/neap"]
+    _in_another_process(store, 'other.edit("concept/moon", "[tides](concept/tides)", "tides")\n')
+    _by_hand(store, "neap", "See [moon](concept/moon).")
+    report = _check(store)
+    assert report == {"broken_links": [], "orphans": ["concept/neap"], "links_to_retired": []}
+
+
+@pytest.mark.parametrize("seed", [12, 7])
+def test_check_kept_page_by_page_equals_a_full_and_a_cold_check(make: Factory, seed: int) -> None:
+    rng = random.Random(seed)
+    store = make()
+    slugs = ["tides", "moon", "neap", "spring", "waves", "wind", "sun", "sea"]
+    store.create("concept", "tides", "Tides", "Water rises.")
+    for step in range(60):
+        live = sorted(i.slug for i in store.list() if i.status != "retired")
+        links = " ".join(f"[{s}](concept/{s})" for s in rng.sample(slugs, rng.randint(0, 3)))
+        extra = rng.choice(["", " [n](notes/a.md)", " [i](/index.md)", " [l](../log.md)"])
+        action = rng.choice(["hand", "hand", "delete", "create", "retire", "overview"])
+        slug = rng.choice(slugs)
+        if action == "hand":
+            _by_hand(store, slug, f"Step {step}: {links}{extra}")
+        elif action == "delete":
+            _by_hand(store, slug, None)
+        elif action == "create" and live and store.read(f"concept/{slug}") is None:
+            store.create("concept", slug, slug.title(), f"About [{live[0]}](concept/{live[0]}).")
+        elif action == "retire" and live:
+            store.retire(f"concept/{rng.choice(live)}", "step")
+        elif action == "overview" and live:
+            store.write_overview(f"Start at [{live[-1]}](concept/{live[-1]}).{extra}")
+        report = _check(store)
+        assert report == _full_check(store) == _check(make()), step

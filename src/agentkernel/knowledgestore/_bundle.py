@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import unquote
 
 from agentkernel.knowledgestore._pages import TypeRegistry
@@ -103,13 +103,50 @@ class LinkMap:
         return _FILE_LINK.sub(replace, markdown)
 
 
+def file_link_targets(markdown: str, rel_from: str) -> list[tuple[str, str]]:
+    """List the ``.md`` file links left in ``markdown``, each with where it leads.
+
+    Args:
+        markdown: Text with its links to pages already turned into ids.
+        rel_from: The bundle-relative file the text is stored in.
+
+    Returns:
+        ``(link as written, bundle-relative target)`` for each link once, in order of first
+        appearance; the target starts with ``..`` when it leaves the bundle.
+    """
+    found: dict[str, str] = {}
+    for match in _FILE_LINK.finditer(markdown):
+        written = match.group(1)
+        if written not in found:
+            found[written] = _resolve(written, rel_from)
+    return list(found.items())
+
+
+def dangling_links(
+    targets: Iterable[tuple[str, str]], is_listing: Callable[[str], bool]
+) -> list[str]:
+    """Keep the file links of :func:`file_link_targets` that lead to no page.
+
+    Such a link leads to no page (a folder the store doesn't keep pages in, a missing file,
+    outside the bundle), unless it reaches one of :data:`LISTING_FILES` that exists.
+
+    Args:
+        targets: ``(link as written, target)`` pairs.
+        is_listing: Whether a bundle-relative path is an existing ``index.md``, ``log.md``
+            or ``overview.md``.
+
+    Returns:
+        The dangling links, as written, in the order given.
+    """
+    return [
+        written for written, target in targets if target.startswith("..") or not is_listing(target)
+    ]
+
+
 def dangling_file_links(
     markdown: str, rel_from: str, is_listing: Callable[[str], bool]
 ) -> list[str]:
     """List the ``.md`` file links that are still in ``markdown`` once page links became ids.
-
-    Such a link leads to no page (a folder the store doesn't keep pages in, a missing file,
-    outside the bundle), unless it reaches one of :data:`LISTING_FILES` that exists.
 
     Args:
         markdown: Text with its links to pages already turned into ids.
@@ -118,14 +155,9 @@ def dangling_file_links(
             or ``overview.md``.
 
     Returns:
-        Each dangling link once, as written, in order of first appearance.
+        Each dangling link once (see :func:`dangling_links`), in order of first appearance.
     """
-    found: dict[str, None] = {}
-    for match in _FILE_LINK.finditer(markdown):
-        target = _resolve(match.group(1), rel_from)
-        if target.startswith("..") or not is_listing(target):
-            found.setdefault(match.group(1), None)
-    return list(found)
+    return dangling_links(file_link_targets(markdown, rel_from), is_listing)
 
 
 def log_lines(text: str) -> Iterator[tuple[str, str]]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentkernel.knowledgestore import _catalog, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _linkcheck, _pages
 from agentkernel.knowledgestore.model import CheckReport, PageInfo, SearchHit, linked_ids
 from agentkernel.knowledgestore.search import PageSearch, require_query
 
@@ -109,6 +109,7 @@ class PageCatalog:
         self._ordered: list[str] | None = None
         self._index = _catalog.IndexLines(registry, lambda info: info.id)
         self._search = PageSearch(semantic)
+        self._links = _linkcheck.LinkState()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -147,6 +148,7 @@ class PageCatalog:
                 self._backlinks.setdefault(target, set()).add(page_id)
         self._index.put(entry.info)
         self._search.put(entry.info, entry.content)
+        self._links.put(entry.info, entry.links, entry.md_links)
 
     def drop(self, page_id: str) -> None:
         """Forget a page (its file was deleted behind the store).
@@ -161,6 +163,7 @@ class PageCatalog:
         self._unlink(page_id, old.links)
         self._index.drop(page_id)
         self._search.drop(page_id)
+        self._links.drop(page_id)
 
     def _unlink(self, page_id: str, links: Iterable[str]) -> None:
         for target in links:
@@ -191,16 +194,44 @@ class PageCatalog:
     def check(
         self,
         overview_links: Sequence[str],
-        file_links: Callable[[Entry], Sequence[str]] | None = None,
+        file_targets: Callable[[Entry], Sequence[tuple[str, str]]],
+        is_listing: Callable[[str], bool],
         overview_file_links: Sequence[str] = (),
     ) -> CheckReport:
         """Find broken links, orphans and links to retired pages.
 
+        The findings are kept up to date as pages are put and dropped (see
+        :mod:`agentkernel.knowledgestore._linkcheck`): this costs what it finds.
+
         Args:
             overview_links: The ids the overview links to.
-            file_links: A page's ``.md`` links that lead to no page, asked only of pages
-                whose content holds ``.md``.
-            overview_file_links: The overview's such links.
+            file_targets: A page's ``.md`` file links with their bundle-relative targets,
+                asked once per version of a page whose content holds ``.md``.
+            is_listing: Whether such a target is an existing ``index.md``, ``log.md`` or
+                ``overview.md`` (asked at every check: those files change on their own).
+            overview_file_links: The overview's ``.md`` links that lead to no page.
+        """
+        return self._links.report(
+            overview_links,
+            overview_file_links,
+            lambda page_id: file_targets(self._entries[page_id]),
+            is_listing,
+        )
+
+    def full_check(
+        self,
+        overview_links: Sequence[str],
+        file_targets: Callable[[Entry], Sequence[tuple[str, str]]],
+        is_listing: Callable[[str], bool],
+        overview_file_links: Sequence[str] = (),
+    ) -> CheckReport:
+        """Work out :meth:`check`'s report from every page, keeping nothing (for comparison).
+
+        Args:
+            overview_links: The ids the overview links to.
+            file_targets: As for :meth:`check`.
+            is_listing: As for :meth:`check`.
+            overview_file_links: The overview's ``.md`` links that lead to no page.
         """
         sources = (
             _catalog.LinkSource(
@@ -208,7 +239,7 @@ class PageCatalog:
                 e.info.type,
                 e.info.status,
                 e.links,
-                file_links(e) if file_links is not None and e.md_links else (),
+                _bundle.dangling_links(file_targets(e), is_listing) if e.md_links else (),
             )
             for e in self._entries.values()
         )

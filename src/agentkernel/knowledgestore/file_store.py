@@ -455,21 +455,18 @@ class FileKnowledgeStore(KnowledgeStore):
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
             return self._catalog.check(
                 linked_ids(overview),
-                self._page_file_links,
-                self._file_links(overview, "overview.md"),
+                self._page_file_targets,
+                self._reaches_a_listing,
+                _bundle.dangling_file_links(overview, "overview.md", self._reaches_a_listing),
             )
 
-    def _page_file_links(self, entry: Entry) -> builtins.list[str]:
-        return self._file_links(entry.content, self._pages[entry.info.id].rel)
+    def _page_file_targets(self, entry: Entry) -> builtins.list[tuple[str, str]]:
+        return _bundle.file_link_targets(entry.content, self._pages[entry.info.id].rel)
 
-    def _file_links(self, content: str, rel: str) -> builtins.list[str]:
-        """The ``.md`` links left in ``content`` (links as ids) that reach no page."""
-
-        def reaches_a_listing(target: str) -> bool:
-            name = posixpath.basename(target)
-            return name in _bundle.LISTING_FILES and (self._root / target).is_file()
-
-        return _bundle.dangling_file_links(content, rel, reaches_a_listing)
+    def _reaches_a_listing(self, target: str) -> bool:
+        """Whether a bundle-relative path is an existing ``index.md``, ``log.md`` or overview."""
+        name = posixpath.basename(target)
+        return name in _bundle.LISTING_FILES and (self._root / target).is_file()
 
     def ignored_files(self) -> builtins.list[str]:
         """Return the markdown files in the folder that are not pages of this store.

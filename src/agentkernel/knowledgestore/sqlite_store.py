@@ -97,12 +97,23 @@ def _has_revisions(db: sqlite3.Connection) -> bool:
     return any(row[1] == "rev" for row in db.execute("PRAGMA table_info(pages)"))
 
 
-_REVISION_TRIGGERS = """
+_NEXT_REV = (
+    "MAX(COALESCE((SELECT MAX(rev) FROM pages), 0), "
+    "COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'deleted_rev'), 0)) + 1"
+)
+# a deleted row's revision is remembered, so that a row written next never takes it again
+# (a catalog that held the deleted row would not look for a revision it has seen)
+_REVISION_TRIGGERS = f"""
 CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev);
-CREATE TRIGGER IF NOT EXISTS pages_rev_on_insert AFTER INSERT ON pages WHEN NEW.rev = 0
-BEGIN UPDATE pages SET rev = (SELECT MAX(rev) FROM pages) + 1 WHERE id = NEW.id; END;
-CREATE TRIGGER IF NOT EXISTS pages_rev_on_update AFTER UPDATE ON pages WHEN NEW.rev <= OLD.rev
-BEGIN UPDATE pages SET rev = (SELECT MAX(rev) FROM pages) + 1 WHERE id = NEW.id; END;
+DROP TRIGGER IF EXISTS pages_rev_on_insert;
+DROP TRIGGER IF EXISTS pages_rev_on_update;
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_delete AFTER DELETE ON pages
+BEGIN INSERT OR REPLACE INTO meta (key, value) VALUES ('deleted_rev', MAX(OLD.rev, \
+COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'deleted_rev'), 0))); END;
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_insert_2 AFTER INSERT ON pages WHEN NEW.rev = 0
+BEGIN UPDATE pages SET rev = {_NEXT_REV} WHERE id = NEW.id; END;
+CREATE TRIGGER IF NOT EXISTS pages_rev_on_update_2 AFTER UPDATE ON pages WHEN NEW.rev <= OLD.rev
+BEGIN UPDATE pages SET rev = {_NEXT_REV} WHERE id = NEW.id; END;
 """
 
 
@@ -111,7 +122,8 @@ def _add_revisions(db: sqlite3.Connection) -> None:
 
     An older database's pages get revisions (all 0). The triggers give a row written without
     one (another tool's ``INSERT`` or ``UPDATE``) the next revision, so the catalogs of every
-    store on the database load it; only a deleted row needs the count to be noticed.
+    store on the database load it; only a deleted row needs the count to be noticed. No
+    revision is used twice, even the one of a deleted row.
     """
     if not _has_revisions(db):
         db.execute("ALTER TABLE pages ADD COLUMN rev INTEGER NOT NULL DEFAULT 0")
@@ -119,9 +131,16 @@ def _add_revisions(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-def _no_page(content: str) -> list[str]:
-    """The ``.md`` file links in ``content``: in a database, none of them leads to a page."""
-    return _bundle.dangling_file_links(content, "", lambda _target: False)
+def _deleted_rev(db: sqlite3.Connection) -> int:
+    """The newest revision a deleted row held: no write may take it again."""
+    found = db.execute("SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'deleted_rev'")
+    row = found.fetchone()
+    return int(row[0]) if row else 0
+
+
+def _in_a_database(_target: str) -> bool:
+    """Whether a ``.md`` link reaches a listing file: in a database, it never does."""
+    return False
 
 
 def _view(row: _Row) -> _flows.Page:
@@ -238,6 +257,7 @@ class SQLiteKnowledgeStore(KnowledgeStore):
                     _add_revisions(db)
                     self._revised = db
                 self._refresh()
+                self._rev = max(self._rev, _deleted_rev(db))
                 before = self._rev
                 yield db
             except BaseException:
@@ -444,10 +464,12 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         """Report broken links (``.md`` file links included), orphans and links to retired pages."""
         with self._mutex:
             self._refresh()
+            overview = self.overview()
             return self._catalog.check(
-                linked_ids(self.overview()),
-                lambda entry: _no_page(entry.content),
-                _no_page(self.overview()),
+                linked_ids(overview),
+                lambda entry: _bundle.file_link_targets(entry.content, ""),
+                _in_a_database,
+                _bundle.dangling_file_links(overview, "", _in_a_database),
             )
 
     def overview(self) -> str:
