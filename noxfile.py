@@ -40,7 +40,7 @@ def _pytest(session: nox.Session, *paths: str, extras: str = "") -> None:
     session.run(*args, env=env, external=True)
 
 
-CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb"
+CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings"
 
 
 def _install_core(session: nox.Session) -> None:

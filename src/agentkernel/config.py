@@ -35,6 +35,12 @@ class OKFDatabaseConfig(BaseModel):
             walking the bundle; built by ``agentkernel-kb index`` (the ``lancedb`` extra).
         index_options: Object-store options for the index, as Lance names them.
         index_fallback: ``walk`` to walk the bundle when the index cannot be opened.
+        embedder: Makes search hybrid: ``default`` (the packaged all-MiniLM-L6-v2, the
+            ``embeddings`` extra), a sentence-transformers model folder (relative to the
+            config file), or ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint, key
+            from ``OPENAI_API_KEY``). ``None``: lexical search.
+        vector_cache: The vector cache folder (relative to the config file); ``None`` for
+            ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
         consumer: Agents that read the bundle.
         producer: Agents that read it and add knowledge to it.
         curator: Agents that read it and maintain it.
@@ -49,9 +55,18 @@ class OKFDatabaseConfig(BaseModel):
     index: str | None = None
     index_options: dict[str, str] = Field(default_factory=dict)
     index_fallback: Literal["walk"] | None = None
+    embedder: str | None = None
+    vector_cache: str | None = None
     consumer: list[str] = Field(default_factory=list)
     producer: list[str] = Field(default_factory=list)
     curator: list[str] = Field(default_factory=list)
+
+    @field_validator("embedder", "vector_cache")
+    @classmethod
+    def _not_blank_or_null(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty (leave it out for lexical search)")
+        return value.strip() if value is not None else None
 
     @field_validator("type", "uri")
     @classmethod

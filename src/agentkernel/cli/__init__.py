@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 # subcommand modules, in the order --help lists them
-_COMMANDS = ("check", "bundle", "ask", "serve", "view", "store", "index")
+_COMMANDS = ("check", "bundle", "ask", "serve", "view", "store", "index", "embed")
 
 
 def build_parser() -> argparse.ArgumentParser:

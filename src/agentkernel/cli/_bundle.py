@@ -37,6 +37,26 @@ def add_bundle_argument(parser: argparse.ArgumentParser) -> None:
         help="the OKF bundle: a directory, file:///dir, s3://bucket/prefix or python:pkg.Store",
     )
     add_name_argument(parser)
+    add_embedder_argument(parser)
+
+
+def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--embedder`` (hybrid search) and ``--vector-cache``.
+
+    Args:
+        parser: The subcommand's parser.
+    """
+    parser.add_argument(
+        "--embedder",
+        metavar="PATH_OR_NAME",
+        help="search hybrid with this embedder: 'default' (the packaged all-MiniLM-L6-v2), "
+        "a sentence-transformers model folder, or http(s)://host/v1#model",
+    )
+    parser.add_argument(
+        "--vector-cache",
+        metavar="DIR",
+        help="the vector cache (default: $XDG_CACHE_HOME/agentkernel/vectors)",
+    )
 
 
 def add_name_argument(parser: Any, *flags: str) -> None:
@@ -52,7 +72,12 @@ def add_name_argument(parser: Any, *flags: str) -> None:
 
 
 def open_bundles(
-    locations: Sequence[str], names: Sequence[str] | None = None, *, writable: bool = False
+    locations: Sequence[str],
+    names: Sequence[str] | None = None,
+    *,
+    writable: bool = False,
+    embedder: str | None = None,
+    cache_dir: str | None = None,
 ) -> list[OKFManager]:
     """Open bundles for a command, named by the one rule; read-only unless asked otherwise.
 
@@ -60,6 +85,8 @@ def open_bundles(
         locations: Paths or store URIs.
         names: ``--name`` values, matched to ``locations`` in order; the rest are derived.
         writable: Whether writes are allowed (only ``serve --writable`` asks).
+        embedder: ``--embedder``: makes search hybrid.
+        cache_dir: ``--vector-cache``.
 
     Returns:
         Connected managers that never refresh on their own, in the order given.
@@ -87,7 +114,9 @@ def open_bundles(
         chosen = given + [bundle_name(store.label) for store in stores[len(given) :]]
         _refuse_clashes(locations, chosen)
         return [
-            OKFManager(store, name=name, refresh_seconds=None)
+            OKFManager(
+                store, name=name, refresh_seconds=None, embedder=embedder, cache_dir=cache_dir
+            )
             for store, name in zip(stores, chosen, strict=True)
         ]
     except BaseException:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentkernel.cli._bundle import add_name_argument, open_bundles
+from agentkernel.cli._bundle import add_embedder_argument, add_name_argument, open_bundles
 from agentkernel.errors import AKConfigError
 
 if TYPE_CHECKING:
@@ -57,6 +57,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, names: bool = True)
     )
     if names:
         add_name_argument(parser)
+    add_embedder_argument(parser)
 
 
 def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
@@ -84,13 +85,26 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         return _from_config(args.config, args.agent)
     if not args.paths:
         raise AKConfigError("Name a bundle (PATH) or a configuration (--config FILE).")
-    return _from_paths(args.paths, getattr(args, "names", None), writable=writable)
+    return _from_paths(
+        args.paths,
+        getattr(args, "names", None),
+        writable=writable,
+        embedder=getattr(args, "embedder", None),
+        cache_dir=getattr(args, "vector_cache", None),
+    )
 
 
-def _from_paths(paths: list[str], names: list[str] | None, *, writable: bool) -> Sources:
+def _from_paths(
+    paths: list[str],
+    names: list[str] | None,
+    *,
+    writable: bool,
+    embedder: str | None = None,
+    cache_dir: str | None = None,
+) -> Sources:
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
-    managers = open_bundles(paths, names, writable=writable)
+    managers = open_bundles(paths, names, writable=writable, embedder=embedder, cache_dir=cache_dir)
     builder = KnowledgeBuilder(managers)
     tools = builder.build(writable=writable)
     return Sources(tools, list(builder.backends), builder=builder, writes=_writes(builder, tools))

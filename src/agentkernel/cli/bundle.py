@@ -53,7 +53,9 @@ def _runner(
     def run(args: argparse.Namespace) -> int:
         from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
-        (manager,) = open_bundles([args.bundle], args.names)
+        (manager,) = open_bundles(
+            [args.bundle], args.names, embedder=args.embedder, cache_dir=args.vector_cache
+        )
         name = manager.backend_name
         if tool_name in _NOTED:
             note = skipped_summary(name, manager)

@@ -109,6 +109,7 @@ class ChromaManager(KnowledgeBase):
         headers: Mapping[str, str] | None = None,
         client: Any = None,
         embedding_function: Any = None,
+        embedder: Any = None,
         description: str | None = None,
         timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
         max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
@@ -126,6 +127,10 @@ class ChromaManager(KnowledgeBase):
             client: A chromadb client to use as is; excludes ``path`` and ``host``.
             embedding_function: A chromadb ``EmbeddingFunction`` passed on every collection
                 open. Without one a WARNING is logged (see the module docstring).
+            embedder: An agentkernel :class:`~agentkernel.retrieval.Embedder` (or a name,
+                model folder or endpoint URL) used as the embedding function, so the same
+                object configures OKF bundles, curated stores and this collection. Excludes
+                ``embedding_function``.
             description: What the collection holds, for ``get_all_kb_descriptions``.
             timeout_seconds: Seconds an HTTP request to a Chroma server may take; ``None``
                 for no limit.
@@ -169,6 +174,15 @@ class ChromaManager(KnowledgeBase):
                 self.path = os.fspath(path or os.environ.get("CHROMA_PATH") or DEFAULT_PATH)
         self._headers = dict(headers or {})
         self._given_client = client
+        if embedder is not None:
+            if embedding_function is not None:
+                raise ValueError(
+                    f"ChromaManager {name!r}: give embedder or embedding_function, not both"
+                )
+            from agentkernel.knowledgebase.chroma_embedding import EmbedderFunction
+            from agentkernel.retrieval.embedders import load_embedder
+
+            embedding_function = EmbedderFunction(load_embedder(embedder))
         self._embedding_function = embedding_function
         self._description = description
         self._client: Any = None

@@ -10,10 +10,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentkernel.knowledgestore import _bundle, _catalog, _linkcheck, _pages
 from agentkernel.knowledgestore.model import CheckReport, PageInfo, SearchHit, linked_ids
 from agentkernel.knowledgestore.search import PageSearch, require_query
+
+if TYPE_CHECKING:
+    import os
+
+    from agentkernel.retrieval.embedders import Embedder
+    from agentkernel.retrieval.semantic import SemanticIndex
+
+
+def semantic_index(
+    embedder: Embedder | str | None, cache_dir: str | os.PathLike[str] | None
+) -> SemanticIndex | None:
+    """The dense index of a store built with ``embedder=`` (``None`` without one).
+
+    Args:
+        embedder: An embedder, a name, a model folder or an endpoint URL, or ``None``.
+        cache_dir: The vector cache root; ``None`` for the default.
+
+    Returns:
+        The index, or ``None``; nothing is imported without an embedder.
+
+    Raises:
+        EmbedderError: The embedder cannot be built or its cache holds another model's
+            vectors.
+    """
+    if embedder is None:
+        return None
+    from agentkernel.retrieval.semantic import SemanticIndex
+
+    return SemanticIndex(embedder, cache_dir)
 
 
 @dataclass(frozen=True)
@@ -64,18 +94,21 @@ def make_entry(
 class PageCatalog:
     """Every page of a store, with its backlinks, its index lines and its search index."""
 
-    def __init__(self, registry: _pages.TypeRegistry) -> None:
+    def __init__(
+        self, registry: _pages.TypeRegistry, semantic: SemanticIndex | None = None
+    ) -> None:
         """Start empty.
 
         Args:
             registry: The store's types (their order orders listings).
+            semantic: The dense index, when search is hybrid.
         """
         self._rank = {name: i for i, name in enumerate(registry.names())}
         self._entries: dict[str, Entry] = {}
         self._backlinks: dict[str, set[str]] = {}
         self._ordered: list[str] | None = None
         self._index = _catalog.IndexLines(registry, lambda info: info.id)
-        self._search = PageSearch()
+        self._search = PageSearch(semantic)
         self._links = _linkcheck.LinkState()
 
     def __len__(self) -> int:

@@ -48,13 +48,13 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
 from agentkernel.knowledgestore._fs import atomic_write, locked
-from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
+from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -69,6 +69,9 @@ from agentkernel.knowledgestore.model import (
     is_slug,
     linked_ids,
 )
+
+if TYPE_CHECKING:
+    from agentkernel.retrieval.embedders import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -116,13 +119,22 @@ class FileKnowledgeStore(KnowledgeStore):
     """A :class:`KnowledgeStore` over the markdown files of one folder (an OKF bundle)."""
 
     def __init__(
-        self, knowledge_dir: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
+        self,
+        knowledge_dir: str | os.PathLike[str],
+        page_types: Sequence[PageType] | None = None,
+        *,
+        embedder: Embedder | str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         """Open (lazily) the store in ``knowledge_dir``; nothing is read or written yet.
 
         Args:
             knowledge_dir: The folder; created on the first write.
             page_types: Declared page types, besides the built-ins.
+            embedder: Makes ``search()`` hybrid (lexical and dense, fused by rank): an
+                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
+                URL. ``None``: lexical only, and no embedding code is imported.
+            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
 
         Raises:
             KnowledgeStoreError: An invalid page type declaration.
@@ -140,7 +152,7 @@ class FileKnowledgeStore(KnowledgeStore):
         self._links_map = _bundle.LinkMap(self._registry)
         self._files: dict[str, dict[str, tuple[_FileToken, _Stored | None]]] = {}
         self._pages: dict[str, _Stored] = {}
-        self._catalog = PageCatalog(self._registry)
+        self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
         self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf

@@ -14,6 +14,12 @@ A superseded page keeps its place in the search, with its score lowered: it rank
 current page of equal relevance, so an agent asking for the old definition still finds it. A
 retired page leaves the search, as the store contract says. A hit's score is
 ``10000 * tier + BM25F``, so a title (then alias) match always outranks the other pages.
+
+With an embedder (a store built with ``embedder=``), the third tier is hybrid: the lexical
+scores blended with the pages' cosine similarity to the query
+(:class:`agentkernel.retrieval.semantic.SemanticIndex`), so a page that shares no word with the
+question can still be found; the score is then ``10000 * tier + fused score``. Pages are
+embedded in batches, through the vector cache, by the first search after they change.
 """
 
 from __future__ import annotations
@@ -21,11 +27,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import STATUS_RETIRED, PageInfo, SearchHit
-from agentkernel.retrieval import SearchIndex, analyze, analyze_query
+from agentkernel.retrieval import Hit, SearchIndex, analyze, analyze_query
 from agentkernel.retrieval.analysis import plain_key
+from agentkernel.retrieval.embedders import document_text
+
+if TYPE_CHECKING:
+    from agentkernel.retrieval.semantic import SemanticIndex
 
 MAX_QUERY_CHARS = 4_000
 """The longest query searched; a longer one is refused with a message saying so."""
@@ -90,9 +101,15 @@ class PageSearch:
     Not thread-safe by itself: its store serialises access.
     """
 
-    def __init__(self) -> None:
-        """Start empty."""
+    def __init__(self, semantic: SemanticIndex | None = None) -> None:
+        """Start empty.
+
+        Args:
+            semantic: The dense index, when search is hybrid.
+        """
         self._index = SearchIndex()
+        self.semantic = semantic
+        self._unembedded: dict[str, str] = {}  # page id -> text, embedded by the next search
         self._shown: dict[str, _Shown] = {}
         self._by_alias: dict[frozenset[str], set[str]] = {}
         self._title_keys: dict[str, frozenset[str]] = {}  # worked out for hits, when first asked
@@ -126,6 +143,8 @@ class PageSearch:
         self._shown[info.id] = _Shown(
             info.title, info.type, info.status, info.description, alias_keys
         )
+        if self.semantic is not None:
+            self._unembedded[info.id] = document_text(info.title, info.description, content)
 
     def drop(self, page_id: str) -> None:
         """Remove a page from the index, if it is there.
@@ -138,12 +157,37 @@ class PageSearch:
             return
         self._title_keys.pop(page_id, None)
         self._index.remove(page_id)
+        if self.semantic is not None:
+            self._unembedded.pop(page_id, None)
+            self.semantic.remove(page_id)
         for key in shown.alias_keys:
             holders = self._by_alias.get(key)
             if holders is not None:
                 holders.discard(page_id)
                 if not holders:
                     del self._by_alias[key]
+
+    def _hybrid(
+        self, query: str, ranked: list[Hit], found: dict[str, float], limit: int
+    ) -> dict[str, float]:
+        """Fuse the lexical ranking with the dense one; the lexical one if embedding fails."""
+        from agentkernel.retrieval.semantic import CANDIDATES
+
+        semantic = self.semantic
+        assert semantic is not None
+        if self._unembedded:
+            ids = list(self._unembedded)
+            vectors = semantic.vectors_for([self._unembedded[i] for i in ids])
+            if vectors is not None:
+                for page_id, vector in zip(ids, vectors, strict=True):
+                    semantic.put(page_id, vector)
+                self._unembedded.clear()
+        if len(ranked) < CANDIDATES:
+            ranked = self._index.search(query, CANDIDATES)
+        fused = semantic.hybrid(query, [(str(h.key), h.score) for h in ranked], max(limit, 1))
+        if fused is None:
+            return found
+        return {key: score for key, score in fused if key in self._shown}
 
     def _title_key(self, page_id: str, shown: _Shown) -> frozenset[str]:
         key = self._title_keys.get(page_id)
@@ -168,6 +212,8 @@ class PageSearch:
         by_alias = self._by_alias.get(key, set())
         ranked = self._index.search(query, limit + len(by_alias))
         found = {str(hit.key): hit.score for hit in ranked}
+        if self.semantic is not None:
+            found = self._hybrid(query, ranked, found, limit + len(by_alias))
         for page_id in by_alias:
             found.setdefault(page_id, 0.0)
         rows = []

@@ -22,10 +22,10 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
-from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry
+from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -40,6 +40,9 @@ from agentkernel.knowledgestore.model import (
     linked_ids,
     parse_id,
 )
+
+if TYPE_CHECKING:
+    from agentkernel.retrieval.embedders import Embedder
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -148,7 +151,12 @@ class SQLiteKnowledgeStore(KnowledgeStore):
     """A :class:`KnowledgeStore` in a SQLite database file (or ``":memory:"``)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], page_types: Sequence[PageType] | None = None
+        self,
+        path: str | os.PathLike[str],
+        page_types: Sequence[PageType] | None = None,
+        *,
+        embedder: Embedder | str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         """Open the database; a missing one is created (with its tables) by the first write.
 
@@ -158,6 +166,10 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         Args:
             path: The database file, or ``":memory:"``.
             page_types: Declared page types, besides the built-ins.
+            embedder: Makes ``search()`` hybrid (lexical and dense, fused by rank): an
+                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
+                URL. ``None``: lexical only, and no embedding code is imported.
+            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
 
         Raises:
             KnowledgeStoreError: An invalid page type declaration, a file that is no SQLite
@@ -168,7 +180,7 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         self._mutex = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._blank: sqlite3.Connection | None = None
-        self._catalog = PageCatalog(self._registry)
+        self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
         self._rev = -1  # the newest revision the catalog holds; -1: nothing loaded yet
         self._seen: tuple[sqlite3.Connection, int] | None = None  # (connection, data_version)
         self._pending: dict[str, _Row] = {}  # rows written by the open transaction

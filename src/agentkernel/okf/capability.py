@@ -199,7 +199,19 @@ class OKFCapability:
             index=_resolved_index(entry.index, self._base_dir),
             index_options=entry.index_options,
             index_fallback=entry.index_fallback,
+            embedder=self._relative(entry.embedder, model=True),
+            cache_dir=self._relative(entry.vector_cache),
         )
+
+    def _relative(self, value: str | None, model: bool = False) -> str | None:
+        """A configured folder, relative to the config file (names and URLs as given)."""
+        from agentkernel.retrieval.embedders import DEFAULT_NAMES
+
+        if value is None or self._base_dir is None or "://" in value:
+            return value
+        if model and value.casefold() in DEFAULT_NAMES:
+            return value
+        return str((self._base_dir / value).expanduser())
 
     def _store(self, database: str, entry: OKFDatabaseConfig) -> DocumentStore:
         from agentkernel.knowledgebase.store.base import DocumentStore, load_store_class

@@ -17,19 +17,37 @@ Example:
     ... )
     >>> [hit.key for hit in index.search("how is gross margin computed?", 2)]
     ['gross-margin', 'gross-margin-legacy']
+
+Dense and hybrid retrieval (optional): an :class:`Embedder` (texts in, unit vectors out;
+:func:`load_embedder` builds one from ``"default"``, a model folder or an endpoint URL),
+:class:`agentkernel.retrieval.semantic.SemanticIndex` (vectors cached by content in
+:mod:`agentkernel.retrieval.vectorcache`) and reciprocal-rank fusion. Nothing here imports a
+model SDK until an embedder is built.
 """
 
 from __future__ import annotations
 
 from agentkernel.retrieval.analysis import QUERY_STOPWORDS, analyze, analyze_query
+from agentkernel.retrieval.embedders import (
+    Embedder,
+    EmbedderError,
+    default_model_path,
+    document_text,
+    load_embedder,
+)
 from agentkernel.retrieval.index import DEFAULT_WEIGHTS, STATUS_PENALTY, Hit, SearchIndex
 
 __all__ = [
     "DEFAULT_WEIGHTS",
     "QUERY_STOPWORDS",
     "STATUS_PENALTY",
+    "Embedder",
+    "EmbedderError",
     "Hit",
     "SearchIndex",
     "analyze",
     "analyze_query",
+    "default_model_path",
+    "document_text",
+    "load_embedder",
 ]

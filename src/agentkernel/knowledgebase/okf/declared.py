@@ -10,20 +10,21 @@ from __future__ import annotations
 from agentkernel.knowledgebase.model import KnowledgeCapabilities
 
 
-def okf_capabilities(writable: bool) -> KnowledgeCapabilities:
+def okf_capabilities(writable: bool, semantic: bool = False) -> KnowledgeCapabilities:
     """The declaration of an OKF bundle.
 
     Args:
         writable: Whether writes are declared.
+        semantic: Whether search is hybrid (an embedder is configured).
 
     Returns:
-        Kinds ``["document"]``, lexical search, fetch, browse, a derived schema, and
-        ``writable`` as given.
+        Kinds ``["document"]``, search (``semantic`` when an embedder ranks too, else
+        ``lexical``), fetch, browse, a derived schema, and ``writable`` as given.
     """
     return KnowledgeCapabilities(
         kinds=["document"],
         search=True,
-        search_mode="lexical",
+        search_mode="semantic" if semantic else "lexical",
         fetch=True,
         browse=True,
         writable=writable,

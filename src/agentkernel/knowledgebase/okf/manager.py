@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.errors import echo
@@ -60,7 +61,11 @@ from agentkernel.knowledgebase.okf.scan import (
 from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, clean_path
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+    from agentkernel.retrieval.embedders import Embedder
+    from agentkernel.retrieval.semantic import SemanticIndex
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +124,8 @@ class OKFManager(DocumentKnowledgeBase):
         index: str | None = None,
         index_options: Mapping[str, str] | None = None,
         index_fallback: str | None = None,
+        embedder: Embedder | str | None = None,
+        cache_dir: str | Path | None = None,
     ) -> None:
         """Attach a store and walk it once (or open its bundle index).
 
@@ -143,6 +150,11 @@ class OKFManager(DocumentKnowledgeBase):
                 ``aws_region``, ``allow_http``...), as Lance names them.
             index_fallback: ``"walk"`` to walk the store when the index cannot be opened
                 (said in the diagnostics); ``None`` makes that an error.
+            embedder: Makes search hybrid (lexical and dense, fused by rank): an
+                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
+                URL for :func:`~agentkernel.retrieval.load_embedder`. ``None``: lexical only.
+            cache_dir: The vector cache root (outside the bundle); ``None`` for
+                ``$XDG_CACHE_HOME/agentkernel/vectors``. Only used with an embedder.
 
         Raises:
             TypeError: An argument has the wrong type.
@@ -150,6 +162,8 @@ class OKFManager(DocumentKnowledgeBase):
             KnowledgePathError: ``write_prefix`` is not a clean relative path.
             OSError: The store cannot be listed (a misconfigured store fails here).
             KnowledgeError: ``index`` names no readable index and no fallback was asked for.
+            EmbedderError: The embedder cannot be built, or the cache holds vectors of
+                another dimension under its model id.
         """
         if refresh_seconds is not None and (
             isinstance(refresh_seconds, bool)
@@ -173,7 +187,20 @@ class OKFManager(DocumentKnowledgeBase):
             )
         if index_fallback not in (None, "walk"):
             raise ValueError(f"index_fallback must be 'walk' or None, got {index_fallback!r}")
-        super().__init__(store, okf_capabilities(writable=True), name or None)
+        if index is not None and embedder is not None:
+            raise ValueError(
+                "embedder= cannot be combined with index= yet: the bundle index holds no "
+                "vectors; serve the index lexically, or walk the bundle with the embedder."
+            )
+        semantic: SemanticIndex | None = None
+        if embedder is not None:
+            from agentkernel.retrieval.semantic import SemanticIndex
+
+            semantic = SemanticIndex(embedder, cache_dir)
+        super().__init__(
+            store, okf_capabilities(writable=True, semantic=semantic is not None), name or None
+        )
+        self._semantic = semantic
         self._index_uri = index
         self._index_options = dict(index_options or {})
         self._index_fallback = index_fallback
@@ -188,7 +215,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._clock = clock
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
-        self._manifest = Manifest()
+        self._manifest = Manifest(semantic)
         self._walk_diagnostics: list[str] = []
         self._refresh_error: str | None = None
         self._next_refresh = math.inf
@@ -259,7 +286,8 @@ class OKFManager(DocumentKnowledgeBase):
             where = f" in {', '.join(namespaces[:8])}" if namespaces else ""
             text = (
                 f"OKF bundle {self._store.label}: {concepts} concepts "
-                f"(types: {kinds}){where}. Browse it from the root, search it lexically, "
+                f"(types: {kinds}){where}. Browse it from the root, search it "
+                f"{'by meaning and words' if self._semantic else 'lexically'}, "
                 "fetch whole documents by id."
             )
         if diagnostics:
@@ -272,6 +300,11 @@ class OKFManager(DocumentKnowledgeBase):
 
     def search(self, query: str, limit: int = 3, **kwargs: Any) -> list[Record]:
         """Rank concepts with the retrieval engine over title, aliases, tags, id, description, body.
+
+        With an embedder, the lexical scores are blended with the concepts' cosine
+        similarity to the query (:func:`agentkernel.retrieval.semantic.blend`); if the query
+        cannot be embedded, the lexical ranking is served (a WARNING is logged and the schema
+        says so).
 
         Args:
             query: Keywords or a natural-language question.
@@ -287,11 +320,22 @@ class OKFManager(DocumentKnowledgeBase):
         if not isinstance(query, str) or not query.strip() or limit < 1:
             return []
         now = self._now()
+        semantic = self._semantic
+        if semantic is None:
+            with self._lock:
+                if self._view is not None:
+                    return [summary_record(c, now, s) for c, s in self._view.search(query, limit)]
+                hits = self._manifest.index.search(query, limit)
+                return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
+        from agentkernel.retrieval.semantic import CANDIDATES
+
         with self._lock:
-            if self._view is not None:
-                return [summary_record(c, now, s) for c, s in self._view.search(query, limit)]
-            hits = self._manifest.index.search(query, limit)
-            return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
+            lexical = self._manifest.index.search(query, max(limit, CANDIDATES))
+        fused = semantic.hybrid(query, [(str(h.key), h.score) for h in lexical], limit)
+        ranked = [(str(h.key), h.score) for h in lexical[:limit]] if fused is None else fused
+        with self._lock:
+            held = self._manifest.concepts
+            return [summary_record(held[k], now, s) for k, s in ranked if k in held]
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
         """Read whole documents by id, with their links resolved.
@@ -450,6 +494,7 @@ class OKFManager(DocumentKnowledgeBase):
                     "version": self._view.version,
                     "indexed_at": self._view.meta.get("indexed_at"),
                 }
+        schema["search"] = self._semantic.description if self._semantic else "lexical (BM25F)"
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -632,6 +677,7 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _apply(self, result: ScanResult, known: dict[str, str], started: float) -> RefreshStats:
         manifest = self._manifest
+        vectors = self._embed(result.concepts)  # outside the lock: embedding is slow
         with self._lock:
 
             def untouched(path: str) -> bool:
@@ -645,7 +691,7 @@ class OKFManager(DocumentKnowledgeBase):
             changed = 0
             for concept in result.concepts:
                 if untouched(concept.path):
-                    manifest.put_concept(concept)
+                    manifest.put_concept(concept, vectors.get(concept.id))
                     changed += 1
             for reserved in result.reserved:
                 if untouched(reserved.path):
@@ -661,6 +707,18 @@ class OKFManager(DocumentKnowledgeBase):
                     "concepts; the rest are not served"
                 )
             self._refresh_error = None
+            unembedded = (
+                [manifest.concepts[k] for k in self._semantic.missing(list(manifest.concepts))]
+                if self._semantic is not None
+                else []
+            )
+        if unembedded:  # left without a vector by an earlier failed embedding
+            healed = self._embed(unembedded)
+            with self._lock:
+                for concept in unembedded:
+                    held = manifest.concepts.get(concept.id)
+                    if held is concept and concept.id in healed:
+                        manifest.put_concept(concept, healed[concept.id])
         seconds = time.perf_counter() - started
         return RefreshStats(result.listed, result.reads, changed, dropped, seconds)
 
@@ -759,10 +817,14 @@ class OKFManager(DocumentKnowledgeBase):
                 )
         listed = StoredFile(path, stored.size, stored.token)
         concept = concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
+        vector = self._embed([concept]).get(concept.id)  # before the write is acknowledged
         if self._view is not None:
             self._upsert_row(concept)
         with self._lock:
-            self._served.put_concept(concept)
+            if self._view is not None:
+                self._view.put_concept(concept)
+            else:
+                self._manifest.put_concept(concept, vector)
         return concept.id
 
     def _upsert_row(self, concept: Concept) -> None:
@@ -775,6 +837,28 @@ class OKFManager(DocumentKnowledgeBase):
         commit(self._writer, [rows.concept_row(concept)], [])
         # serve the version holding the row: search runs over the dataset, not this process
         self._refresh_index(raise_errors=True, check_bundle=False)
+
+    def _embed(self, concepts: Sequence[Concept]) -> dict[str, np.ndarray]:
+        if self._semantic is None or not concepts:
+            return {}
+        from agentkernel.knowledgebase.okf.vectors import embed_concepts
+
+        return embed_concepts(self._semantic, concepts)
+
+    def served_concepts(self) -> list[Concept]:
+        """Return every concept served now (frontmatter and body head), in no order.
+
+        Returns:
+            The concepts.
+        """
+        self._tick()
+        with self._lock:
+            return list(self._manifest.concepts.values())
+
+    @property
+    def semantic(self) -> SemanticIndex | None:
+        """The dense index when search is hybrid (its cache, model and counters), else ``None``."""
+        return self._semantic
 
 
 def _declared_version(root_index: str | None) -> str | None:

