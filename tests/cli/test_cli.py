@@ -187,13 +187,19 @@ def test_serve_speaks_mcp_over_stdio(tmp_path: Path) -> None:
         params = StdioServerParameters(
             command=str(SCRIPT), args=["serve", str(SHARED / "ga4")], env=dict(os.environ)
         )
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
-            await client.initialize()
-            tools = [tool.name for tool in (await client.list_tools()).tools]
-            result = await client.call_tool(
-                "search_kb", {"backend": "ga4", "query": "purchasers audience"}
-            )
-            return tools, result.content[0].text  # type: ignore[union-attr]
+        # the server's stderr goes to a real file: another test may leave sys.stderr without
+        # a file descriptor, which the SDK's default errlog needs
+        with (tmp_path / "server.log").open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                await client.initialize()
+                tools = [tool.name for tool in (await client.list_tools()).tools]
+                result = await client.call_tool(
+                    "search_kb", {"backend": "ga4", "query": "purchasers audience"}
+                )
+                return tools, result.content[0].text  # type: ignore[union-attr]
 
     tools, found = asyncio.run(session())
     assert tools == [
