@@ -10,19 +10,17 @@ mocked. Screenshots are kept under ``build/`` as CI artifacts.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentkernel.cli.viewer.markdown import Link, render
 from agentkernel.cli.viewer.page import embed_json
-from tests.support.chromium import Browser, Page, available
+from tests.support.chromium import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLES = Path("/work/shared/data/okf-bundles")
@@ -73,19 +71,6 @@ def plain_line(text: str) -> str:
 
 
 # -- the browser ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not available():
-        if os.environ.get("AK_PREP_DIR"):
-            pytest.fail("Chromium is missing: tests/support/prepare.d/30-chromium.sh installs it")
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    started = Browser()
-    try:
-        yield started
-    finally:
-        started.close()
 
 
 @pytest.fixture

@@ -10,14 +10,12 @@ and node elements, from the DOM. Screenshots go to ``build/`` (gitignored).
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli.test_view import BUILD, BUNDLES, ROOT, open_page, run_view
-from tests.support.chromium import Browser, Page, available
+from tests.support.chromium import Browser, Page
 
 EXAMPLE = ROOT / "examples" / "cli" / "knowledgebase" / "openai" / "okf" / "bundle"
 
@@ -35,19 +33,6 @@ MEASURE = """(() => {
   });
   return {pane: [pane.left, pane.right, pane.top, pane.bottom], nodes: nodes};
 })()"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not available():
-        if os.environ.get("AK_PREP_DIR"):
-            pytest.fail("Chromium is missing: tests/support/prepare.d/30-chromium.sh installs it")
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    started = Browser()
-    try:
-        yield started
-    finally:
-        started.close()
 
 
 @pytest.fixture(scope="module")

@@ -598,13 +598,7 @@ class OKFManager(DocumentKnowledgeBase):
                 fresh = IndexView(dataset.checkout_version(latest))
             notes = self._index_lag(fresh) if check_bundle else self._index_notes
         except Exception as exc:
-            message = (
-                f"index refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
-                f"serving index version {current.version}: {type(exc).__name__}: {exc}"
-            )
-            logger.warning("OKF bundle %s: %s", self._store.location, message)
-            with self._lock:
-                self._refresh_error = message
+            self._note_refresh_failure("index refresh", f"index version {current.version}", exc)
             if raise_errors:
                 raise
             return None
@@ -616,6 +610,16 @@ class OKFManager(DocumentKnowledgeBase):
         stats = RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
         self.last_refresh = stats
         return stats
+
+    def _note_refresh_failure(self, what: str, serving: str, exc: Exception) -> None:
+        """Log a failed refresh and keep its message for the diagnostics; the old state serves."""
+        message = (
+            f"{what} failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
+            f"serving {serving}: {type(exc).__name__}: {exc}"
+        )
+        logger.warning("OKF bundle %s: %s", self._store.location, message)
+        with self._lock:
+            self._refresh_error = message
 
     def _index_lag(self, view: IndexView) -> list[str]:
         """List the bundle and say how far the index is behind it (empty when it is not)."""
@@ -661,13 +665,7 @@ class OKFManager(DocumentKnowledgeBase):
         try:
             result = scan(self._store, known, self._limits())
         except Exception as exc:
-            message = (
-                f"refresh failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
-                f"serving the last good manifest: {type(exc).__name__}: {exc}"
-            )
-            logger.warning("OKF bundle %s: %s", self._store.location, message)
-            with self._lock:
-                self._refresh_error = message
+            self._note_refresh_failure("refresh", "the last good manifest", exc)
             if raise_errors:
                 raise
             return None
