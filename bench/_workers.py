@@ -158,7 +158,7 @@ class CountingStore:
 
 def counting(inner: Any) -> Any:
     """A ``DocumentStore`` subclass instance delegating to ``inner``, counting every call."""
-    from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
+    from agentkernel.storage.base import DocumentStore, StoredFile
 
     class _Counting(DocumentStore):
         def __init__(self) -> None:
@@ -220,7 +220,7 @@ def _changed_text(concept: _corpus.Concept, n: int) -> bytes:
 
 def okf_connect_worker(bundle: Path) -> dict[str, Any]:
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.local import LocalDocumentStore
+    from agentkernel.storage.local import LocalDocumentStore
 
     rss_before = current_rss_mb()
     store = LocalDocumentStore(bundle, writable=False)
@@ -253,7 +253,7 @@ def okf_worker(
     push the bundle over the cap (a truncating walk would drop concepts and blur the counts).
     """
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.local import LocalDocumentStore
+    from agentkernel.storage.local import LocalDocumentStore
 
     rss_before = current_rss_mb()
     store = counting(LocalDocumentStore(bundle, writable=True))
@@ -349,7 +349,7 @@ def okf_s3_worker(endpoint: str, corpus: _corpus.Corpus, changed: int) -> dict[s
     import _s3
 
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.s3 import S3DocumentStore
+    from agentkernel.storage.s3 import S3DocumentStore
 
     s3 = _s3.client(endpoint)
     counter = _s3.RequestCounter(s3)

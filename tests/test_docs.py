@@ -311,7 +311,7 @@ def _run_shell(block: Block, env: dict[str, str]) -> None:
 
 def _check_yaml(block: Block) -> None:
     from agentkernel.config import load_config
-    from agentkernel.okf import OKFCapability
+    from agentkernel.roles import OKFCapability
 
     data: Any = yaml.safe_load(block.body)
     assert isinstance(data, dict), f"{block.where}: a yaml block must be a config mapping"

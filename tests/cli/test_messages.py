@@ -125,7 +125,7 @@ def test_a_bad_path_or_uri_is_one_line(target: str, message: str) -> None:
 
 def test_an_unexpected_error_is_one_line_and_a_traceback_under_v(tmp_path: Path) -> None:
     (tmp_path / "exploding.py").write_text(
-        "from agentkernel.knowledgebase.store.local import LocalDocumentStore\n"
+        "from agentkernel.storage.local import LocalDocumentStore\n"
         "class Store(LocalDocumentStore):\n"
         "    def __init__(self, **kwargs):\n"
         "        raise RuntimeError('the disk is on fire')\n"

@@ -140,7 +140,7 @@ def test_two_bundles_get_two_names_and_a_clash_is_refused(ga4: Path, tmp_path: P
 
 def test_the_library_names_an_unnamed_bundle_the_same_way(ga4: Path) -> None:
     from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
-    from agentkernel.knowledgebase.store.base import bundle_name
+    from agentkernel.storage.base import bundle_name
 
     kb = OKFManager(LocalDocumentStore(ga4, writable=False), refresh_seconds=None)
     assert kb.backend_name == "ga4"

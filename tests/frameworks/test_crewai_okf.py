@@ -95,7 +95,7 @@ def test_hand_bound_knowledge_tools_warn_and_attach_anyway(
     assert module.capability is not None
     own = CrewAIToolBuilder.bind(module.capability.tools_for(run.PRODUCER)[:2])
     member = agent(run.PRODUCER, tools=own)
-    with caplog.at_level(logging.WARNING, logger="agentkernel.okf.attach"):
+    with caplog.at_level(logging.WARNING, logger="agentkernel.roles.attach"):
         module.register(member)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1

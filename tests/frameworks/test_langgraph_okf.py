@@ -103,7 +103,7 @@ def test_hand_bound_knowledge_tools_warn_and_attach_anyway(
 ) -> None:
     module = LangGraphModule(run.okf_config(tmp_path))
     own = LangGraphToolBuilder.bind(module.capability.tools_for(run.PRODUCER)[:2])  # type: ignore[union-attr]
-    with caplog.at_level(logging.WARNING, logger="agentkernel.okf.attach"):
+    with caplog.at_level(logging.WARNING, logger="agentkernel.roles.attach"):
         tools = module.tools_for(run.PRODUCER, own)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1

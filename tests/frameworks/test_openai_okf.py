@@ -24,8 +24,8 @@ from agents.testing import ModelStep, ScriptedModel, assistant_message, function
 
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder  # noqa: E402
 from agentkernel.knowledgebase.okf.manager import OKFManager  # noqa: E402
-from agentkernel.knowledgebase.store.local import LocalDocumentStore  # noqa: E402
 from agentkernel.openai import OpenAIModule, OpenAIToolBuilder  # noqa: E402
+from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.support import okf_agents as run  # noqa: E402
 
 
@@ -105,7 +105,7 @@ def test_hand_bound_knowledge_tools_warn_and_attach_anyway(
     store = LocalDocumentStore(tmp_path / run.DB, writable=False)
     by_hand = KnowledgeBuilder([OKFManager(store, name="manual", refresh_seconds=None)])
     agent = Agent(name=run.CONSUMER, tools=OpenAIToolBuilder.bind(by_hand.build(writable=False)))
-    with caplog.at_level(logging.WARNING, logger="agentkernel.okf.attach"):
+    with caplog.at_level(logging.WARNING, logger="agentkernel.roles.attach"):
         OpenAIModule([agent], config=config)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1

@@ -13,7 +13,7 @@ import pytest
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 
 
 class Plain(DocumentKnowledgeBase):

@@ -357,7 +357,7 @@ def test_the_cli_fills_the_cache_ahead_of_time_and_searches_hybrid(
 
 
 def test_a_configured_database_takes_an_embedder_and_a_cache(bundle: Path, tmp_path: Path) -> None:
-    from agentkernel.okf import OKFCapability
+    from agentkernel.roles import OKFCapability
 
     config = tmp_path / "config.yaml"
     config.write_text(

@@ -21,7 +21,7 @@ import sys
 from typing import Any
 
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager
-from agentkernel.knowledgebase.store.base import DocumentStore
+from agentkernel.storage.base import DocumentStore
 
 
 def _open(location: str) -> OKFManager:

@@ -29,8 +29,8 @@ from agentkernel.errors import ECHO_LIMIT, echo
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.okf.conformance import check_bundle
-from agentkernel.knowledgebase.store import _fs
-from agentkernel.knowledgebase.store.base import clean_file_path, clean_path
+from agentkernel.storage import _fs
+from agentkernel.storage.base import clean_file_path, clean_path
 from tests.support.fixtures_mcp import REPO
 
 WRITERS = 4
@@ -225,7 +225,7 @@ def test_only_abandoned_temp_files_of_ours_are_removed(tmp_path: Path) -> None:
 
 
 def test_s3_writes_leave_no_temporary_objects(s3_endpoint: str, s3_bucket: str) -> None:
-    from agentkernel.knowledgebase.store.s3 import S3DocumentStore
+    from agentkernel.storage.s3 import S3DocumentStore
 
     store = S3DocumentStore(s3_bucket, "kb", endpoint_url=s3_endpoint)
     store.write("a/note.md", b"---\ntype: Note\n---\nbody\n")

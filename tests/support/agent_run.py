@@ -20,7 +20,7 @@ from typing import Any
 
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.knowledgebase.okf.manager import OKFManager
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 
 BUNDLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "okf-bundles"
 BACKEND = "ga4"

@@ -5,7 +5,7 @@ bundle (``examples/cli/knowledgebase/openai/okf/bundle``); a consumer agent then
 it, fetches it, and tries to write, which is refused with the exact read-only message. The
 framework test modules drive these scripts through each framework's own scripted model.
 
-The ``roastery`` database is served by ``tests.okf.counting_store.CountingStore`` (a real
+The ``roastery`` database is served by ``tests.roles.counting_store.CountingStore`` (a real
 ``DocumentStore`` over the copied directory, loaded from configuration by its dotted path)
 so the tests can count when a bundle is first opened and walked.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.okf import counting_store
+from tests.roles import counting_store
 
 EXAMPLE_BUNDLE = (
     Path(__file__).resolve().parents[2] / "examples/cli/knowledgebase/openai/okf/bundle"
@@ -69,7 +69,7 @@ def okf_config(tmp_path: Path) -> dict[str, Any]:
         "okf": {
             "databases": {
                 DB: {
-                    "type": "tests.okf.counting_store.CountingStore",
+                    "type": "tests.roles.counting_store.CountingStore",
                     "uri": str(bundle),
                     "description": "Larkspur Coffee Roasters: tables, metrics and runbooks.",
                     "refresh_seconds": None,

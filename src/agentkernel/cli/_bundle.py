@@ -96,7 +96,7 @@ def open_bundles(
         OSError: A local bundle does not exist or cannot be listed.
     """
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.base import DocumentStore, bundle_name
+    from agentkernel.storage.base import DocumentStore, bundle_name
 
     given = list(names or [])
     if len(given) > len(locations):

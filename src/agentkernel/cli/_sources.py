@@ -118,7 +118,7 @@ def _writes(builder: KnowledgeBuilder, tools: list[Tool]) -> list[str]:
 
 def _from_config(path: str, agent: str | None) -> Sources:
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-    from agentkernel.okf import OKFCapability
+    from agentkernel.roles import OKFCapability
 
     capability = OKFCapability.from_config(path)
     if capability is None:

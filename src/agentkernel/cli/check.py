@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agentkernel.knowledgebase.okf.conformance import check_bundle
-    from agentkernel.knowledgebase.store.base import DocumentStore
+    from agentkernel.storage.base import DocumentStore
 
     store = DocumentStore.from_uri(args.bundle, writable=False)
     err = Console(stderr=True)

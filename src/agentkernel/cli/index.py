@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         DEFAULT_MAX_CONCEPTS,
         index_bundle,
     )
-    from agentkernel.knowledgebase.store.base import DocumentStore
+    from agentkernel.storage.base import DocumentStore
 
     options: dict[str, str] = {}
     for item in args.index_option:

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from agentkernel.errors import AKError
     from agentkernel.knowledgebase.errors import KnowledgeError
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.base import DocumentStore
+    from agentkernel.storage.base import DocumentStore
 
     output = Path(args.output)
     try:

@@ -26,9 +26,9 @@ if TYPE_CHECKING:
         Record,
     )
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.base import DocumentStore
-    from agentkernel.knowledgebase.store.local import LocalDocumentStore
-    from agentkernel.knowledgebase.store.s3 import S3DocumentStore
+    from agentkernel.storage.base import DocumentStore
+    from agentkernel.storage.local import LocalDocumentStore
+    from agentkernel.storage.s3 import S3DocumentStore
 
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
@@ -41,9 +41,9 @@ _EXPORTS: dict[str, str] = {
     "KnowledgeError": "agentkernel.knowledgebase.errors",
     "KnowledgeCapabilityError": "agentkernel.knowledgebase.errors",
     "KnowledgePathError": "agentkernel.knowledgebase.errors",
-    "DocumentStore": "agentkernel.knowledgebase.store.base",
-    "LocalDocumentStore": "agentkernel.knowledgebase.store.local",
-    "S3DocumentStore": "agentkernel.knowledgebase.store.s3",
+    "DocumentStore": "agentkernel.storage.base",
+    "LocalDocumentStore": "agentkernel.storage.local",
+    "S3DocumentStore": "agentkernel.storage.s3",
     "OKFManager": "agentkernel.knowledgebase.okf.manager",
 }
 

@@ -11,7 +11,7 @@ import dataclasses
 
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.model import KnowledgeCapabilities
-from agentkernel.knowledgebase.store.base import DocumentStore, bundle_name
+from agentkernel.storage.base import DocumentStore, bundle_name
 
 
 class DocumentKnowledgeBase(KnowledgeBase):

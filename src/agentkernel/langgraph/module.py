@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from agentkernel.langgraph._tools import LangGraphToolBuilder
-from agentkernel.okf.attach import ConfigSource, append_text, load_capability, plan, tool_name
-from agentkernel.okf.capability import OKFCapability
+from agentkernel.roles.attach import ConfigSource, append_text, load_capability, plan, tool_name
+from agentkernel.roles.capability import OKFCapability
 
 
 class LangGraphModule:

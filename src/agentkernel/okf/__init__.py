@@ -1,9 +1,15 @@
-"""Configuration-driven OKF: bundles named in config.yaml, reached by agents through roles.
+"""Deprecated alias of :mod:`agentkernel.roles` (OKF roles and configuration), for one release."""
 
-``OKFCapability`` is the framework-free core; the framework modules attach its tools and
-instructions to agents. Nothing here opens a store until an agent's tool first touches it.
-"""
+from __future__ import annotations
 
-from agentkernel.okf.capability import ROLES, OKFCapability
+from agentkernel import _moved
+from agentkernel import roles as _new
+from agentkernel.roles import ROLES, OKFCapability
+
+_moved.alias_package(__name__, "agentkernel.roles", ("attach", "capability", "prompts"))
 
 __all__ = ["ROLES", "OKFCapability"]
+
+
+def __getattr__(name: str) -> object:
+    return _moved.forward(_new, name)

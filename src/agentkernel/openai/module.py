@@ -11,9 +11,9 @@ import inspect
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from agentkernel.okf.attach import ConfigSource, append_text, load_capability, plan, tool_name
-from agentkernel.okf.capability import OKFCapability
 from agentkernel.openai._tools import OpenAIToolBuilder
+from agentkernel.roles.attach import ConfigSource, append_text, load_capability, plan, tool_name
+from agentkernel.roles.capability import OKFCapability
 
 if TYPE_CHECKING:
     from agents import Agent

@@ -21,8 +21,8 @@ require_extra("lancedb", "lancedb")
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager  # noqa: E402
 from agentkernel.knowledgebase.errors import KnowledgeError  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle  # noqa: E402
-from agentkernel.knowledgebase.store.local import LocalDocumentStore  # noqa: E402
 from agentkernel.knowledgebase.testing import assert_backend_contract  # noqa: E402
+from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import (  # noqa: E402
     SMALL_BUNDLE,
     Clock,
@@ -277,7 +277,7 @@ def test_cli_index_builds_then_reports_unchanged(
 def test_config_index_is_served_and_resolved_against_the_config_file(tmp_path: Path) -> None:
     from agentkernel.config import load_config
     from agentkernel.errors import AKConfigError
-    from agentkernel.okf import OKFCapability
+    from agentkernel.roles import OKFCapability
 
     write_bundle(tmp_path / "bundle", SMALL_BUNDLE)
     index_bundle(

@@ -25,14 +25,14 @@ require_extra("lancedb", "lancedb")
 
 from agentkernel.knowledgebase import OKFManager  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle  # noqa: E402
-from agentkernel.knowledgebase.store.local import LocalDocumentStore  # noqa: E402
+from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import concept, write_bundle  # noqa: E402
 from tests.knowledgebase.okf.test_bundleindex import assert_same  # noqa: E402
 
 READER = r"""
 import json, sys, os, time
 from agentkernel.knowledgebase import OKFManager
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 root, index, options, stop = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
 kb = OKFManager(LocalDocumentStore(root, writable=False), index=index, index_options=options,
                 refresh_seconds=None)
@@ -57,7 +57,7 @@ print(json.dumps({"versions": sorted(versions), "rounds": rounds,
 
 INDEXER = r"""
 import json, sys, os, time
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle, IndexConflictError
 root, index, options, start = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
 while start and not os.path.exists(start):

@@ -19,9 +19,9 @@ from agentkernel.knowledgebase.errors import (
     KnowledgePathError,
 )
 from agentkernel.knowledgebase.okf import frontmatter
-from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, clean_path
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
 from agentkernel.knowledgebase.testing import assert_backend_contract
+from agentkernel.storage.base import DocumentStore, StoredFile, clean_path
+from agentkernel.storage.local import LocalDocumentStore
 from tests.knowledgebase.okf.helpers import (
     SMALL_BUNDLE,
     Clock,

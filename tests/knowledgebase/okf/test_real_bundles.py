@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
 from agentkernel.knowledgebase.testing import assert_backend_contract
+from agentkernel.storage.local import LocalDocumentStore
 
 BUNDLES = Path(__file__).resolve().parents[4] / "shared" / "data" / "okf-bundles"
 if not BUNDLES.is_dir():

@@ -15,8 +15,8 @@ from tests.support import require_extra
 require_extra("boto3", "aws")
 
 from agentkernel.knowledgebase import OKFManager  # noqa: E402
-from agentkernel.knowledgebase.store.s3 import S3DocumentStore  # noqa: E402
 from agentkernel.knowledgebase.testing import assert_backend_contract  # noqa: E402
+from agentkernel.storage.s3 import S3DocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept  # noqa: E402
 from tests.support.fixtures_s3 import count_s3_requests  # noqa: E402
 

@@ -22,7 +22,7 @@ from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
 from agentkernel.knowledgebase.okf.links import resolve_target
 from agentkernel.knowledgebase.okf.manager import OKFManager
-from agentkernel.knowledgebase.store.base import DocumentStore
+from agentkernel.storage.base import DocumentStore
 
 logger = logging.getLogger(__name__)
 

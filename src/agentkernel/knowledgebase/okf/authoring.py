@@ -25,7 +25,7 @@ from agentkernel.knowledgebase.okf.concept import (
     is_reserved,
     parse_concept,
 )
-from agentkernel.knowledgebase.store.base import clean_path
+from agentkernel.storage.base import clean_path
 
 _MAX_TITLE = 120
 _MAX_SLUG = 60

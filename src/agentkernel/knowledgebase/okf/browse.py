@@ -17,7 +17,7 @@ from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
 from agentkernel.knowledgebase.okf.manifest import Manifest
 from agentkernel.knowledgebase.okf.records import directory_record, summary_record
-from agentkernel.knowledgebase.store.base import clean_path
+from agentkernel.storage.base import clean_path
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.bundleindex.view import IndexView

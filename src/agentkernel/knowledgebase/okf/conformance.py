@@ -29,7 +29,7 @@ from agentkernel.knowledgebase.okf.concept import (
 )
 from agentkernel.knowledgebase.okf.links import link_targets, resolve_target
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
-from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
+from agentkernel.storage.base import DocumentStore, StoredFile
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INDEX_ENTRY = re.compile(r"^\s*[*+-]\s+\[[^\]]*\]\([^)]*\)")

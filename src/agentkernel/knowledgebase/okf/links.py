@@ -17,7 +17,7 @@ from urllib.parse import unquote
 
 from agentkernel.knowledgebase.errors import KnowledgePathError
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
-from agentkernel.knowledgebase.store.base import clean_path
+from agentkernel.storage.base import clean_path
 
 _LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'(][^)]*)?\)")
 _FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)

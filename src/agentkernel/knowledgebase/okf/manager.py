@@ -58,7 +58,7 @@ from agentkernel.knowledgebase.okf.scan import (
     scan,
     size_refusal,
 )
-from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, clean_path
+from agentkernel.storage.base import DocumentStore, StoredFile, clean_path
 
 if TYPE_CHECKING:
     import numpy as np

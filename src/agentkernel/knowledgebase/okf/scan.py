@@ -24,7 +24,7 @@ from agentkernel.knowledgebase.okf.concept import (
     parse_concept,
 )
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
-from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile, is_walkable
+from agentkernel.storage.base import DocumentStore, StoredFile, is_walkable
 
 logger = logging.getLogger(__name__)
 

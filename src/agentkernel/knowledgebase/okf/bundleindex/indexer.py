@@ -24,7 +24,7 @@ from typing import Any
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.okf.bundleindex import _lance, rows
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits, ScanResult, scan
-from agentkernel.knowledgebase.store.base import DocumentStore
+from agentkernel.storage.base import DocumentStore
 
 logger = logging.getLogger(__name__)
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, cast
 from agentkernel.config import AKConfig, OKFConfig, OKFDatabaseConfig, load_config
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.okf import prompts
-from agentkernel.okf._lazy import LazyBundle
+from agentkernel.roles import prompts
+from agentkernel.roles._lazy import LazyBundle
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.knowledgebase.store.base import DocumentStore
+    from agentkernel.storage.base import DocumentStore
 
 logger = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ class OKFCapability:
         return str((self._base_dir / value).expanduser())
 
     def _store(self, database: str, entry: OKFDatabaseConfig) -> DocumentStore:
-        from agentkernel.knowledgebase.store.base import DocumentStore, load_store_class
+        from agentkernel.storage.base import DocumentStore, load_store_class
 
         if entry.type in ("local", "s3"):
             uri = entry.uri

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 
 
 def test_write_creates_directories_and_matches_the_walk(bundle: Path) -> None:
@@ -67,7 +67,7 @@ def test_a_file_in_the_way_of_a_directory_is_a_clear_error(bundle: Path) -> None
 
 _FILE_SIZE_LIMIT_SCRIPT = """
 import resource, signal, sys
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
 try:
@@ -172,7 +172,7 @@ def test_probe_finds_a_writable_directory_and_leaves_nothing(bundle: Path) -> No
 
 _PROBE_SCRIPT = """
 import sys
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 print(LocalDocumentStore(sys.argv[1]).writable)
 """
 

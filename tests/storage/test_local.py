@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 
 BAD_PATHS = [
     "../outside.md",
@@ -173,7 +173,7 @@ def test_diagnostics_describe_the_latest_walk_only(
     link = bundle / "escape.md"
     link.symlink_to(bundle.parent / "secret.md")
     store = LocalDocumentStore(bundle)
-    with caplog.at_level(logging.DEBUG, logger="agentkernel.knowledgebase.store"):
+    with caplog.at_level(logging.DEBUG, logger="agentkernel.storage"):
         list(store.walk())
         first = store.diagnostics
         list(store.walk())

@@ -12,7 +12,7 @@ Writes go to a hidden temporary file in the target's directory, are flushed to d
 renamed into place, so a reader sees the old bytes or the new, never a torn file. A writer
 killed mid-write leaves its temporary file behind: the walk never lists it (it is hidden), and
 the next write in that directory removes it once its writer is known to be gone (see
-:func:`~agentkernel.knowledgebase.store._fs.remove_abandoned_temps`).
+:func:`~agentkernel.storage._fs.remove_abandoned_temps`).
 
 Messages raised by operations name the bundle by :attr:`label` (its directory's name), never
 by its absolute path: they reach agents.
@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.knowledgebase.store._fs import (
+from agentkernel.storage._fs import (
     current_umask,
     fsync_directory,
     probe_writable,
@@ -37,7 +37,7 @@ from agentkernel.knowledgebase.store._fs import (
     remove_quietly,
     temp_prefix,
 )
-from agentkernel.knowledgebase.store.base import (
+from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
     clean_file_path,

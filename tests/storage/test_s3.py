@@ -21,7 +21,7 @@ boto3 = require_extra("boto3", "aws")
 
 from agentkernel.errors import AKConfigError  # noqa: E402
 from agentkernel.knowledgebase.errors import KnowledgePathError  # noqa: E402
-from agentkernel.knowledgebase.store.s3 import S3DocumentStore  # noqa: E402
+from agentkernel.storage.s3 import S3DocumentStore  # noqa: E402
 
 PREFIX = "bundles/kb"
 

@@ -18,20 +18,20 @@ from hypothesis import strategies as st
 
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.knowledgebase.store import base as store_base
-from agentkernel.knowledgebase.store.base import (
+from agentkernel.storage import base as store_base
+from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
     clean_file_path,
     clean_path,
     is_walkable,
 )
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.local import LocalDocumentStore
 from tests.support import require_extra
 
 
 class MemoryStore(DocumentStore):
-    """A user's own store: ``python:tests.knowledgebase.store.test_base.MemoryStore``."""
+    """A user's own store: ``python:tests.storage.test_base.MemoryStore``."""
 
     def __init__(self, location: str = "memory://", writable: bool = True) -> None:
         self._location = location
@@ -169,7 +169,7 @@ def test_a_dotted_path_without_python_scheme_is_a_local_path(
 
 def test_from_uri_python_scheme_builds_a_users_own_store() -> None:
     store = DocumentStore.from_uri(
-        "python:tests.knowledgebase.store.test_base.MemoryStore",
+        "python:tests.storage.test_base.MemoryStore",
         location="memory://notes",
         writable=False,
     )
@@ -180,8 +180,8 @@ def test_from_uri_python_scheme_builds_a_users_own_store() -> None:
 @pytest.mark.parametrize(
     "bad",
     [
-        "python:tests.knowledgebase.store.test_base.NotAStore",
-        "python:tests.knowledgebase.store.test_base.Missing",
+        "python:tests.storage.test_base.NotAStore",
+        "python:tests.storage.test_base.Missing",
         "python:no_such_module_anywhere.Store",
         "python:Store",
         "python:",
@@ -203,7 +203,7 @@ def test_from_uri_refuses_unknown_schemes_and_empty_values(bad: str) -> None:
 
 def test_from_uri_s3_forwards_client_options(s3_endpoint: str, s3_bucket: str) -> None:
     require_extra("boto3", "aws")
-    from agentkernel.knowledgebase.store.s3 import S3DocumentStore
+    from agentkernel.storage.s3 import S3DocumentStore
 
     store = DocumentStore.from_uri(
         f"s3://{s3_bucket}/bundles/kb/", endpoint_url=s3_endpoint, writable=False

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentkernel.errors import AKConfigError
-from agentkernel.okf import OKFCapability
+from agentkernel.roles import OKFCapability
 
 
 def capability(**databases: dict[str, Any]) -> OKFCapability:

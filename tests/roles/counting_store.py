@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from agentkernel.knowledgebase.store.base import DocumentStore, StoredFile
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.base import DocumentStore, StoredFile
+from agentkernel.storage.local import LocalDocumentStore
 
 CALLS: Counter[str] = Counter()
 

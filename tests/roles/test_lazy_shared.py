@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from agentkernel.okf import OKFCapability
+from agentkernel.roles import OKFCapability
 
 from . import counting_store
 
@@ -51,7 +51,7 @@ def test_deciding_tools_and_prompts_opens_nothing(bundle: Path) -> None:
             "okf": {
                 "databases": {
                     "warehouse": {
-                        "type": "tests.okf.counting_store.CountingStore",
+                        "type": "tests.roles.counting_store.CountingStore",
                         "uri": str(bundle),
                         "consumer": ["Support"],
                         "producer": ["Ingest"],
@@ -126,7 +126,7 @@ def test_read_only_store_with_writers_warns_and_declines(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     real = SHARED_BUNDLES / "ga4"
-    read_only = "tests.okf.counting_store.ReadOnlyStore"
+    read_only = "tests.roles.counting_store.ReadOnlyStore"
     cap = OKFCapability.from_config(
         {
             "okf": {
@@ -135,7 +135,7 @@ def test_read_only_store_with_writers_warns_and_declines(
         }
     )
     assert cap is not None
-    with caplog.at_level(logging.WARNING, logger="agentkernel.okf.capability"):
+    with caplog.at_level(logging.WARNING, logger="agentkernel.roles.capability"):
         result = tools(cap, "Ingest")["write_kb"]("ga4", text="A note\nbody")
     warning = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("'ga4'" in m and "Ingest" in m and "read-only" in m for m in warning)

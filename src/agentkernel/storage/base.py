@@ -177,8 +177,8 @@ def is_walkable(path: str) -> bool:
 class DocumentStore(ABC):
     """Bytes at bundle-relative paths, with change tokens, atomic writes and containment.
 
-    Implementations: :class:`~agentkernel.knowledgebase.store.local.LocalDocumentStore`,
-    :class:`~agentkernel.knowledgebase.store.s3.S3DocumentStore`, or your own subclass,
+    Implementations: :class:`~agentkernel.storage.local.LocalDocumentStore`,
+    :class:`~agentkernel.storage.s3.S3DocumentStore`, or your own subclass,
     reachable from configuration as ``python:yourpkg.module.YourStore``.
     """
 
@@ -381,7 +381,7 @@ class DocumentStore(ABC):
             if not rest.startswith("//") or not rest[2:].split("/", 1)[0]:
                 raise AKConfigError(f"An S3 URI needs 's3://bucket/prefix', got {value!r}.")
             bucket, _, prefix = rest[2:].partition("/")
-            from agentkernel.knowledgebase.store.s3 import S3DocumentStore
+            from agentkernel.storage.s3 import S3DocumentStore
 
             return S3DocumentStore(bucket, prefix, **kwargs)
         if scheme == "python":
@@ -393,7 +393,7 @@ class DocumentStore(ABC):
 
 
 def _local_store(root: str, **kwargs: Any) -> DocumentStore:
-    from agentkernel.knowledgebase.store.local import LocalDocumentStore
+    from agentkernel.storage.local import LocalDocumentStore
 
     return LocalDocumentStore(root, **kwargs)
 

@@ -20,7 +20,7 @@ ROLE_SENTENCES: Mapping[str, str] = {
 
 @cache
 def _text(name: str) -> str:
-    return resources.files("agentkernel.okf").joinpath(name).read_text(encoding="utf-8").strip()
+    return resources.files("agentkernel.roles").joinpath(name).read_text(encoding="utf-8").strip()
 
 
 def compose(roles: Mapping[str, str], descriptions: Mapping[str, str | None]) -> str:

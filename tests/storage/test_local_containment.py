@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.knowledgebase.store.base import clean_path
-from agentkernel.knowledgebase.store.local import LocalDocumentStore
+from agentkernel.storage.base import clean_path
+from agentkernel.storage.local import LocalDocumentStore
 
 _WATCHED = {"open", "os.rename", "os.link", "os.mkdir", "os.remove", "os.rmdir", "os.scandir"}
 _touched: list[tuple[str, str]] | None = None

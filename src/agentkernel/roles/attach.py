@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkernel.config import AKConfig
-from agentkernel.okf.capability import OKFCapability
+from agentkernel.roles.capability import OKFCapability
 
 logger = logging.getLogger(__name__)
 

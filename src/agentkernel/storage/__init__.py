@@ -1,0 +1,1 @@
+"""Storage for document-shaped knowledge: bytes at bundle-relative paths."""

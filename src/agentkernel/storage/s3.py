@@ -1,0 +1,346 @@
+"""``S3DocumentStore``: a bundle under a prefix of an S3 bucket (the ``aws`` extra).
+
+One paginated ``ListObjectsV2`` walks the store (the ETag is the change token), a ranged
+``GET`` serves the bounded leading read, and a ``PUT`` writes. An S3 ``PUT`` is atomic by
+nature: readers see the old object or the new. ``overwrite=False`` is a conditional ``PUT``
+(``If-None-Match: *``), so the existence check and the write are one step on the server.
+No temporary object is ever created, so an interrupted write leaves nothing behind to clean
+up: the ``PUT`` either completed or never happened.
+
+Writability is a declaration, never probed: probing a bucket would mean writing to it.
+
+Every S3 or connection failure is translated at this boundary into an ``OSError``
+(``FileNotFoundError``, ``PermissionError``, ``FileExistsError``, ``ConnectionError`` or a
+plain ``OSError``) whose message names the ``s3://`` location, with the botocore error kept
+as ``__cause__``. To observe requests (tests count them), register botocore event handlers
+on :attr:`S3DocumentStore.client`, for example ``before-send.s3.GetObject``.
+"""
+
+from __future__ import annotations
+
+import logging
+import mimetypes
+from collections.abc import Iterator
+from typing import Any
+
+from agentkernel.errors import AKConfigError, echo, missing_extra
+from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.storage.base import (
+    DocumentStore,
+    StoredFile,
+    clean_file_path,
+    clean_path,
+    is_walkable,
+)
+
+try:
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+except ImportError as exc:
+    raise missing_extra("boto3", "aws", feature="S3DocumentStore") from exc
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["S3DocumentStore"]
+
+_NOT_FOUND = {"NoSuchKey", "NotFound", "404"}
+_DENIED = {
+    "AccessDenied",
+    "403",
+    "AllAccessDisabled",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+}
+_CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
+
+
+class S3DocumentStore(DocumentStore):
+    """A bundle stored under ``s3://bucket/prefix``.
+
+    Example:
+        >>> store = S3DocumentStore("my-bucket", "bundles/warehouse")  # doctest: +SKIP
+        >>> store.location  # doctest: +SKIP
+        's3://my-bucket/bundles/warehouse'
+    """
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        *,
+        writable: bool = True,
+        client: Any = None,
+        endpoint_url: str | None = None,
+        region_name: str | None = None,
+        profile_name: str | None = None,
+        config: Config | None = None,
+        page_size: int = 1000,
+    ) -> None:
+        """Describe the store; no request is made (writability is declared, not probed).
+
+        Args:
+            bucket: The bucket name.
+            prefix: The key prefix holding the bundle (``"bundles/warehouse"``); ``""`` is
+                the whole bucket. A file ``a/b.md`` is the object ``<prefix>/a/b.md``.
+            writable: Whether writes are allowed (a declaration, defaulting to writable).
+            client: A ready ``boto3`` S3 client; the store does not close it. Excludes the
+                four client options below.
+            endpoint_url: An S3-compatible endpoint (MinIO, a local test server).
+            region_name: The AWS region.
+            profile_name: A profile from the AWS configuration files.
+            config: A ``botocore.config.Config``; the default retries three times in
+                ``standard`` mode and pools 16 connections (for concurrent reads).
+            page_size: Keys per ``ListObjectsV2`` page (S3 caps it at 1000).
+
+        Raises:
+            AKConfigError: The bucket or prefix is unusable, ``client`` is combined with
+                client options, or the AWS profile does not exist.
+        """
+        if not isinstance(bucket, str) or not bucket or "/" in bucket:
+            raise AKConfigError(
+                f"An S3 bucket name must be a non-empty name without '/', got {bucket!r}."
+            )
+        try:
+            cleaned = clean_path(prefix)
+        except KnowledgePathError as exc:
+            raise AKConfigError(f"Unusable S3 prefix {prefix!r}: {exc}") from exc
+        self._bucket = bucket
+        self._keyprefix = f"{cleaned}/" if cleaned else ""
+        self._location = f"s3://{bucket}/{cleaned}" if cleaned else f"s3://{bucket}"
+        self._writable = bool(writable)
+        self._page_size = max(1, int(page_size))
+        options = (endpoint_url, region_name, profile_name, config)
+        if client is not None:
+            if any(option is not None for option in options):
+                raise AKConfigError(
+                    "Give S3DocumentStore either client= or endpoint_url/region_name/"
+                    "profile_name/config, not both."
+                )
+            self._client, self._owns_client = client, False
+            return
+        try:
+            session = boto3.session.Session(profile_name=profile_name, region_name=region_name)
+        except BotoCoreError as exc:
+            raise AKConfigError(f"Cannot configure S3 for {self._location}: {exc}") from exc
+        default = Config(retries={"mode": "standard", "max_attempts": 3}, max_pool_connections=16)
+        self._client = session.client("s3", endpoint_url=endpoint_url, config=config or default)
+        self._owns_client = True
+
+    @property
+    def client(self) -> Any:
+        """The boto3 S3 client (register botocore event handlers on it to observe requests)."""
+        return self._client
+
+    @property
+    def bucket(self) -> str:
+        """The bucket name."""
+        return self._bucket
+
+    @property
+    def writable(self) -> bool:
+        """Whether ``write`` may be called (as declared)."""
+        return self._writable
+
+    @property
+    def location(self) -> str:
+        """``s3://bucket/prefix``."""
+        return self._location
+
+    def __repr__(self) -> str:
+        return f"S3DocumentStore({self._location!r}, writable={self._writable})"
+
+    def walk(self, prefix: str = "") -> Iterator[StoredFile]:
+        """List every visible object below ``prefix`` with one paginated listing.
+
+        Directory markers (keys ending in ``/``) and hidden keys are skipped silently; keys
+        that are not clean bundle paths (``a//b``, ``../x``, a backslash) are skipped with a
+        diagnostic, because reading them back by their path would name another object.
+
+        Args:
+            prefix: A directory relative to the store's prefix; ``""`` is the whole store.
+
+        Yields:
+            One ``StoredFile`` per object, in key order; its token is the ETag.
+
+        Raises:
+            KnowledgePathError: ``prefix`` is not a clean, visible relative path.
+            FileNotFoundError: The bucket does not exist.
+            PermissionError: Listing is denied.
+            ConnectionError: The endpoint cannot be reached.
+            OSError: Any other S3 failure.
+        """
+        start = clean_path(prefix)
+        if start and not is_walkable(start):
+            raise KnowledgePathError(f"Prefix {echo(prefix)} names a hidden entry.")
+        self._reset_diagnostics()
+        list_prefix = self._keyprefix + (f"{start}/" if start else "")
+        paginator = self._client.get_paginator("list_objects_v2")
+        try:
+            for page in paginator.paginate(
+                Bucket=self._bucket,
+                Prefix=list_prefix,
+                PaginationConfig={"PageSize": self._page_size},
+            ):
+                for item in page.get("Contents", ()):
+                    key: str = item["Key"]
+                    path = key[len(self._keyprefix) :]
+                    if key.endswith("/") or _hidden(path):
+                        continue
+                    if not is_walkable(path):
+                        self._diagnose(f"skipped key {key!r}: not a clean bundle path")
+                        continue
+                    yield StoredFile(path, int(item["Size"]), str(item["ETag"]))
+        except (ClientError, BotoCoreError) as exc:
+            raise self._os_error(exc, "listing", start) from exc
+
+    def read(self, path: str) -> bytes:
+        """Return the whole object at ``path`` (one ``GET``).
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            The object's bytes.
+
+        Raises:
+            KnowledgePathError: The path is not clean or is hidden.
+            FileNotFoundError: No object is at ``path``.
+            OSError: Any other S3 failure, as for :meth:`walk`.
+        """
+        cleaned = clean_file_path(path)
+        return self._get(cleaned, None)
+
+    def read_head(self, path: str, max_bytes: int) -> bytes:
+        """Return at most the first ``max_bytes`` bytes of ``path`` (one ranged ``GET``).
+
+        The body is read with a bound too, so a server ignoring ``Range`` still cannot make
+        this read more than ``max_bytes``.
+
+        Args:
+            path: A bundle-relative path.
+            max_bytes: The most bytes to return (``0`` returns ``b""`` without a request).
+
+        Returns:
+            The leading bytes.
+
+        Raises:
+            ValueError: ``max_bytes`` is negative.
+            KnowledgePathError: The path is not clean or is hidden.
+            FileNotFoundError: No object is at ``path``.
+            OSError: Any other S3 failure.
+        """
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}.")
+        cleaned = clean_file_path(path)
+        if max_bytes == 0:
+            return b""
+        return self._get(cleaned, max_bytes)
+
+    def write(self, path: str, data: bytes, *, overwrite: bool = True) -> StoredFile:
+        """Store ``data`` at ``path`` with one ``PUT`` (atomic on S3).
+
+        Args:
+            path: A bundle-relative path.
+            data: The complete new content.
+            overwrite: When false, the ``PUT`` carries ``If-None-Match: *`` and the server
+                refuses it if the key exists (needs an S3 API with conditional writes: AWS
+                since August 2024, moto 5; an endpoint ignoring the header overwrites).
+
+        Returns:
+            The stored file with its new ETag.
+
+        Raises:
+            PermissionError: The store is declared read-only, or the write is denied.
+            KnowledgePathError: The path is not clean or is hidden.
+            FileExistsError: ``overwrite`` is false and ``path`` exists.
+            OSError: Any other S3 failure.
+        """
+        if not self._writable:
+            raise PermissionError(
+                f"Document store {self._location} is read-only: cannot write {echo(path)}."
+            )
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
+        cleaned = clean_file_path(path)
+        body = bytes(data)
+        extra = {} if overwrite else {"IfNoneMatch": "*"}
+        content_type = mimetypes.guess_type(cleaned)[0] or "application/octet-stream"
+        try:
+            response = self._client.put_object(
+                Bucket=self._bucket,
+                Key=self._keyprefix + cleaned,
+                Body=body,
+                ContentType=content_type,
+                **extra,
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise self._os_error(exc, "write", cleaned, conflict=not overwrite) from exc
+        logger.debug("wrote %s (%d bytes) in %s", cleaned, len(body), self._location)
+        return StoredFile(cleaned, len(body), str(response["ETag"]))
+
+    def close(self) -> None:
+        """Close the client if this store created it."""
+        if self._owns_client:
+            self._client.close()
+
+    def _get(self, cleaned: str, max_bytes: int | None) -> bytes:
+        options = {} if max_bytes is None else {"Range": f"bytes=0-{max_bytes - 1}"}
+        try:
+            try:
+                response = self._client.get_object(
+                    Bucket=self._bucket, Key=self._keyprefix + cleaned, **options
+                )
+            except ClientError as exc:
+                if max_bytes is not None and _code(exc) == "InvalidRange":
+                    return b""  # a range starting at 0 is invalid only for an empty object
+                raise
+            body = response["Body"]
+            try:
+                data: bytes = body.read() if max_bytes is None else body.read(max_bytes)
+            finally:
+                body.close()
+            return data
+        except (ClientError, BotoCoreError) as exc:
+            raise self._os_error(exc, "read", cleaned) from exc
+
+    def _os_error(
+        self, exc: Exception, action: str, path: str, *, conflict: bool = False
+    ) -> OSError:
+        """Translate a botocore failure into the ``OSError`` subclass a caller can act on."""
+        where = f"{self._location}/{path}" if path else self._location
+        if isinstance(exc, ClientError):
+            code = _code(exc)
+            message = f"S3 {action} of {where} failed ({code}): {exc}"
+            if code == "NoSuchBucket":
+                return FileNotFoundError(f"S3 bucket {self._bucket!r} does not exist ({where}).")
+            if code in _NOT_FOUND:
+                return FileNotFoundError(f"Nothing is stored at {where}.")
+            if code in _DENIED:
+                return PermissionError(message)
+            if conflict and code in _CONFLICT:
+                return FileExistsError(
+                    f"{echo(path)} already exists in {self._location}; not overwritten."
+                )
+            return OSError(message)
+        message = f"S3 {action} of {where} failed: {exc}"
+        if isinstance(exc, NoCredentialsError):
+            return PermissionError(message)
+        if isinstance(exc, BotoConnectionError):
+            return ConnectionError(message)
+        return OSError(message)
+
+
+def _code(exc: ClientError) -> str:
+    error = exc.response.get("Error", {})
+    code = str(error.get("Code", ""))
+    if not code:
+        code = str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
+    return code
+
+
+def _hidden(path: str) -> bool:
+    return any(part.startswith(".") and part not in (".", "..") for part in path.split("/"))
