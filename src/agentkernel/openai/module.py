@@ -8,52 +8,25 @@ to whatever it returns). Registering opens no store.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agentkernel._tooling.attach import AgentModule
 from agentkernel.openai._tools import OpenAIToolBuilder
-from agentkernel.roles.attach import ConfigSource, append_text, load_capability, plan, tool_name
-from agentkernel.roles.capability import OKFCapability
-
-if TYPE_CHECKING:
-    from agents import Agent
+from agentkernel.roles.attach import append_text
 
 
-class OpenAIModule:
-    """Register OpenAI agents with the ``okf`` block of ``config.yaml``."""
+class OpenAIModule(AgentModule):
+    """Register OpenAI agents (by ``Agent.name``) with the ``okf`` block of ``config.yaml``."""
 
-    def __init__(
-        self, agents: Iterable[Agent[Any]] = (), config: ConfigSource | OKFCapability = None
-    ) -> None:
-        """Load the configuration and attach OKF to each agent.
+    binder = OpenAIToolBuilder
 
-        Args:
-            agents: The agents to register; those named in no database are left untouched.
-            config: An ``AKConfig``, mapping, path, ``OKFCapability``, or ``None`` for the
-                default ``config.yaml``. Without an ``okf`` block nothing changes.
+    @staticmethod
+    def _identity(agent: Any) -> str:
+        return str(agent.name)
 
-        Raises:
-            AKConfigError: The okf block is invalid.
-        """
-        self.capability = load_capability(config)
-        for agent in agents:
-            self.register(agent)
-
-    def register(self, agent: Agent[Any]) -> Agent[Any]:
-        """Attach the agent's OKF tools and instructions in place.
-
-        Args:
-            agent: The agent; its ``name`` is looked up in the okf block.
-
-        Returns:
-            The same agent.
-        """
-        attachment = plan(self.capability, agent.name, map(tool_name, agent.tools))
-        if attachment is None:
-            return agent
-        agent.tools = [*agent.tools, *OpenAIToolBuilder.bind(attachment.tools)]
-        agent.instructions = _append(agent.instructions, attachment.instructions)
-        return agent
+    @staticmethod
+    def _instruct(agent: Any, instructions: str) -> None:
+        agent.instructions = _append(agent.instructions, instructions)
 
 
 def _append(instructions: Any, extra: str) -> Any:
