@@ -8,22 +8,13 @@ the system prompt that describes the agent. Registering opens no store.
 
 from __future__ import annotations
 
-from typing import Any
-
 from agentkernel._tooling.attach import AgentModule
 from agentkernel.crewai._tools import CrewAIToolBuilder
-from agentkernel.roles.attach import append_text
 
 
 class CrewAIModule(AgentModule):
-    """Register CrewAI agents (by ``role``) with the ``okf`` block of ``config.yaml``."""
+    """Register CrewAI agents with the ``okf`` block of ``config.yaml``, by ``role``."""
 
     binder = CrewAIToolBuilder
-
-    @staticmethod
-    def _identity(agent: Any) -> str:
-        return str(agent.role)
-
-    @staticmethod
-    def _instruct(agent: Any, instructions: str) -> None:
-        agent.backstory = append_text(agent.backstory, instructions)
+    identity = "role"
+    instructions = "backstory"

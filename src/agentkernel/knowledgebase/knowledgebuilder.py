@@ -147,13 +147,19 @@ class KnowledgeBuilder:
 
     # -- shared plumbing ----------------------------------------------------------------
 
-    def _serving(self, name: Any, operation: str | None = None) -> KnowledgeBase | ToolResult:
-        """The backend a tool call names, or the refusal when there is none or it cannot serve.
+    def _serving(
+        self, name: Any, operation: str | None = None, problem: ToolResult | None = None
+    ) -> KnowledgeBase | ToolResult:
+        """The backend a tool call names, or the refusal that answers the call instead.
+
+        Refused, in this order: no such backend; it does not declare ``operation``; the
+        call's other arguments are wrong (``problem``).
 
         Args:
             name: The ``backend`` argument as the agent gave it.
             operation: The capability the tool needs (``search``, ``fetch``, ``browse``),
                 or ``None`` when every backend serves the tool.
+            problem: What is wrong with the call's other arguments, if anything.
         """
         backend = self._backends.get(name) if isinstance(name, str) else None
         if backend is None:
@@ -161,7 +167,7 @@ class KnowledgeBuilder:
             return ToolResult.error(f"Unknown backend {shown}. Available: {list(self._backends)}")
         if operation is not None and not getattr(backend.capabilities, operation):
             return self._capability_refusal(backend.backend_name, operation)
-        return backend
+        return problem or backend
 
     def _run(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> Any:
         """Run a backend call, turning any failure into the refusal the agent sees."""
@@ -273,12 +279,9 @@ class KnowledgeBuilder:
             Returns:
                 The matching records, one per line, or a message saying what went wrong.
             """
-            kb = builder._serving(backend)
+            kb = builder._serving(backend, problem=_check_query(query, limit))
             if isinstance(kb, ToolResult):
                 return kb
-            problem = _check_query(query, limit)
-            if problem:
-                return problem
             statement = builder.resolve(query)
             if kb.capabilities.query:
                 return builder._records(kb, "query", lambda: kb.query(statement, limit=limit))
@@ -302,12 +305,9 @@ class KnowledgeBuilder:
             Returns:
                 The best matches, one per line; ids in [brackets] can be passed to fetch_kb.
             """
-            kb = builder._serving(backend, "search")
+            kb = builder._serving(backend, "search", _check_query(query, limit))
             if isinstance(kb, ToolResult):
                 return kb
-            problem = _check_query(query, limit)
-            if problem:
-                return problem
             text = builder.resolve(query)
             return builder._records(kb, "search", lambda: kb.search(text, limit=limit))
 
@@ -326,12 +326,9 @@ class KnowledgeBuilder:
             Returns:
                 The full records, or a message saying what went wrong.
             """
-            kb = builder._serving(backend, "fetch")
+            kb = builder._serving(backend, "fetch", _check_text("ids", ids))
             if isinstance(kb, ToolResult):
                 return kb
-            problem = _check_text("ids", ids)
-            if problem:
-                return problem
             wanted = [builder.resolve(part.strip()) for part in ids.split(",") if part.strip()]
             if not wanted:
                 return ToolResult.error(
@@ -368,12 +365,10 @@ class KnowledgeBuilder:
             Returns:
                 The entries under the path, or a message saying what went wrong.
             """
-            kb = builder._serving(backend, "browse")
+            problem = _check_text("path", path, allow_empty=True) or _check_limit(limit)
+            kb = builder._serving(backend, "browse", problem)
             if isinstance(kb, ToolResult):
                 return kb
-            problem = _check_text("path", path, allow_empty=True) or _check_limit(limit)
-            if problem:
-                return problem
             where = builder.resolve(path)
             return builder._records(kb, "browse", lambda: kb.browse(where, limit=limit))
 

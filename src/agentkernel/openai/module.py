@@ -7,37 +7,13 @@ to whatever it returns). Registering opens no store.
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
-
 from agentkernel._tooling.attach import AgentModule
 from agentkernel.openai._tools import OpenAIToolBuilder
-from agentkernel.roles.attach import append_text
 
 
 class OpenAIModule(AgentModule):
-    """Register OpenAI agents (by ``Agent.name``) with the ``okf`` block of ``config.yaml``."""
+    """Register OpenAI agents with the ``okf`` block of ``config.yaml``, by ``Agent.name``."""
 
     binder = OpenAIToolBuilder
-
-    @staticmethod
-    def _identity(agent: Any) -> str:
-        return str(agent.name)
-
-    @staticmethod
-    def _instruct(agent: Any, instructions: str) -> None:
-        agent.instructions = _append(agent.instructions, instructions)
-
-
-def _append(instructions: Any, extra: str) -> Any:
-    if not callable(instructions):
-        return append_text(instructions, extra)
-    dynamic = instructions
-
-    async def with_okf(context: Any, agent: Any) -> str:
-        text = dynamic(context, agent)
-        if inspect.isawaitable(text):
-            text = await text
-        return append_text(text, extra)
-
-    return with_okf
+    identity = "name"
+    instructions = "instructions"
