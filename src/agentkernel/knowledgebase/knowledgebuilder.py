@@ -308,8 +308,9 @@ class KnowledgeBuilder:
             kb = builder._serving(backend, "search", _check_query(query, limit))
             if isinstance(kb, ToolResult):
                 return kb
-            text = builder.resolve(query)
-            return builder._records(kb, "search", lambda: kb.search(text, limit=limit))
+            return builder._records(
+                kb, "search", lambda: kb.search(builder.resolve(query), limit=limit)
+            )
 
         return search_kb
 
