@@ -86,16 +86,19 @@ async def _flags(session: ClientSession, calls: list[Call]) -> list[tuple[str, b
     return [await call(session, name, **arguments) for name, arguments in calls]
 
 
+def _check(calls: list[Call], answers: list[tuple[str, bool]], *, errors: bool) -> None:
+    for (name, arguments), (text, flagged) in zip(calls, answers, strict=True):
+        assert flagged is errors, f"{name}({arguments}) -> {text!r}"
+
+
 def test_every_builder_refusal_is_an_error_and_every_result_is_not() -> None:
     async def run() -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
         async with stdio_session("--factory", "tests.mcp.factories:flagged", "--writable") as s:
             return await _flags(s, BUILDER_REFUSALS), await _flags(s, BUILDER_RESULTS)
 
     refusals, results = anyio.run(run)
-    for (name, arguments), (text, flagged) in zip(BUILDER_REFUSALS, refusals, strict=True):
-        assert flagged, f"{name}({arguments}) -> {text!r}"
-    for (name, arguments), (text, flagged) in zip(BUILDER_RESULTS, results, strict=True):
-        assert not flagged, f"{name}({arguments}) -> {text!r}"
+    _check(BUILDER_REFUSALS, refusals, errors=True)
+    _check(BUILDER_RESULTS, results, errors=False)
     # worded like a refusal, still a result: the flag is not read from the words
     assert results[0][0].startswith("Unknown backend 'Nope'.")
     assert results[1][0] == "No results."
@@ -117,8 +120,6 @@ def test_every_store_refusal_is_an_error_and_every_result_is_not(tmp_path: Path)
             return await _flags(session, STORE_RESULTS), await _flags(session, STORE_REFUSALS)
 
     results, refusals = anyio.run(run)
-    for (name, arguments), (text, flagged) in zip(STORE_REFUSALS, refusals, strict=True):
-        assert flagged, f"{name}({arguments}) -> {text!r}"
-    for (name, arguments), (text, flagged) in zip(STORE_RESULTS, results, strict=True):
-        assert not flagged, f"{name}({arguments}) -> {text!r}"
+    _check(STORE_REFUSALS, refusals, errors=True)
+    _check(STORE_RESULTS, results, errors=False)
     assert results[0][0].startswith("Template for a concept page")
