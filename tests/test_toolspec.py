@@ -260,6 +260,7 @@ def _property(annotation: Any) -> dict[str, Any]:
         (dict[str, float], {"type": "object", "additionalProperties": {"type": "number"}}),
         (int | None, {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
         (Literal[1, 2], {"type": "integer", "enum": [1, 2]}),
+        (Annotated[int, "How many."], {"type": "integer", "description": "How many."}),
         (Colour, {"type": "string", "enum": ["red", "blue"], "title": "Colour"}),
         (
             Point,

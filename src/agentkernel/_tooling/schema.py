@@ -10,6 +10,7 @@ against it, worded by :func:`invalid_arguments_message`. pydantic is a core depe
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -52,7 +53,8 @@ def args_model(spec: ToolSpec) -> type[BaseModel]:
     """Build the pydantic model of a tool's parameters.
 
     Unknown arguments are rejected (``extra="forbid"``); an annotation that could not be
-    resolved (kept as a string by the introspection) accepts any value.
+    resolved (kept as a string by the introspection) accepts any value. A parameter the
+    ``Args:`` section does not describe takes the first string of its ``Annotated[...]`` type.
 
     Args:
         spec: The tool's spec.
@@ -64,7 +66,7 @@ def args_model(spec: ToolSpec) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for param in spec.parameters:
         annotation = Any if isinstance(param.annotation, str) else param.annotation
-        description = param.description or None
+        description = param.description or _annotated_note(annotation)
         default = ... if param.required else param.default
         fields[param.name] = (annotation, Field(default, description=description))
     model: type[BaseModel] = create_model(  # type: ignore[call-overload]
@@ -73,6 +75,13 @@ def args_model(spec: ToolSpec) -> type[BaseModel]:
         **fields,
     )
     return model
+
+
+def _annotated_note(annotation: Any) -> str | None:
+    """The first string of an ``Annotated[...]`` type: its description when ``Args:`` has none."""
+    if typing.get_origin(annotation) is not typing.Annotated:
+        return None
+    return next((note for note in typing.get_args(annotation)[1:] if isinstance(note, str)), None)
 
 
 def parameters_json_schema(spec: ToolSpec) -> dict[str, Any]:
