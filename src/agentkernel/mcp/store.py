@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import anyio
 from pydantic import BaseModel, Field
 
+from agentkernel._tooling.result import is_error
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.tools import (
     answering,
@@ -58,7 +59,7 @@ def _retire_with(store: KnowledgeStore) -> Callable[[str, str, Any], Any]:
 
     def answered(page: str, reason: str, approved: Any) -> Any:
         result = retire(page, reason, approved)
-        return _sdk.tool_result(result, getattr(result, "is_error", False))
+        return _sdk.tool_result(result, is_error(result))
 
     return answered
 
