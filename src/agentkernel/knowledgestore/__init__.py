@@ -36,9 +36,9 @@ if TYPE_CHECKING:
         linked_ids,
         parse_id,
     )
-    from agentkernel.knowledgestore.server import create_knowledge_server, serve_knowledge_store
     from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
     from agentkernel.knowledgestore.tools import create_knowledge_tools
+    from agentkernel.mcp.store import create_knowledge_server, serve_knowledge_store
 
 _MODEL = "agentkernel.knowledgestore.model"
 # public name -> module that defines it
@@ -49,8 +49,8 @@ _EXPORTS: dict[str, str] = {
     "create_file_knowledge_store": "agentkernel.knowledgestore.file_store",
     "SQLiteKnowledgeStore": "agentkernel.knowledgestore.sqlite_store",
     "create_knowledge_tools": "agentkernel.knowledgestore.tools",
-    "create_knowledge_server": "agentkernel.knowledgestore.server",
-    "serve_knowledge_store": "agentkernel.knowledgestore.server",
+    "create_knowledge_server": "agentkernel.mcp.store",
+    "serve_knowledge_store": "agentkernel.mcp.store",
     "BUILT_IN_PAGE_TYPES": _MODEL,
     "CheckReport": _MODEL,
     "FieldChanges": _MODEL,
