@@ -41,6 +41,12 @@ CONFIGS: dict[str, tuple[dict[str, float], float, float, float]] = {
     "graded 1.5/1.25/1.25/1.125, id 1": (MILD, 0.4, 0.5, 0.5),
     "graded 1.25/1.125/1.125/1.0625, id 1": (MILDER, 0.4, 0.5, 0.5),
 }
+# the phrase rule on the default engine: name -> (phrase_boost, phrase_pool)
+PHRASES: dict[str, tuple[float, int]] = {
+    f"default + phrase {boost} pool {pool}": (boost, pool)
+    for boost in (0.1, 0.25, 0.5, 1.0)
+    for pool in (0, 50)
+}
 
 
 def mrr(search: Callable[[str], list[str]], queries: list[_corpus.Query]) -> float:
@@ -66,10 +72,14 @@ def main() -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     sets = {seed: _corpus.make_queries(concepts, args.queries, seed) for seed in seeds}
     rows: dict[str, list[float]] = {}
-    for name, (weights, k1, b, boost) in CONFIGS.items():
+    runs = {name: (*config, 0.0, 0) for name, config in CONFIGS.items()}
+    runs.update({name: (FLAT, 0.4, 0.5, 0.5, *phrase) for name, phrase in PHRASES.items()})
+    for name, (weights, k1, b, boost, phrase, pool) in runs.items():
         if not any(part in name for part in args.configs.split(",")):
             continue
-        index = SearchIndex(weights, k1=k1, b=b, title_boost=boost)
+        index = SearchIndex(
+            weights, k1=k1, b=b, title_boost=boost, phrase_boost=phrase, phrase_pool=pool
+        )
         for c in concepts:
             index.add(c.id, {"title": c.title, "tags": c.tags, "description": c.description,
                              "type": "package", "id": c.id, "body": c.body})  # fmt: skip
