@@ -488,3 +488,16 @@ def test_check_kept_page_by_page_equals_a_full_and_a_cold_check(make: Factory, s
             store.write_overview(f"Start at [{live[-1]}](concept/{live[-1]}).{extra}")
         report = _check(store)
         assert report == _full_check(store) == _check(make()), step
+
+
+def test_a_quoted_line_finds_the_page_that_says_it(make: Factory) -> None:
+    store = make()
+    pages = [
+        NewPage("concept", "apart", "Apart", "language haskell the programming of language"),
+        NewPage("concept", "ordered", "Ordered", "a library for the Haskell programming language"),
+    ]
+    pages += [NewPage("concept", f"n{i}", f"N {i}", f"unrelated note {i}") for i in range(20)]
+    store.create_many(pages)
+    # BM25 alone ranks "apart" first (more of the words, a shorter text): the order decides
+    assert store.search("the Haskell programming language", 1)[0].id == "concept/ordered"
+    assert store.search("haskell language", 1)[0].id == "concept/apart"

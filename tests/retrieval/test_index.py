@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.analysis import analyze, query_weights
+from agentkernel.retrieval.index import PHRASE_BOOST
 
 try:
     import numpy  # noqa: F401
@@ -248,7 +249,7 @@ def test_a_quoted_line_finds_the_page_holding_its_words_in_order() -> None:
     query = "the Haskell programming language"
     for mode in MODES:
         assert _pair(0.0, mode, docs).search(query, 1)[0].key == "apart"  # BM25: order unseen
-        index = _pair(0.25, mode, docs)
+        index = _pair(PHRASE_BOOST, mode, docs)
         assert index.search(query, 1)[0].key == "ordered"
         assert index.search("haskell language", 1)[0].key == "apart"  # no pair in order
         index.add("ordered", {"title": "ordered", "body": "language haskell"})  # rewritten
