@@ -8,7 +8,7 @@ frequencies in the fields, and the document's length the weighted sum of the fie
 touch only its own postings; a removed document's slot is reused by the next add, so the
 scorer's arrays stay the size of the live collection however many rewrites there were.
 
-On top of BM25 two rules order the results:
+On top of BM25 these rules order the results:
 
 * **Title first.** A document whose title says exactly what the query says (the same
   stems in any order, stop words aside: ``roast yields`` for *Roast yield*, ``legacy gross
@@ -16,12 +16,14 @@ On top of BM25 two rules order the results:
   whose words are all in the query (*Purchasers* in "how many users purchased something?")
   multiplies the score by ``1 + title_boost * share``, where ``share`` is the fraction of the
   query's words the title covers.
-* **Words in order.** Among the best candidates by BM25 (at least ``phrase_pool``), a
-  document holding pairs of the query's consecutive words next to each other in one field
-  (``programming language``, stems compared) has its score multiplied by
-  ``1 + phrase_boost * share``, ``share`` being the fraction of the query's word pairs it
-  holds: BM25 counts words but not their order, and a quoted line should find the page that
-  says it. Each document keeps a 32-bit hash per adjacent word pair (4 bytes a word).
+* **Words in order** (off unless ``phrase_boost`` is given: the curated stores use
+  :data:`PHRASE_BOOST`). Among the best candidates by BM25 (the limit plus 8, or
+  ``phrase_pool``), a document holding pairs of the query's consecutive words next to each
+  other in one field (``programming language``, stems compared; pairs with a question word
+  are not looked for) has its score multiplied by ``1 + phrase_boost * share``, ``share``
+  being the fraction of the query's word pairs it holds: BM25 counts words but not their
+  order, and a quoted line should find the page that says it. Each document keeps a filter
+  of its adjacent word pairs (2 to 4 bytes a word).
 * **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
   ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
   current document of equal relevance, and is never filtered out.
