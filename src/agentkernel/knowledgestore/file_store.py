@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any
 from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
-from agentkernel.knowledgestore._fs import atomic_write, locked
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
@@ -69,6 +68,7 @@ from agentkernel.knowledgestore.model import (
     is_slug,
     linked_ids,
 )
+from agentkernel.storage._fs import atomic_write, locked
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
