@@ -31,7 +31,7 @@ from agentkernel.errors import echo
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
-from agentkernel.knowledgebase.okf import authoring, frontmatter
+from agentkernel.knowledgebase.okf import authoring
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.concept import (
     Concept,
@@ -58,6 +58,7 @@ from agentkernel.knowledgebase.okf.scan import (
     scan,
     size_refusal,
 )
+from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, StoredFile, clean_path
 
 if TYPE_CHECKING:
