@@ -11,18 +11,12 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
-from agentkernel.knowledgebase.okf.manifest import Manifest
+from agentkernel.knowledgebase.okf.manifest import BundleContents
 from agentkernel.knowledgebase.okf.records import directory_record, summary_record
 from agentkernel.storage.base import clean_path
-
-if TYPE_CHECKING:
-    from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
-
-    Served = Manifest | IndexView
 
 
 @dataclass(frozen=True)
@@ -59,7 +53,7 @@ def normalise(raw: str) -> str:
     return f"{cleaned}/" if directory and cleaned else cleaned
 
 
-def resolve(manifest: Served, raw: str) -> Target:
+def resolve(manifest: BundleContents, raw: str) -> Target:
     """Decide what a browse path or a fetch id names.
 
     Args:
@@ -91,7 +85,7 @@ def resolve(manifest: Served, raw: str) -> Target:
     return Target("unknown", cleaned)
 
 
-def index_path(manifest: Served, directory: str) -> str | None:
+def index_path(manifest: BundleContents, directory: str) -> str | None:
     """Return the path of a directory's ``index.md`` when it has one.
 
     Args:
@@ -108,7 +102,9 @@ def index_path(manifest: Served, directory: str) -> str | None:
     return None
 
 
-def derived_listing(manifest: Served, directory: str, limit: int, now: datetime) -> list[Record]:
+def derived_listing(
+    manifest: BundleContents, directory: str, limit: int, now: datetime
+) -> list[Record]:
     """List a directory from the manifest: subdirectories, then concepts.
 
     Args:

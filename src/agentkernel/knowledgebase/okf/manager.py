@@ -41,7 +41,7 @@ from agentkernel.knowledgebase.okf.concept import (
 )
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
-from agentkernel.knowledgebase.okf.manifest import Manifest
+from agentkernel.knowledgebase.okf.manifest import BundleContents, Manifest
 from agentkernel.knowledgebase.okf.records import (
     directory_record,
     format_records,
@@ -517,7 +517,7 @@ class OKFManager(DocumentKnowledgeBase):
             self._refresh(raise_errors=False)
 
     @property
-    def _served(self) -> Manifest | IndexView:
+    def _served(self) -> BundleContents:
         """What browse and the schema read: the index view, else the walked manifest."""
         return self._view if self._view is not None else self._manifest
 
