@@ -116,14 +116,11 @@ def derived_listing(
     Returns:
         Up to ``limit`` records.
     """
-    rows: list[Record] = []
-    for sub in manifest.child_directories(directory):
-        if len(rows) >= limit:
-            return rows
-        rows.append(directory_record(sub, manifest.concepts_under(sub)))
-    for cid in manifest.child_concepts(directory):
-        if len(rows) >= limit:
-            break
+    children = manifest.children(directory)
+    rows = [
+        directory_record(sub, manifest.concepts_under(sub)) for sub in children.directories[:limit]
+    ]
+    for cid in children.concepts[: limit - len(rows)]:
         rows.append(summary_record(manifest.concepts[cid], now))
     return rows
 

@@ -278,7 +278,7 @@ class OKFManager(DocumentKnowledgeBase):
         with self._lock:
             concepts = len(self._served.concepts)
             types = self._types()
-            namespaces = self._served.child_directories("")
+            namespaces = self._served.children("").directories
         diagnostics = self.diagnostics
         if self._description:
             text = self._description
@@ -482,7 +482,7 @@ class OKFManager(DocumentKnowledgeBase):
                 "location": self._store.label,
                 "concepts": len(manifest.concepts),
                 "types": dict(types.most_common()),
-                "namespaces": manifest.child_directories(""),
+                "namespaces": manifest.children("").directories,
                 "reserved_files": reserved[:200],
                 "reserved_file_count": len(reserved),
                 "diagnostics": len(self.diagnostics),
@@ -535,7 +535,7 @@ class OKFManager(DocumentKnowledgeBase):
     def _listing(self, directory: str, limit: int, now: datetime) -> list[Record]:
         served = self._served
         if self._view is not None:
-            self._view.prefetch(self._view.child_concepts(directory)[:limit])
+            self._view.prefetch(self._view.children(directory).concepts[:limit])
         return navigation.derived_listing(served, directory, limit, now)
 
     def _index_location(self) -> str:

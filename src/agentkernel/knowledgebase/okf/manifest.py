@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.tree import DocumentTree
+from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval import SearchIndex
 
 if TYPE_CHECKING:
@@ -89,11 +89,8 @@ class BundleContents(Protocol):
     def has_directory(self, path: str) -> bool:
         """See :meth:`DocumentTree.has_directory`."""
 
-    def child_concepts(self, directory: str) -> list[str]:
-        """See :meth:`DocumentTree.child_concepts`."""
-
-    def child_directories(self, directory: str) -> list[str]:
-        """See :meth:`DocumentTree.child_directories`."""
+    def children(self, directory: str) -> Children:
+        """See :meth:`DocumentTree.children`."""
 
     def concepts_under(self, directory: str) -> int:
         """See :meth:`DocumentTree.concepts_under`."""

@@ -10,6 +10,19 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
+from typing import NamedTuple
+
+
+class Children(NamedTuple):
+    """What is directly in a directory.
+
+    Attributes:
+        directories: The subdirectories' paths, sorted.
+        concepts: The concepts' ids, sorted.
+    """
+
+    directories: list[str]
+    concepts: list[str]
 
 
 class DocumentTree:
@@ -57,27 +70,19 @@ class DocumentTree:
         """
         return path == "" or self._documents_under[path] > 0
 
-    def child_concepts(self, directory: str) -> list[str]:
-        """Return the ids of the concepts directly in a directory, sorted.
+    def children(self, directory: str) -> Children:
+        """Return what is directly in a directory: its subdirectories and its concepts.
 
         Args:
             directory: A clean directory path (``""`` is the root).
 
         Returns:
-            Concept ids.
+            The subdirectories' paths and the concepts' ids, each sorted.
         """
-        return sorted(self._child_concepts.get(directory, {}))
-
-    def child_directories(self, directory: str) -> list[str]:
-        """Return the paths of the subdirectories directly in a directory, sorted.
-
-        Args:
-            directory: A clean directory path (``""`` is the root).
-
-        Returns:
-            Directory paths.
-        """
-        return sorted(self._child_dirs.get(directory, {}))
+        return Children(
+            sorted(self._child_dirs.get(directory, {})),
+            sorted(self._child_concepts.get(directory, {})),
+        )
 
     def concepts_under(self, directory: str) -> int:
         """Count the concepts in a directory and below it.
