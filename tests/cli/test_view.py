@@ -446,6 +446,17 @@ def test_markdown_structure() -> None:
     assert 'data-fn="s">1</a></sup>' in html and '<li data-fn="s"><p>The source.</p>' in html
 
 
+def test_markdown_images_are_links_and_footnotes_pair_with_their_notes() -> None:
+    html = render(
+        "[![logo](x.png)](https://a.test) ![alone](https://b.test/i.png)"
+        " and a note^[inline] and [^a].\n\n[^a]: A.\n"
+    )
+    assert "<img" not in html and html.count('class="external') == 2
+    assert html.count("<a ") == 4  # the two images' links (no anchor in an anchor), two notes
+    assert 'data-fn="0">1</a>' in html and '<li data-fn="0"><p>inline</p>' in html
+    assert 'data-fn="a">2</a>' in html and '<li data-fn="a"><p>A.</p>' in html
+
+
 def test_markdown_survives_unbalanced_markers_and_deep_nesting() -> None:
     # each of these took quadratic time (minutes at this size) or recursed without bound
     # in naive renderers; they must come back as escaped text

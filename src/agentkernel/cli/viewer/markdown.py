@@ -138,7 +138,7 @@ def _for_the_page(state: StateCore) -> None:
             elif token.type == "link_close" and opened:
                 token.tag = opened.pop().tag
             elif token.type == "image":
-                children.extend(_image(token, resolve))
+                children.extend(_image(token, resolve, inside_link=bool(opened)))
                 continue
             children.append(token)
         block.children = children
@@ -170,28 +170,36 @@ def _link_open(token: Token, resolve: Resolver, *, image: bool) -> None:
     token.attrs = attrs
 
 
-def _image(token: Token, resolve: Resolver) -> Sequence[Token]:
+def _image(token: Token, resolve: Resolver, *, inside_link: bool) -> Sequence[Token]:
     """An image as a link to it, labelled with its description: the page loads nothing."""
     source = str(token.attrs.get("src", ""))
-    label = token.content or source
+    text = Token("text", "", 0, content=f"\N{FRAME WITH PICTURE} {token.content or source}")
+    if inside_link:
+        return [text]  # the enclosing link is the one to follow: anchors do not nest
     opening = Token("link_open", "a", 1, attrs={"href": source})
     if token.attrs.get("title"):
         opening.attrs["title"] = token.attrs["title"]
     _link_open(opening, resolve, image=True)
-    text = Token("text", "", 0, content=f"\N{FRAME WITH PICTURE} {label}")
     return [opening, text, Token("link_close", opening.tag, -1)]
 
 
 def _footnote_ref(
     renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
-    meta: dict[str, Any] = tokens[idx].meta
-    label = escapeHtml(str(meta.get("label", meta["id"])))
-    return f'<sup class="fnref"><a href="#" data-fn="{label}">{meta["id"] + 1}</a></sup>'
+    number = tokens[idx].meta["id"] + 1
+    return (
+        f'<sup class="fnref"><a href="#" data-fn="{_footnote_key(tokens[idx])}">{number}</a></sup>'
+    )
 
 
 def _footnote_open(
     renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
 ) -> str:
-    meta: dict[str, Any] = tokens[idx].meta
-    return f'<li data-fn="{escapeHtml(str(meta.get("label", meta["id"])))}">'
+    return f'<li data-fn="{_footnote_key(tokens[idx])}">'
+
+
+def _footnote_key(token: Token) -> str:
+    """What ties a footnote reference to its note in the page: its label (escaped)."""
+    meta: dict[str, Any] = token.meta
+    label = meta.get("label")
+    return escapeHtml(str(meta["id"] if label is None else label))
