@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.storage import frontmatter
 
 APT_LISTS = Path("/var/lib/apt/lists")
 APT_HELPER = "/usr/lib/apt/apt-helper"

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentkernel.knowledgebase.okf import frontmatter
+from agentkernel.storage import frontmatter
 
 RESERVED = {"index.md", "log.md"}
 FIELDS = ("id", "title", "description", "tags", "type", "body")

@@ -137,7 +137,7 @@ def questions(path: Path, shared: Path, systems: Sequence[str]) -> dict[str, dic
 
 def paraphrase_bundle(corpus: _corpus.Corpus, scratch: Path) -> Path:
     """The corpus with every concept's one-line description left out."""
-    from agentkernel.knowledgebase.okf import frontmatter
+    from agentkernel.storage import frontmatter
 
     root = scratch / "paraphrase"
     for concept in corpus.concepts:

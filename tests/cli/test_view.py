@@ -436,13 +436,25 @@ def test_markdown_structure() -> None:
         "snake_case_name and **bold** and `code *not em*` and a footnote[^s]\n\n"
         "[^s]: The source.\n"
     )
+    flat = html.replace("\n", "")  # markdown-it puts each block on its own line
     assert html.startswith("<h1>Title</h1>")
-    assert "<ul><li>one</li><li>two\n<ol><li>nested</li></ol></li></ul>" in html
-    assert "<blockquote><p>quoted</p></blockquote>" in html
-    assert '<pre><code class="language-sql">SELECT 1 &lt; 2</code></pre>' in html
+    assert "<ul><li>one</li><li>two<ol><li>nested</li></ol></li></ul>" in flat
+    assert "<blockquote><p>quoted</p></blockquote>" in flat
+    assert '<pre><code class="language-sql">SELECT 1 &lt; 2\n</code></pre>' in html
     assert "snake_case_name" in html and "<strong>bold</strong>" in html
     assert "<code>code *not em*</code>" in html
-    assert 'data-fn="s">1</a></sup>' in html and '<li data-fn="s">The source.</li>' in html
+    assert 'data-fn="s">1</a></sup>' in html and '<li data-fn="s"><p>The source.</p>' in html
+
+
+def test_markdown_images_are_links_and_footnotes_pair_with_their_notes() -> None:
+    html = render(
+        "[![logo](x.png)](https://a.test) ![alone](https://b.test/i.png)"
+        " and a note^[inline] and [^a].\n\n[^a]: A.\n"
+    )
+    assert "<img" not in html and html.count('class="external') == 2
+    assert html.count("<a ") == 4  # the two images' links (no anchor in an anchor), two notes
+    assert 'data-fn="0">1</a>' in html and '<li data-fn="0"><p>inline</p>' in html
+    assert 'data-fn="a">2</a>' in html and '<li data-fn="a"><p>A.</p>' in html
 
 
 def test_markdown_survives_unbalanced_markers_and_deep_nesting() -> None:

@@ -20,7 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore, _fs
+from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore
+from agentkernel.storage import _fs
 
 
 def _stop_before_rename() -> None:

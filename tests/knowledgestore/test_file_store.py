@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgestore import (
     FileKnowledgeStore,
     KnowledgeStoreError,
@@ -19,6 +18,7 @@ from agentkernel.knowledgestore import (
     PageType,
     create_file_knowledge_store,
 )
+from agentkernel.storage import frontmatter
 
 _INDEX_LINE = re.compile(r"^(# .+|\* \[[^\]]+\]\([^)]+\)( - .*)?)$")
 _LOG_LINE = re.compile(r"^(# .+|## \d{4}-\d{2}-\d{2}|\* \*\*[^*]+\*\*: .+)$")

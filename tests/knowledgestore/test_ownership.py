@@ -23,7 +23,7 @@ from agentkernel.knowledgestore import (
     PageLink,
     create_knowledge_tools,
 )
-from agentkernel.knowledgestore._fs import STALE_AFTER, atomic_write, temp_name
+from agentkernel.storage._fs import ABANDONED_AFTER_SECONDS, atomic_write, temp_name
 
 BUNDLES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "okf-bundles"
 
@@ -157,9 +157,10 @@ def test_the_next_write_removes_temp_files_of_dead_writers_only(tmp_path: Path) 
     mine = temp_name("moon.md")
     dead = mine.replace(f"-{os.getpid()}-", f"-{_dead_pid()}-")
     live = mine.replace(f"-{os.getpid()}-", f"-{os.getppid()}-")
-    other_host = ".moon.md.ak-00000000-1-0123abcd.tmp"
-    old_format = ".moon.md.4242.0123abcd.tmp"
-    for name in (dead, live, other_host, old_format):
+    other_host = ".moon.md~00000000-1-0123abcd.tmp"
+    old_format = ".moon.md.4242.0123abcd.tmp"  # the names earlier versions gave
+    old_format_with_host = ".moon.md.ak-00000000-1-0123abcd.tmp"
+    for name in (dead, live, other_host, old_format, old_format_with_host):
         (concepts / name).write_text("half a page", encoding="utf-8")
     assert [i.id for i in store.list()] == ["concept/tides"]  # no scan reads them
     assert store.ignored_files() == []
@@ -168,10 +169,10 @@ def test_the_next_write_removes_temp_files_of_dead_writers_only(tmp_path: Path) 
     assert (concepts / dead).exists()
     store.edit("concept/tides", "Water.", "Sea water.")
     left = sorted(p.name for p in concepts.iterdir() if p.name.endswith(".tmp"))
-    assert left == sorted([live, other_host, old_format])
+    assert left == sorted([live, other_host, old_format, old_format_with_host])
 
-    stale = time.time() - STALE_AFTER - 60
-    for name in (other_host, old_format):
+    stale = time.time() - ABANDONED_AFTER_SECONDS - 60
+    for name in (other_host, old_format, old_format_with_host):
         os.utime(concepts / name, (stale, stale))
     atomic_write(concepts / "tides.md", (concepts / "tides.md").read_text(encoding="utf-8"))
     assert sorted(p.name for p in concepts.iterdir() if p.name.endswith(".tmp")) == [live]

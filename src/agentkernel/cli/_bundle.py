@@ -25,17 +25,16 @@ NAME_HELP = (
 )
 
 
+BUNDLE_HELP = "the OKF bundle: a directory, file:///dir, s3://bucket/prefix or python:pkg.Store"
+
+
 def add_bundle_argument(parser: argparse.ArgumentParser) -> None:
-    """Add the positional bundle argument and ``--name`` shared by the bundle subcommands.
+    """Add the bundle argument, ``--name`` and ``--embedder`` of the commands serving a bundle.
 
     Args:
         parser: The subcommand's parser.
     """
-    parser.add_argument(
-        "bundle",
-        metavar="PATH|URI",
-        help="the OKF bundle: a directory, file:///dir, s3://bucket/prefix or python:pkg.Store",
-    )
+    parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     add_name_argument(parser)
     add_embedder_argument(parser)
 

@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-_PROGRESS_FROM = 500  # documents; smaller bundles finish before a bar is worth drawing
+from agentkernel.cli._bundle import BUNDLE_HELP
 
 
 def register(subparsers: Any) -> None:
@@ -21,7 +21,7 @@ def register(subparsers: Any) -> None:
         subparsers: The top-level parser's subparsers.
     """
     parser = subparsers.add_parser("check", help="OKF conformance report for a bundle")
-    parser.add_argument("bundle", metavar="PATH|URI", help="a directory or s3://bucket/prefix")
+    parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(handler=run)
 
@@ -37,34 +37,19 @@ def run(args: argparse.Namespace) -> int:
     """
     from rich.console import Console
 
+    from agentkernel.cli._progress import progress_bar
     from agentkernel.knowledgebase.okf.conformance import check_bundle
     from agentkernel.storage.base import DocumentStore
 
     store = DocumentStore.from_uri(args.bundle, writable=False)
-    err = Console(stderr=True)
-    if args.json or not err.is_terminal:
-        report = check_bundle(store)
-    else:
-        report = _with_progress(store, err, check_bundle)
+    with progress_bar("Checking documents", show=not args.json, from_total=500) as update:
+        report = check_bundle(store, progress=update)
     if args.json:
         json.dump(report.as_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_report(report, Console(highlight=False, soft_wrap=True))
     return 0 if report.conformant else 1
-
-
-def _with_progress(store: Any, console: Any, check: Any) -> Any:
-    from rich.progress import Progress
-
-    with Progress(console=console, transient=True) as progress:
-        task = progress.add_task("Checking documents", total=None, visible=False)
-
-        def advance(done: int, total: int) -> None:
-            if total >= _PROGRESS_FROM:
-                progress.update(task, completed=done, total=total, visible=True)
-
-        return check(store, progress=advance)
 
 
 def _print_report(report: Any, console: Any) -> None:

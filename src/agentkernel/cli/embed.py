@@ -35,8 +35,8 @@ def run(args: argparse.Namespace) -> int:
         0 when every concept has a vector, 1 when embedding failed.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    from agentkernel.cli._progress import progress_bar
     from agentkernel.knowledgebase.okf.vectors import embed_concepts
     from agentkernel.retrieval.semantic import SemanticIndex
 
@@ -44,15 +44,8 @@ def run(args: argparse.Namespace) -> int:
     index = SemanticIndex(args.embedder or "default", args.vector_cache)
     (manager,) = open_bundles([args.bundle], args.names)  # lexical walk; vectors next
     concepts = manager.served_concepts()
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("embedding", total=len(concepts))
-        vectors = embed_concepts(index, concepts, lambda done: bar.update(task, completed=done))
+    with progress_bar("embedding") as update:
+        vectors = embed_concepts(index, concepts, lambda done: update(done, len(concepts)))
     if concepts and not vectors:
         console.print(f"[red]embedding failed:[/red] {index.degraded}")
         return 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agentkernel.cli._bundle import BUNDLE_HELP
 from agentkernel.errors import AKConfigError
 
 
@@ -22,7 +23,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "index", help="build or update a bundle's shared index (Lance; the lancedb extra)"
     )
-    parser.add_argument("bundle", metavar="BUNDLE_URI", help="a directory or s3://bucket/prefix")
+    parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument(
         "--to", required=True, metavar="INDEX_URI", help="the index: s3://bucket/kb.lance or a path"
     )
@@ -53,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         AKConfigError: An ``--index-option`` is not ``KEY=VALUE``.
     """
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from agentkernel.cli._progress import progress_bar
     from agentkernel.knowledgebase.okf.bundleindex.indexer import (
         DEFAULT_MAX_CONCEPTS,
         index_bundle,
@@ -68,26 +69,13 @@ def run(args: argparse.Namespace) -> int:
             raise AKConfigError(f"--index-option takes KEY=VALUE, got {item!r}")
         options[key.strip()] = value
     store = DocumentStore.from_uri(args.bundle, writable=False)
-    console = Console(stderr=True)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        disable=args.quiet,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("listing the bundle", total=None)
-
-        def progress(phase: str, done: int, total: int) -> None:
-            bar.update(task, description=phase, completed=done, total=total or None)
-
+    with progress_bar("listing the bundle", show=not args.quiet) as update:
         stats = index_bundle(
             store,
             args.to,
             storage_options=options,
             max_concepts=args.max_concepts or DEFAULT_MAX_CONCEPTS,
-            progress=progress,
+            progress=lambda phase, done, total: update(done, total, phase),
         )
     verdict = f"version {stats.version}" if stats.committed else "unchanged"
     Console().print(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from agentkernel.cli._bundle import BUNDLE_HELP
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +34,7 @@ def register(subparsers: Any) -> None:
             "trust and stale badges, backlinks and each concept's rendered page."
         ),
     )
-    parser.add_argument(
-        "bundle",
-        metavar="PATH|URI",
-        help="the OKF bundle: a directory, file:///dir, s3://bucket/prefix or python:pkg.Store",
-    )
+    parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument(
         "-o", "--output", required=True, metavar="FILE.html", help="the page to write"
     )
@@ -61,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from agentkernel.errors import AKError
     from agentkernel.knowledgebase.errors import KnowledgeError
     from agentkernel.knowledgebase.okf.manager import OKFManager
+    from agentkernel.storage._fs import atomic_write
     from agentkernel.storage.base import DocumentStore
 
     output = Path(args.output)
@@ -76,23 +73,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     page = build_page(view)
     try:
-        _write_atomically(output, page)
+        if not output.parent.is_dir():  # a typo in the path, not a folder to create
+            raise FileNotFoundError(f"no folder {output.parent}")
+        atomic_write(output, page)
     except OSError as exc:
         print(f"agentkernel-kb view: cannot write {output}: {exc}", file=sys.stderr)
         return 2
     skipped = f", {len(view.diagnostics)} diagnostic(s)" if view.diagnostics else ""
     print(f"wrote {output} ({len(view.concepts)} concepts{skipped})")
     return 0
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    directory = path.parent if str(path.parent) else Path(".")
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise

@@ -88,7 +88,7 @@ def require_owned(root: Path, in_layout: Callable[[str], bool]) -> bool:
     )
 
 
-def claim(root: Path, write: Callable[[Path, str], None]) -> None:
+def claim(root: Path, write: Callable[[Path, str], object]) -> None:
     """Write the marker that makes ``root`` the store's.
 
     Args:

@@ -50,10 +50,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentkernel.knowledgebase.okf import frontmatter
-from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
-from agentkernel.knowledgestore._fs import atomic_write, locked
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
@@ -69,6 +66,8 @@ from agentkernel.knowledgestore.model import (
     is_slug,
     linked_ids,
 )
+from agentkernel.storage import frontmatter
+from agentkernel.storage._fs import atomic_write, locked
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
@@ -171,17 +170,11 @@ class FileKnowledgeStore(KnowledgeStore):
     # -- the catalog, kept current ---------------------------------------------------------
 
     def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | None:
-        parts = frontmatter.split(text)
-        # the common frontmatter the store writes is read without a YAML parser
-        meta = simple_mapping(parts[0]) if parts is not None else None
-        if meta is not None and parts is not None:
-            body = parts[1]
-        else:
-            try:
-                meta, body = frontmatter.parse(text)
-            except frontmatter.FrontmatterError as exc:
-                logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-                return None
+        try:
+            meta, body = frontmatter.parse(text)
+        except frontmatter.FrontmatterError as exc:
+            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+            return None
         if not page_type.dir and meta.get("type") != page_type.name:
             return None
         title = _as_text(meta.get("title")).strip()

@@ -1,9 +1,16 @@
-"""Small filesystem primitives for ``LocalDocumentStore``: probing, umask, fsync, cleanup.
+"""Files on a local disk for every store: the atomic write, the temp-file sweep, a lock, probes.
 
-Temporary files are named ``.<name>~<host>-<pid>-<random>.tmp``: hidden, so a walk never
+``LocalDocumentStore`` (OKF bundles) and ``FileKnowledgeStore`` (curated pages) both write
+through :func:`atomic_write`: the bytes go to a hidden temporary file beside the destination,
+are flushed to disk, and replace it with one rename, so a reader sees the old file or the new
+one, never a part.
+
+Temporary files are named ``.<name>~<host>-<pid>-<random>.tmp``: hidden, so no walk or scan
 lists them, and carrying the writer's host (a hash of its name) and process id, so that a
 later write can tell a file abandoned by a killed writer from one another writer is still
-filling. :func:`remove_abandoned_temps` removes only the former.
+filling. :func:`remove_abandoned_temps` removes only the former, and only names of this form
+(or of the forms earlier versions used, by age alone): a file the stores did not create is
+never touched.
 """
 
 from __future__ import annotations
@@ -14,8 +21,17 @@ import hashlib
 import logging
 import os
 import re
+import secrets
 import socket
+import stat
 import time
+from collections.abc import Iterator, Sequence
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+    import msvcrt
 
 logger = logging.getLogger(__name__)
 
@@ -23,6 +39,8 @@ ABANDONED_AFTER_SECONDS = 3600.0
 """A temporary file this old is abandoned whoever wrote it (a write takes far less)."""
 
 _TEMP_NAME = re.compile(r"\..*~(?P<host>[0-9a-f]{8})-(?P<pid>[0-9]{1,10})-[a-z0-9_]+\.tmp")
+# The temporary files of earlier versions of the curated file store: removed by age alone.
+_EARLIER_TEMP_NAME = re.compile(r"\..+(\.ak-[0-9a-f]{8}-\d+-|\.md\.\d+\.)[0-9a-f]{8}\.tmp")
 
 
 def probe_writable(root: str) -> bool:
@@ -50,22 +68,6 @@ def probe_writable(root: str) -> bool:
         logger.debug("%s is on a read-only mount", root)
         return False
     return True
-
-
-def current_umask() -> int:
-    """Read the process umask without changing it (Linux); assume ``0o022`` elsewhere.
-
-    Returns:
-        The umask bits.
-    """
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o022
 
 
 def remove_quietly(path: str) -> None:
@@ -102,19 +104,89 @@ def _host_tag() -> str:
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
 
 
-def temp_prefix(name: str) -> str:
-    """The ``mkstemp`` prefix of a temporary file for ``name`` written by this process.
+def temp_name(name: str) -> str:
+    """Return a fresh temporary file name for a write to the file ``name`` by this process.
 
     Args:
-        name: The file the temporary one will become (only its first 64 characters are kept).
+        name: The file the temporary one will become (only its first 64 characters are kept,
+            so a long name still leaves room for the rest).
 
     Returns:
-        ``.<name>~<host>-<pid>-``; ``mkstemp`` adds the random part and the ``.tmp`` suffix.
+        ``.<name>~<host>-<pid>-<random>.tmp``.
     """
-    return f".{name[:64]}~{_host_tag()}-{os.getpid()}-"
+    return f".{name[:64]}~{_host_tag()}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
 
 
-def remove_abandoned_temps(directory: str, *, now: float | None = None) -> list[str]:
+def atomic_write(
+    path: str | os.PathLike[str],
+    data: bytes | str | Sequence[str],
+    *,
+    durable: bool = True,
+    overwrite: bool = True,
+    tidy: bool = True,
+) -> os.stat_result:
+    """Write ``data`` to ``path`` so readers see the old file or the new one, never a part.
+
+    Missing parent folders are created. The new file keeps the permission bits of the file
+    it replaces; a new file gets the umask's. Temporary files that interrupted writes left in
+    the folder are removed afterwards (:func:`remove_abandoned_temps`).
+
+    Args:
+        path: The destination.
+        data: Bytes, UTF-8 text, or pieces of text written one after the other.
+        durable: Wait for the disk (the file, then the folder's entry) before returning; skip
+            it only for a file that can be rebuilt from the others.
+        overwrite: When false, the file is linked into place with ``link(2)``, which fails
+            if the destination exists: the check and the write are one atomic step, so of
+            concurrent writers exactly one wins.
+        tidy: Sweep the folder for abandoned temporary files; a caller that knows nothing
+            else wrote there since it last swept skips that listing of the whole folder.
+
+    Returns:
+        The written file's status (size, mtime, inode), taken before the rename.
+
+    Raises:
+        FileExistsError: ``overwrite`` is false and ``path`` exists.
+        OSError: The write failed; the destination is unchanged and no temporary file stays.
+    """
+    target = os.fspath(path)
+    folder = os.path.dirname(target) or "."
+    os.makedirs(folder, exist_ok=True)
+    temp = os.path.join(folder, temp_name(os.path.basename(target)))
+    # O_EXCL: never write through a file or link someone else put at that name
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            if isinstance(data, bytes | bytearray | memoryview):
+                handle.write(data)
+            elif isinstance(data, str):
+                handle.write(data.encode("utf-8"))
+            else:
+                handle.writelines(piece.encode("utf-8") for piece in data)
+            handle.flush()
+            with contextlib.suppress(FileNotFoundError):
+                os.fchmod(handle.fileno(), stat.S_IMODE(os.stat(target).st_mode))
+            if durable:
+                os.fsync(handle.fileno())
+            info = os.fstat(handle.fileno())
+        if overwrite:
+            os.replace(temp, target)
+        else:
+            os.link(temp, target)
+            os.unlink(temp)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    if durable:
+        fsync_directory(folder)
+    if tidy:
+        remove_abandoned_temps(folder)
+    return info
+
+
+def remove_abandoned_temps(
+    directory: str | os.PathLike[str], *, now: float | None = None
+) -> list[str]:
     """Remove the temporary files in ``directory`` that no live writer can still be filling.
 
     A file is abandoned when it was written on this host by a process that no longer exists
@@ -136,17 +208,24 @@ def remove_abandoned_temps(directory: str, *, now: float | None = None) -> list[
     except OSError:
         return removed
     for name in names:
-        match = _TEMP_NAME.fullmatch(name) if name[:1] == "." else None
-        if match is None:
+        if name[:1] != "." or name[-4:] != ".tmp":
+            continue
+        match = _TEMP_NAME.fullmatch(name)
+        if match is None and _EARLIER_TEMP_NAME.fullmatch(name) is None:
             continue  # not ours: a hidden file of the user's stays
         path = os.path.join(directory, name)
         try:
             info = os.lstat(path)
         except OSError:
             continue
+        if not stat.S_ISREG(info.st_mode):
+            continue
         age = (time.time() if now is None else now) - info.st_mtime
-        host, pid = match.group("host"), int(match.group("pid"))
-        dead = host == _host_tag() and pid != os.getpid() and not _alive(pid)
+        dead = (
+            match is not None
+            and match.group("host") == _host_tag()
+            and not _alive(int(match.group("pid")))
+        )
         if dead or age > ABANDONED_AFTER_SECONDS:
             remove_quietly(path)
             removed.append(name)
@@ -157,12 +236,40 @@ def remove_abandoned_temps(directory: str, *, now: float | None = None) -> list[
 
 def _alive(pid: int) -> bool:
     """Whether a process with this id exists on this host (when unsure: yes)."""
-    if pid <= 0:
-        return True
+    if pid <= 0 or pid == os.getpid() or os.name == "nt":
+        return True  # on Windows, os.kill(pid, 0) would send CTRL_C_EVENT: rely on age there
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:  # it exists but belongs to someone else, or the platform cannot say
+    except (OSError, OverflowError):  # someone else's process, or an id the system refuses
         return True
     return True
+
+
+@contextlib.contextmanager
+def locked(lock_file: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold an exclusive lock on ``lock_file`` (created if missing) across processes.
+
+    Args:
+        lock_file: The lock file's path.
+
+    Yields:
+        Nothing; the lock is released on exit.
+    """
+    os.makedirs(os.path.dirname(os.fspath(lock_file)) or ".", exist_ok=True)
+    with open(lock_file, "a+b") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        else:  # pragma: no cover - Windows
+            handle.seek(0)
+            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)

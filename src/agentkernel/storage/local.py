@@ -12,7 +12,7 @@ Writes go to a hidden temporary file in the target's directory, are flushed to d
 renamed into place, so a reader sees the old bytes or the new, never a torn file. A writer
 killed mid-write leaves its temporary file behind: the walk never lists it (it is hidden), and
 the next write in that directory removes it once its writer is known to be gone (see
-:func:`~agentkernel.storage._fs.remove_abandoned_temps`).
+:func:`~agentkernel.storage._fs.atomic_write`).
 
 Messages raised by operations name the bundle by :attr:`label` (its directory's name), never
 by its absolute path: they reach agents.
@@ -24,19 +24,11 @@ import errno
 import logging
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.storage._fs import (
-    current_umask,
-    fsync_directory,
-    probe_writable,
-    remove_abandoned_temps,
-    remove_quietly,
-    temp_prefix,
-)
+from agentkernel.storage._fs import atomic_write, probe_writable
 from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
@@ -86,7 +78,6 @@ class LocalDocumentStore(DocumentStore):
         self._root = real
         self._prefix = real if real.endswith(os.sep) else real + os.sep
         self._writable = probe_writable(real) if writable is None else bool(writable)
-        self._umask = current_umask()
 
     @property
     def root(self) -> str:
@@ -347,31 +338,14 @@ class LocalDocumentStore(DocumentStore):
             raise NotADirectoryError(f"Cannot write {echo(path)}: a file is in the way.") from None
         if os.path.realpath(parent) != parent:
             raise KnowledgePathError(f"Path {echo(path)} changed under the store while writing.")
-        fd, temp = tempfile.mkstemp(
-            prefix=temp_prefix(os.path.basename(target)), suffix=".tmp", dir=parent
-        )
         try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fchmod(handle.fileno(), self._mode_for(target))
-                os.fsync(handle.fileno())
-                info = os.fstat(handle.fileno())
+            info = atomic_write(target, data, overwrite=overwrite)
+        except FileExistsError:
             if overwrite:
-                os.replace(temp, target)
-            else:
-                try:
-                    os.link(temp, target)
-                except FileExistsError:
-                    raise FileExistsError(
-                        f"{echo(cleaned)} already exists in {self.label!r}; not overwritten."
-                    ) from None
-                os.unlink(temp)
-        except BaseException:
-            remove_quietly(temp)
-            raise
-        fsync_directory(parent)
-        remove_abandoned_temps(parent)
+                raise
+            raise FileExistsError(
+                f"{echo(cleaned)} already exists in {self.label!r}; not overwritten."
+            ) from None
         logger.debug("wrote %s (%d bytes) in %s", cleaned, info.st_size, self._root)
         return StoredFile(cleaned, info.st_size, _token(info))
 
@@ -435,12 +409,6 @@ class LocalDocumentStore(DocumentStore):
         except OSError as exc:
             self._diagnose(f"skipped {child!r}: {exc.strerror or exc}")
             return None
-
-    def _mode_for(self, target: str) -> int:
-        try:
-            return stat.S_IMODE(os.stat(target).st_mode)
-        except OSError:
-            return 0o666 & ~self._umask
 
 
 # non-blocking, so opening a FIFO planted in the bundle cannot hang the walk

@@ -12,8 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
-from agentkernel.knowledgebase.okf.frontmatter import dump_yaml, load_yaml
+from agentkernel.storage._yaml import dump_yaml, load_yaml, simple_mapping
 
 atoms = st.sampled_from(
     [

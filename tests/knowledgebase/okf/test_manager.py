@@ -18,8 +18,8 @@ from agentkernel.knowledgebase.errors import (
     KnowledgeError,
     KnowledgePathError,
 )
-from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.testing import assert_backend_contract
+from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, StoredFile, clean_path
 from agentkernel.storage.local import LocalDocumentStore
 from tests.knowledgebase.okf.helpers import (

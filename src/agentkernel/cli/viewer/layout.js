@@ -7,7 +7,8 @@
  *
  * OKFLayout.run(nodes, edges, aspect): each node is {id, title, degree, r}; each edge
  * {a, b} indexes nodes; aspect is the drawing area's height over its width. Sets x, y,
- * left (label on the left) and labelWidth on every node.
+ * left (label on the left) and labelWidth on every node. OKFLayout.bounds(nodes): the box
+ * the nodes' circles fill.
  */
 var OKFLayout = (function () {
   'use strict';
@@ -144,23 +145,29 @@ var OKFLayout = (function () {
   // pane's shape so that it fills the pane rather than a band of it. Labels are left out:
   // they find their own side once the graph is drawn.
   function stretchToPane(nodes, aspect) {
-    var minX = Infinity; var minY = Infinity; var maxX = -Infinity; var maxY = -Infinity;
-    nodes.forEach(function (n) {
-      minX = Math.min(minX, n.x - n.r);
-      maxX = Math.max(maxX, n.x + n.r);
-      minY = Math.min(minY, n.y - n.r);
-      maxY = Math.max(maxY, n.y + n.r);
-    });
-    var shape = (maxY - minY) / Math.max(maxX - minX, 1);
+    var b = bounds(nodes);
+    var shape = (b.maxY - b.minY) / Math.max(b.maxX - b.minX, 1);
     if (shape <= 0 || Math.abs(shape - aspect) < 0.01) { return; }
     var factor = Math.min(Math.max(aspect / shape, 0.4), 2.5);
     if (factor >= 1) {
-      var middle = (minY + maxY) / 2;
+      var middle = (b.minY + b.maxY) / 2;
       nodes.forEach(function (n) { n.y = middle + (n.y - middle) * factor; });
     } else {
-      var centre = (minX + maxX) / 2;
+      var centre = (b.minX + b.maxX) / 2;
       nodes.forEach(function (n) { n.x = centre + (n.x - centre) / factor; });
     }
+  }
+
+  // The box the nodes' circles fill: {minX, minY, maxX, maxY}.
+  function bounds(nodes) {
+    var b = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
+    nodes.forEach(function (n) {
+      b.minX = Math.min(b.minX, n.x - n.r);
+      b.maxX = Math.max(b.maxX, n.x + n.r);
+      b.minY = Math.min(b.minY, n.y - n.r);
+      b.maxY = Math.max(b.maxY, n.y + n.r);
+    });
+    return b;
   }
 
   // Labels go on the side facing away from the graph's centre; then overlapping
@@ -201,5 +208,5 @@ var OKFLayout = (function () {
     }
   }
 
-  return { run: run, shortTitle: shortTitle };
+  return { run: run, shortTitle: shortTitle, bounds: bounds };
 })();

@@ -388,19 +388,13 @@
     var keyHeight = 44; // the key along the bottom of the pane
     var padX = Math.min(24 + (nodes.length <= 300 ? 56 : 0), box.width / 5);
     var padY = 28;
-    var minX = Infinity; var minY = Infinity; var maxX = -Infinity; var maxY = -Infinity;
-    nodes.forEach(function (n) {
-      minX = Math.min(minX, n.x - n.r);
-      maxX = Math.max(maxX, n.x + n.r);
-      minY = Math.min(minY, n.y - n.r);
-      maxY = Math.max(maxY, n.y + n.r);
-    });
-    var width = Math.max(maxX - minX, 1);
-    var height = Math.max(maxY - minY, 1);
+    var b = OKFLayout.bounds(nodes);
+    var width = Math.max(b.maxX - b.minX, 1);
+    var height = Math.max(b.maxY - b.minY, 1);
     var k = Math.min((box.width - 2 * padX) / width, (box.height - 2 * padY - keyHeight) / height, 4);
     view.k = Math.max(k, 0.02);
-    view.x = (box.width - width * view.k) / 2 - minX * view.k;
-    view.y = padY + (box.height - 2 * padY - keyHeight - height * view.k) / 2 - minY * view.k;
+    view.x = (box.width - width * view.k) / 2 - b.minX * view.k;
+    view.y = padY + (box.height - 2 * padY - keyHeight - height * view.k) / 2 - b.minY * view.k;
     applyView();
   }
   function ensureVisible(i) {

@@ -17,7 +17,6 @@ from typing import Any
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
-from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.concept import (
     RESERVED_NAMES,
     ConceptError,
@@ -25,6 +24,7 @@ from agentkernel.knowledgebase.okf.concept import (
     is_reserved,
     parse_concept,
 )
+from agentkernel.storage import frontmatter
 from agentkernel.storage.base import clean_path
 
 _MAX_TITLE = 120

@@ -11,18 +11,12 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
-from agentkernel.knowledgebase.okf.manifest import Manifest
+from agentkernel.knowledgebase.okf.manifest import BundleContents
 from agentkernel.knowledgebase.okf.records import directory_record, summary_record
 from agentkernel.storage.base import clean_path
-
-if TYPE_CHECKING:
-    from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
-
-    Served = Manifest | IndexView
 
 
 @dataclass(frozen=True)
@@ -59,7 +53,7 @@ def normalise(raw: str) -> str:
     return f"{cleaned}/" if directory and cleaned else cleaned
 
 
-def resolve(manifest: Served, raw: str) -> Target:
+def resolve(manifest: BundleContents, raw: str) -> Target:
     """Decide what a browse path or a fetch id names.
 
     Args:
@@ -91,7 +85,7 @@ def resolve(manifest: Served, raw: str) -> Target:
     return Target("unknown", cleaned)
 
 
-def index_path(manifest: Served, directory: str) -> str | None:
+def index_path(manifest: BundleContents, directory: str) -> str | None:
     """Return the path of a directory's ``index.md`` when it has one.
 
     Args:
@@ -108,7 +102,9 @@ def index_path(manifest: Served, directory: str) -> str | None:
     return None
 
 
-def derived_listing(manifest: Served, directory: str, limit: int, now: datetime) -> list[Record]:
+def derived_listing(
+    manifest: BundleContents, directory: str, limit: int, now: datetime
+) -> list[Record]:
     """List a directory from the manifest: subdirectories, then concepts.
 
     Args:
@@ -120,14 +116,11 @@ def derived_listing(manifest: Served, directory: str, limit: int, now: datetime)
     Returns:
         Up to ``limit`` records.
     """
-    rows: list[Record] = []
-    for sub in manifest.child_directories(directory):
-        if len(rows) >= limit:
-            return rows
-        rows.append(directory_record(sub, manifest.concepts_under(sub)))
-    for cid in manifest.child_concepts(directory):
-        if len(rows) >= limit:
-            break
+    children = manifest.children(directory)
+    rows = [
+        directory_record(sub, manifest.concepts_under(sub)) for sub in children.directories[:limit]
+    ]
+    for cid in children.concepts[: limit - len(rows)]:
         rows.append(summary_record(manifest.concepts[cid], now))
     return rows
 

@@ -14,10 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
-import yaml
-
-from agentkernel.knowledgebase.okf import frontmatter
-from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
+from agentkernel.storage import frontmatter
 
 RESERVED_NAMES = frozenset({"index.md", "log.md"})
 """File names that are never concepts, at any level of a bundle (OKF 0.2, section 3.1)."""
@@ -165,21 +162,11 @@ def parse_concept(path: str, token: str, size: int, data: bytes, *, complete: bo
             )
         raise ConceptError("no YAML frontmatter (a concept must open with a '---' line)")
     raw, body = parts
-    meta = simple_mapping(raw)
-    if meta is None:
-        meta = _load_frontmatter(raw)
-    return concept_from(path, token, size, meta, body, complete=complete)
-
-
-def _load_frontmatter(raw: str) -> dict[str, Any]:
-    """Parse frontmatter the fast path declined, with the YAML loader (as ``frontmatter.parse``)."""
     try:
-        data = frontmatter.load_yaml(raw) if raw.strip() else {}
-    except yaml.YAMLError as exc:
-        raise ConceptError(" ".join(f"invalid YAML frontmatter: {exc}".split())) from exc
-    if not isinstance(data, dict):
-        raise ConceptError(f"frontmatter must be a mapping, got {type(data).__name__}")
-    return data
+        meta = frontmatter.read_mapping(raw)
+    except frontmatter.FrontmatterError as exc:
+        raise ConceptError(" ".join(str(exc).split())) from exc
+    return concept_from(path, token, size, meta, body, complete=complete)
 
 
 def concept_from(

@@ -18,7 +18,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_from,
@@ -29,6 +28,7 @@ from agentkernel.knowledgebase.okf.concept import (
 )
 from agentkernel.knowledgebase.okf.links import link_targets, resolve_target
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
+from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, StoredFile
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")

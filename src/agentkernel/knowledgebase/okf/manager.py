@@ -31,7 +31,7 @@ from agentkernel.errors import echo
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
-from agentkernel.knowledgebase.okf import authoring, frontmatter
+from agentkernel.knowledgebase.okf import authoring
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.concept import (
     Concept,
@@ -41,7 +41,7 @@ from agentkernel.knowledgebase.okf.concept import (
 )
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
-from agentkernel.knowledgebase.okf.manifest import Manifest
+from agentkernel.knowledgebase.okf.manifest import BundleContents, Manifest
 from agentkernel.knowledgebase.okf.records import (
     directory_record,
     format_records,
@@ -58,6 +58,7 @@ from agentkernel.knowledgebase.okf.scan import (
     scan,
     size_refusal,
 )
+from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, StoredFile, clean_path
 
 if TYPE_CHECKING:
@@ -277,7 +278,7 @@ class OKFManager(DocumentKnowledgeBase):
         with self._lock:
             concepts = len(self._served.concepts)
             types = self._types()
-            namespaces = self._served.child_directories("")
+            namespaces = self._served.children("").directories
         diagnostics = self.diagnostics
         if self._description:
             text = self._description
@@ -481,7 +482,7 @@ class OKFManager(DocumentKnowledgeBase):
                 "location": self._store.label,
                 "concepts": len(manifest.concepts),
                 "types": dict(types.most_common()),
-                "namespaces": manifest.child_directories(""),
+                "namespaces": manifest.children("").directories,
                 "reserved_files": reserved[:200],
                 "reserved_file_count": len(reserved),
                 "diagnostics": len(self.diagnostics),
@@ -516,7 +517,7 @@ class OKFManager(DocumentKnowledgeBase):
             self._refresh(raise_errors=False)
 
     @property
-    def _served(self) -> Manifest | IndexView:
+    def _served(self) -> BundleContents:
         """What browse and the schema read: the index view, else the walked manifest."""
         return self._view if self._view is not None else self._manifest
 
@@ -534,7 +535,7 @@ class OKFManager(DocumentKnowledgeBase):
     def _listing(self, directory: str, limit: int, now: datetime) -> list[Record]:
         served = self._served
         if self._view is not None:
-            self._view.prefetch(self._view.child_concepts(directory)[:limit])
+            self._view.prefetch(self._view.children(directory).concepts[:limit])
         return navigation.derived_listing(served, directory, limit, now)
 
     def _index_location(self) -> str:

@@ -10,12 +10,12 @@ update the index in place. The manifest does no I/O and takes no lock: its owner
 
 from __future__ import annotations
 
-import posixpath
-from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval import SearchIndex
 
 if TYPE_CHECKING:
@@ -57,7 +57,46 @@ class Skipped:
     reason: str
 
 
-class Manifest:
+class BundleContents(Protocol):
+    """What search, browse and the schema read: the walked manifest, or a bundle index's view.
+
+    Both are a :class:`~agentkernel.knowledgebase.okf.tree.DocumentTree` (paths, tokens,
+    directories) holding concepts, reserved files and skipped documents.
+    """
+
+    @property
+    def concepts(self) -> Mapping[str, Concept]:
+        """Concepts by id."""
+
+    @property
+    def reserved(self) -> Mapping[str, ReservedFile]:
+        """Reserved files (``index.md``, ``log.md``) by path."""
+
+    @property
+    def skipped(self) -> Mapping[str, Skipped]:
+        """Documents not served, by path."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether concepts were left out at the bundle's ``max_concepts``."""
+
+    def token_of(self, path: str) -> str | None:
+        """See :meth:`DocumentTree.token_of`."""
+
+    def paths(self) -> list[str]:
+        """See :meth:`DocumentTree.paths`."""
+
+    def has_directory(self, path: str) -> bool:
+        """See :meth:`DocumentTree.has_directory`."""
+
+    def children(self, directory: str) -> Children:
+        """See :meth:`DocumentTree.children`."""
+
+    def concepts_under(self, directory: str) -> int:
+        """See :meth:`DocumentTree.concepts_under`."""
+
+
+class Manifest(DocumentTree):
     """Concepts, reserved files, skipped documents, directories and the lexical index."""
 
     def __init__(self, vectors: SemanticIndex | None = None) -> None:
@@ -66,93 +105,13 @@ class Manifest:
         Args:
             vectors: The dense index kept next to the lexical one, when search is hybrid.
         """
+        super().__init__()
         self.concepts: dict[str, Concept] = {}
         self.reserved: dict[str, ReservedFile] = {}
         self.skipped: dict[str, Skipped] = {}
         self.index = SearchIndex()
         self.vectors = vectors
         self.truncated = False
-        self._path_owner: dict[str, str] = {}  # document path -> "concept" | "reserved" | "skipped"
-        self._documents_under: Counter[str] = Counter()
-        self._concepts_under: Counter[str] = Counter()
-        self._child_concepts: dict[str, dict[str, None]] = {}
-        self._child_dirs: dict[str, dict[str, None]] = {}
-
-    # -- queries --------------------------------------------------------------------------
-
-    def token_of(self, path: str) -> str | None:
-        """Return the change token recorded for a document path, or ``None`` if unknown.
-
-        Args:
-            path: Bundle-relative path.
-
-        Returns:
-            The token the manifest entry was built from.
-        """
-        owner = self._path_owner.get(path)
-        if owner == "concept":
-            return self.concepts[_id(path)].token
-        if owner == "reserved":
-            return self.reserved[path].token
-        if owner == "skipped":
-            return self.skipped[path].token
-        return None
-
-    def paths(self) -> list[str]:
-        """Return every document path the manifest knows (concepts, reserved, skipped).
-
-        Returns:
-            The paths.
-        """
-        return list(self._path_owner)
-
-    def has_directory(self, path: str) -> bool:
-        """Tell whether a directory holds any known document (``""`` is the root).
-
-        Args:
-            path: A clean bundle-relative directory path.
-
-        Returns:
-            Whether it exists in the manifest.
-        """
-        return path == "" or self._documents_under[path] > 0
-
-    def child_concepts(self, directory: str) -> list[str]:
-        """Return the ids of the concepts directly in a directory, sorted.
-
-        Args:
-            directory: A clean directory path (``""`` is the root).
-
-        Returns:
-            Concept ids.
-        """
-        return sorted(self._child_concepts.get(directory, {}))
-
-    def child_directories(self, directory: str) -> list[str]:
-        """Return the paths of the subdirectories directly in a directory, sorted.
-
-        Args:
-            directory: A clean directory path (``""`` is the root).
-
-        Returns:
-            Directory paths.
-        """
-        return sorted(self._child_dirs.get(directory, {}))
-
-    def concepts_under(self, directory: str) -> int:
-        """Count the concepts in a directory and below it.
-
-        Args:
-            directory: A clean directory path (``""`` is the root).
-
-        Returns:
-            The count.
-        """
-        if directory == "":
-            return len(self.concepts)
-        return self._concepts_under[directory]
-
-    # -- changes --------------------------------------------------------------------------
 
     def put_concept(self, concept: Concept, vector: np.ndarray | None = None) -> None:
         """Add or replace a concept, indexing it.
@@ -163,11 +122,7 @@ class Manifest:
         """
         self.drop(concept.path)
         self.concepts[concept.id] = concept
-        self._claim(concept.path, "concept")
-        directory = posixpath.dirname(concept.path)
-        self._child_concepts.setdefault(directory, {})[concept.id] = None
-        for ancestor in _ancestors(directory):
-            self._concepts_under[ancestor] += 1
+        self._add_document(concept.path, concept.token, concept=True)
         self.index.add(concept.id, search_fields(concept), status=concept.status)
         if self.vectors is not None and vector is not None:
             self.vectors.put(concept.id, vector)
@@ -180,7 +135,7 @@ class Manifest:
         """
         self.drop(entry.path)
         self.reserved[entry.path] = entry
-        self._claim(entry.path, "reserved")
+        self._add_document(entry.path, entry.token, concept=False)
 
     def put_skipped(self, entry: Skipped) -> None:
         """Record a skipped document, replacing whatever the path was before.
@@ -190,7 +145,7 @@ class Manifest:
         """
         self.drop(entry.path)
         self.skipped[entry.path] = entry
-        self._claim(entry.path, "skipped")
+        self._add_document(entry.path, entry.token, concept=False)
 
     def drop(self, path: str) -> bool:
         """Forget a document path, whatever it was.
@@ -201,58 +156,15 @@ class Manifest:
         Returns:
             Whether the path was known.
         """
-        owner = self._path_owner.pop(path, None)
-        if owner is None:
+        if not self._remove_document(path):
             return False
-        directory = posixpath.dirname(path)
-        if owner == "concept":
-            concept_id = _id(path)
+        if self.reserved.pop(path, None) is None and self.skipped.pop(path, None) is None:
+            concept_id = path[:-3]
             del self.concepts[concept_id]
             self.index.remove(concept_id)
             if self.vectors is not None:
                 self.vectors.remove(concept_id)
-            siblings = self._child_concepts.get(directory, {})
-            siblings.pop(concept_id, None)
-            if not siblings:
-                self._child_concepts.pop(directory, None)
-            for ancestor in _ancestors(directory):
-                self._concepts_under[ancestor] -= 1
-                if self._concepts_under[ancestor] <= 0:
-                    del self._concepts_under[ancestor]
-        elif owner == "reserved":
-            del self.reserved[path]
-        else:
-            del self.skipped[path]
-        for ancestor in _ancestors(directory):
-            self._documents_under[ancestor] -= 1
-            if self._documents_under[ancestor] <= 0:
-                del self._documents_under[ancestor]
-                parent = posixpath.dirname(ancestor)
-                children = self._child_dirs.get(parent, {})
-                children.pop(ancestor, None)
-                if not children:
-                    self._child_dirs.pop(parent, None)
         return True
-
-    def _claim(self, path: str, owner: str) -> None:
-        self._path_owner[path] = owner
-        for ancestor in _ancestors(posixpath.dirname(path)):
-            if self._documents_under[ancestor] == 0:
-                self._child_dirs.setdefault(posixpath.dirname(ancestor), {})[ancestor] = None
-            self._documents_under[ancestor] += 1
-
-
-def _id(path: str) -> str:
-    return path[:-3]
-
-
-def _ancestors(directory: str) -> list[str]:
-    """Return ``a/b/c``, ``a/b``, ``a`` for ``a/b/c``; nothing for the root."""
-    found = []
-    while directory:
-        found.append(directory)
-        directory = posixpath.dirname(directory)
-    return found
 
 
 def search_fields(concept: Concept) -> dict[str, str | list[str]]:

@@ -4,9 +4,9 @@ Opening holds four short columns of every row (path, kind, type, token) and deri
 directory tree, the type counts and the concept ids from them; everything else (titles,
 descriptions, trust, ...) is read per row when a listing or a search shows it. Reserved
 files and skipped documents (few) are held whole. The view answers the same questions as the
-in-process :class:`~agentkernel.knowledgebase.okf.manifest.Manifest` (``concepts``,
-``reserved``, ``skipped``, ``has_directory``, ``child_concepts``, ``child_directories``,
-``concepts_under``, ``token_of``), so browsing code serves both alike.
+in-process :class:`~agentkernel.knowledgebase.okf.manifest.Manifest`
+(:class:`~agentkernel.knowledgebase.okf.manifest.BundleContents`), so browsing code serves
+both alike.
 
 Search runs the dataset's full-text index over the rows' pre-analysed terms: the query is
 analysed by the lexical engine (:func:`agentkernel.retrieval.analysis.parse_query`) and each
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import posixpath
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from agentkernel.knowledgebase.okf.bundleindex import rows
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
+from agentkernel.knowledgebase.okf.tree import DocumentTree
 from agentkernel.retrieval import STATUS_PENALTY
 from agentkernel.retrieval.analysis import parse_query
 from agentkernel.retrieval.index import DEFAULT_TITLE_BOOST
@@ -40,7 +40,7 @@ _RANK_COLUMNS = ["id", "kind", "status", "title_key"]
 _IN_BATCH = 500
 
 
-class IndexView:
+class IndexView(DocumentTree):
     """One version of a bundle index, opened for reading.
 
     Not thread-safe: its owner (``OKFManager``) serialises calls.
@@ -52,6 +52,7 @@ class IndexView:
         Args:
             dataset: A ``lance.LanceDataset`` at the version to serve.
         """
+        super().__init__()
         self.dataset = dataset
         self.version = int(dataset.version)
         self.concepts = _Concepts(self)
@@ -59,84 +60,14 @@ class IndexView:
         self.skipped: dict[str, Skipped] = {}
         self.meta: dict[str, Any] = {}
         self.types: Counter[str] = Counter()
-        self._tokens: dict[str, str] = {}
         self._ids: dict[str, str] = {}  # concept id -> type
-        self._child_concepts: dict[str, list[str]] = {}
-        self._child_dirs: dict[str, set[str]] = {}
-        self._concepts_under: Counter[str] = Counter()
-        self._documents_under: Counter[str] = Counter()
         self._cache: OrderedDict[str, Concept] = OrderedDict()
         self._load()
-
-    # -- the manifest's questions ------------------------------------------------------
 
     @property
     def truncated(self) -> bool:
         """Whether the indexer left concepts out at its ``max_concepts``."""
         return bool(self.meta.get("truncated"))
-
-    def token_of(self, path: str) -> str | None:
-        """Return the change token a document's row was built from.
-
-        Args:
-            path: Bundle-relative path.
-
-        Returns:
-            The token, or ``None`` when the index has no row for it.
-        """
-        return self._tokens.get(path)
-
-    def paths(self) -> list[str]:
-        """Return every document path the index holds.
-
-        Returns:
-            The paths.
-        """
-        return list(self._tokens)
-
-    def has_directory(self, path: str) -> bool:
-        """Tell whether a directory holds any indexed document.
-
-        Args:
-            path: A clean directory path (``""`` is the root).
-
-        Returns:
-            Whether it exists.
-        """
-        return path == "" or self._documents_under[path] > 0
-
-    def child_concepts(self, directory: str) -> list[str]:
-        """Return the ids of the concepts directly in a directory, sorted.
-
-        Args:
-            directory: A clean directory path.
-
-        Returns:
-            Concept ids.
-        """
-        return sorted(self._child_concepts.get(directory, ()))
-
-    def child_directories(self, directory: str) -> list[str]:
-        """Return the subdirectories directly in a directory, sorted.
-
-        Args:
-            directory: A clean directory path.
-
-        Returns:
-            Directory paths.
-        """
-        return sorted(self._child_dirs.get(directory, ()))
-
-    def concepts_under(self, directory: str) -> int:
-        """Count the concepts in a directory and below it.
-
-        Args:
-            directory: A clean directory path.
-
-        Returns:
-            The count.
-        """
-        return len(self._ids) if directory == "" else self._concepts_under[directory]
 
     # -- rows -----------------------------------------------------------------------------
 
@@ -176,8 +107,7 @@ class IndexView:
         Args:
             concept: The concept.
         """
-        if concept.path in self._tokens:
-            self._forget(concept.path)
+        self._forget(concept.path)
         self._add(concept.path, rows.KIND_CONCEPT, concept.type, concept.token)
         self._remember(concept)
 
@@ -251,8 +181,6 @@ class IndexView:
                 where = f"path IN ({_quoted(batch)})"
                 for row in self.dataset.to_table(columns=wanted, filter=where).to_pylist():
                     self._add_other(row)
-        for directory in self._child_concepts.values():
-            directory.sort()
 
     def _add_other(self, row: Mapping[str, Any]) -> None:
         kind = row["kind"]
@@ -267,40 +195,18 @@ class IndexView:
         self._add(path, kind, None, row["token"])
 
     def _add(self, path: str, kind: str, kind_type: str | None, token: str) -> None:
-        self._tokens[path] = token
-        directory = posixpath.dirname(path)
-        ancestors = _ancestors(directory)
-        for ancestor in ancestors:
-            if self._documents_under[ancestor] == 0:
-                self._child_dirs.setdefault(posixpath.dirname(ancestor), set()).add(ancestor)
-            self._documents_under[ancestor] += 1
-        if kind != rows.KIND_CONCEPT:
-            return
-        cid = path[:-3]
-        self._ids[cid] = kind_type or ""
-        self.types[kind_type or ""] += 1
-        self._child_concepts.setdefault(directory, []).append(cid)
-        for ancestor in ancestors:
-            self._concepts_under[ancestor] += 1
+        concept = kind == rows.KIND_CONCEPT
+        self._add_document(path, token, concept=concept)
+        if concept:
+            self._ids[path[:-3]] = kind_type or ""
+            self.types[kind_type or ""] += 1
 
     def _forget(self, path: str) -> None:
-        self._tokens.pop(path, None)
-        directory = posixpath.dirname(path)
-        ancestors = _ancestors(directory)
-        for ancestor in ancestors:
-            self._documents_under[ancestor] -= 1
-            if self._documents_under[ancestor] <= 0:
-                del self._documents_under[ancestor]
-                self._child_dirs.get(posixpath.dirname(ancestor), set()).discard(ancestor)
+        self._remove_document(path)
         cid = path[:-3]
         if cid in self._ids:
             self.types[self._ids.pop(cid)] -= 1
             self._cache.pop(cid, None)
-            siblings = self._child_concepts.get(directory, [])
-            if cid in siblings:
-                siblings.remove(cid)
-            for ancestor in ancestors:
-                self._concepts_under[ancestor] -= 1
 
     def _select(self, where: str, limit: int) -> list[Concept]:
         table = self.dataset.to_table(columns=rows.SUMMARY_COLUMNS, filter=where, limit=limit)
@@ -351,14 +257,6 @@ class _Concepts(Mapping[str, Concept]):
 
     def __len__(self) -> int:
         return len(self._view._ids)
-
-
-def _ancestors(directory: str) -> list[str]:
-    found = []
-    while directory:
-        found.append(directory)
-        directory = posixpath.dirname(directory)
-    return found
 
 
 def _escape(value: str) -> str:

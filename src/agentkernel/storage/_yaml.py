@@ -1,18 +1,21 @@
-"""A fast path for common block frontmatter, read without a YAML parser.
+"""YAML for frontmatter: values as written, and a fast path for the common block subset.
+
+OKF timestamps must survive a round trip exactly as written, so the loader and dumper here
+do not resolve YAML timestamps: ``2026-05-22T10:00:00Z`` stays that string. Loading uses
+libyaml's C implementation where it is available, with ``safe_load`` semantics.
 
 Walking 10,000 concepts would spend most of its time constructing YAML objects in Python.
 Most frontmatter is a small block mapping: ``key: value`` lines, lists written as ``key:``
-followed by ``- item`` lines (what :func:`~agentkernel.knowledgebase.okf.frontmatter.dump_yaml`
-and so every ``write()`` produces), nested mappings such as ``generated:`` with indented
-``by:``/``at:`` lines, lists of such mappings (``verified:``, ``sources:``), and plain values
-folded over indented continuation lines. For those this module builds the same mapping
-directly.
+followed by ``- item`` lines (what :func:`dump_yaml` and so every write produces), nested
+mappings such as ``generated:`` with indented ``by:``/``at:`` lines, lists of such mappings
+(``verified:``, ``sources:``), and plain values folded over indented continuation lines. For
+those :func:`simple_mapping` builds the same mapping directly.
 
 It is deliberately conservative: anything it is not certain about (comments, tabs, anchors,
 tags, block scalars, flow mappings, escapes, blank lines inside a value, a scalar YAML would
 resolve to a number, boolean or null, odd indentation) makes it return ``None``, and the
-caller uses the real YAML loader. Whenever it answers, the answer equals what
-:func:`agentkernel.knowledgebase.okf.frontmatter.load_yaml` returns (tested with hypothesis).
+caller uses :func:`load_yaml`. Whenever it answers, the answer equals what :func:`load_yaml`
+returns (tested with hypothesis).
 """
 
 from __future__ import annotations
@@ -20,7 +23,61 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentkernel.knowledgebase.okf.frontmatter import _Loader
+import yaml
+
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_CDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def _without_timestamps(resolvers: dict[Any, Any]) -> dict[Any, Any]:
+    return {
+        first: [(tag, regexp) for tag, regexp in entries if tag != _TIMESTAMP_TAG]
+        for first, entries in resolvers.items()
+    }
+
+
+class _Loader(_CLoader):  # type: ignore[misc, valid-type]
+    """Safe loader that keeps timestamps as the strings they were written as."""
+
+    yaml_implicit_resolvers = _without_timestamps(_CLoader.yaml_implicit_resolvers)
+
+
+class _Dumper(_CDumper):  # type: ignore[misc, valid-type]
+    """Safe dumper that writes timestamp-looking strings unquoted, as they were read."""
+
+    yaml_implicit_resolvers = _without_timestamps(_CDumper.yaml_implicit_resolvers)
+
+
+def load_yaml(source: str) -> Any:
+    """Parse YAML with safe semantics, keeping timestamps as strings.
+
+    Args:
+        source: YAML text.
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        yaml.YAMLError: The text is not valid YAML.
+    """
+    return yaml.load(source, Loader=_Loader)  # a safe loader subclass
+
+
+def dump_yaml(data: Any) -> str:
+    """Serialise to block-style YAML, keeping key order and unicode as given.
+
+    Args:
+        data: A value made of mappings, lists, strings, numbers, booleans and None.
+
+    Returns:
+        YAML text ending in a newline.
+    """
+    dumped: str = yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False
+    )
+    return dumped
+
 
 _KEY_LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?\Z")
 _ITEM = re.compile(r"( *)-(?: +(.*))?\Z")
@@ -75,10 +132,12 @@ class _Reader:
         self.lines = lines
         self.position = 0
 
-    def _skip_blank(self) -> None:
+    def _next_line(self) -> str | None:
+        """Skip blank lines; return the line reached, or ``None`` at the end."""
         lines = self.lines
         while self.position < len(lines) and not lines[self.position]:
             self.position += 1
+        return lines[self.position] if self.position < len(lines) else None
 
     def mapping(self, column: int, parent: int) -> dict[str, Any]:
         """Read a block mapping whose keys start at ``column``.
@@ -91,12 +150,7 @@ class _Reader:
             The mapping.
         """
         result: dict[str, Any] = {}
-        lines = self.lines
-        while True:
-            self._skip_blank()
-            if self.position >= len(lines):
-                break
-            line = lines[self.position]
+        while (line := self._next_line()) is not None:
             indent = _indent(line)
             if indent < column:
                 break
@@ -154,11 +208,7 @@ class _Reader:
         """
         items: list[Any] = []
         lines = self.lines
-        while True:
-            self._skip_blank()
-            if self.position >= len(lines):
-                break
-            line = lines[self.position]
+        while (line := self._next_line()) is not None:
             indent = _indent(line)
             if indent != column:
                 break

@@ -1,0 +1,145 @@
+"""A bundle's documents as a tree: each path's change token, its directories, concept counts.
+
+Both things an :class:`~agentkernel.knowledgebase.okf.manager.OKFManager` serves from keep
+one: the walked :class:`~agentkernel.knowledgebase.okf.manifest.Manifest` and a bundle
+index's :class:`~agentkernel.knowledgebase.okf.bundleindex.view.IndexView`. Browsing, link
+resolution and the refresh ask it their questions; it does no I/O and takes no lock.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from typing import NamedTuple
+
+
+class Children(NamedTuple):
+    """What is directly in a directory.
+
+    Attributes:
+        directories: The subdirectories' paths, sorted.
+        concepts: The concepts' ids, sorted.
+    """
+
+    directories: list[str]
+    concepts: list[str]
+
+
+class DocumentTree:
+    """Document paths with their change tokens, and the directories and concepts they make.
+
+    A directory exists while a document is in it or below it. A document is a concept (its
+    id is its path without ``.md``) or another document (a reserved file, a skipped one).
+    """
+
+    def __init__(self) -> None:
+        """Start empty."""
+        self._tokens: dict[str, str] = {}
+        self._documents_under: Counter[str] = Counter()
+        self._concepts_under: Counter[str] = Counter()  # "" counts every concept
+        self._child_concepts: dict[str, dict[str, None]] = {}
+        self._child_dirs: dict[str, dict[str, None]] = {}
+
+    def token_of(self, path: str) -> str | None:
+        """Return the change token recorded for a document path, or ``None`` if unknown.
+
+        Args:
+            path: Bundle-relative path.
+
+        Returns:
+            The token the document's entry was built from.
+        """
+        return self._tokens.get(path)
+
+    def paths(self) -> list[str]:
+        """Return every document path known (concepts, reserved, skipped).
+
+        Returns:
+            The paths.
+        """
+        return list(self._tokens)
+
+    def has_directory(self, path: str) -> bool:
+        """Tell whether a directory holds any known document (``""`` is the root).
+
+        Args:
+            path: A clean bundle-relative directory path.
+
+        Returns:
+            Whether it exists.
+        """
+        return path == "" or self._documents_under[path] > 0
+
+    def children(self, directory: str) -> Children:
+        """Return what is directly in a directory: its subdirectories and its concepts.
+
+        Args:
+            directory: A clean directory path (``""`` is the root).
+
+        Returns:
+            The subdirectories' paths and the concepts' ids, each sorted.
+        """
+        return Children(
+            sorted(self._child_dirs.get(directory, {})),
+            sorted(self._child_concepts.get(directory, {})),
+        )
+
+    def concepts_under(self, directory: str) -> int:
+        """Count the concepts in a directory and below it.
+
+        Args:
+            directory: A clean directory path (``""`` is the root).
+
+        Returns:
+            The count.
+        """
+        return self._concepts_under[directory]
+
+    def _add_document(self, path: str, token: str, *, concept: bool) -> None:
+        """Record a document the tree does not hold yet (remove a held one first)."""
+        self._tokens[path] = token
+        directory = posixpath.dirname(path)
+        ancestors = _ancestors(directory)
+        for ancestor in ancestors:
+            if self._documents_under[ancestor] == 0:
+                self._child_dirs.setdefault(posixpath.dirname(ancestor), {})[ancestor] = None
+            self._documents_under[ancestor] += 1
+        if concept:
+            self._child_concepts.setdefault(directory, {})[path[:-3]] = None
+            for ancestor in [*ancestors, ""]:
+                self._concepts_under[ancestor] += 1
+
+    def _remove_document(self, path: str) -> bool:
+        """Forget a document path; whether it was held."""
+        if self._tokens.pop(path, None) is None:
+            return False
+        directory = posixpath.dirname(path)
+        ancestors = _ancestors(directory)
+        siblings = self._child_concepts.get(directory, {})
+        if path[:-3] in siblings:  # it was a concept
+            del siblings[path[:-3]]
+            if not siblings:
+                del self._child_concepts[directory]
+            for ancestor in [*ancestors, ""]:
+                self._concepts_under[ancestor] -= 1
+                if self._concepts_under[ancestor] <= 0:
+                    del self._concepts_under[ancestor]
+        for ancestor in ancestors:
+            self._documents_under[ancestor] -= 1
+            if self._documents_under[ancestor] <= 0:
+                del self._documents_under[ancestor]
+                parent = posixpath.dirname(ancestor)
+                children = self._child_dirs.get(parent, {})
+                children.pop(ancestor, None)
+                if not children:
+                    self._child_dirs.pop(parent, None)
+        return True
+
+
+def _ancestors(directory: str) -> list[str]:
+    """Return ``a/b/c``, ``a/b``, ``a`` for ``a/b/c``; nothing for the root."""
+    found = []
+    while directory:
+        found.append(directory)
+        directory = posixpath.dirname(directory)
+    return found
