@@ -1,9 +1,48 @@
-"""Fixture plugins: every ``tests/support/fixtures_*.py`` module is loaded, so each area's
-server fixtures (S3, Chroma, Bolt, PostgreSQL, ...) live in a module of its own."""
+"""Fixture plugins, server markers and hypothesis profiles for the whole suite.
+
+Every ``tests/support/fixtures_*.py`` module is loaded, so each area's server fixtures (S3,
+Chroma, Bolt, PostgreSQL, ...) live in a module of its own. A test that uses one of those
+fixtures is marked with the server's marker and with ``server``, so ``-m "not server"`` (the
+``unit`` nox session) runs what needs no server, subprocess, browser or model; tests that start
+such things themselves carry the marker in their module. Hypothesis runs few examples locally
+and every example a test asks for under CI (``HYPOTHESIS_PROFILE`` overrides).
+"""
+
+from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
+
+from tests.support import load_hypothesis_profile
 
 pytest_plugins = sorted(
     f"tests.support.{path.stem}"
     for path in (Path(__file__).parent / "support").glob("fixtures_*.py")
 )
+
+# Which marker a fixture's test gets: the fixture starts that server (or loads that model).
+SERVER_FIXTURES = {
+    "postgres_server": "postgres",
+    "bolt_server": "falkordb",
+    "chroma_server": "chroma",
+    "minilm_embedding_function": "model",
+    "s3_endpoint": "s3",
+    "trino_server": "trino",
+    "trino_tls_server": "trino",
+    "browser": "chromium",
+    "mcp_http_server": "mcp_process",
+}
+SERVER_MARKERS = sorted(set(SERVER_FIXTURES.values()) | {"subprocess"})
+
+load_hypothesis_profile()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in SERVER_FIXTURES.items():
+            if fixture in fixtures:
+                item.add_marker(marker)
+        if any(item.get_closest_marker(marker) for marker in SERVER_MARKERS):
+            item.add_marker("server")

@@ -33,6 +33,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support import require_extra
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNNABLE = {"python", "sh", "bash", "console", "yaml", "json"}
@@ -225,15 +227,8 @@ def test_benchmark_tables_are_the_recorded_results() -> None:
 
 
 def _require_extras(block: Block) -> None:
-    required = {e.strip() for e in os.environ.get("AK_REQUIRE_EXTRAS", "").split(",") if e}
     for extra in filter(None, block.flags.get("extra", "").split(",")):
-        module = EXTRA_MODULES[extra]
-        try:
-            __import__(module)
-        except ImportError:
-            if extra in required:
-                raise
-            pytest.skip(f"{block.where} needs the '{extra}' extra")
+        require_extra(EXTRA_MODULES[extra], extra)
 
 
 def _environment(tmp_path: Path, request: pytest.FixtureRequest, case: Case) -> dict[str, str]:
