@@ -1,4 +1,4 @@
-"""Every fenced code block of README.md and docs/*.md is executed, so the docs cannot drift.
+"""Every fenced code block of README.md, CONTRIBUTING.md and docs/*.md runs, or says why not.
 
 What is real: each ``python`` block runs in a fresh interpreter (this one's) with the repository
 root as working directory and ``TMPDIR`` pointing at a fresh temporary directory; each
@@ -14,8 +14,9 @@ The info string after the language carries the flags:
 * ``no-run: <reason>``: not executed (``make test`` recursion, network installs, servers that
   run until stopped, sample output); the reason is mandatory and checked here.
 * ``chain=<name>``: the page's blocks with the same chain run together as one script, in order.
-* ``extra=<extra>``: needs an optional SDK; skipped when it is absent (an error instead when
-  ``AK_REQUIRE_EXTRAS`` names it, as in the nox sessions).
+* ``extra=<extra>``: needs an optional SDK (``tests.support.require_extra``: a skip locally
+  when absent, an error under CI or where the nox session installs it); ``crewai`` and ``adk``
+  blocks are marked so, and run in those sessions.
 * ``fixture=s3``: gets a local S3 server and an empty bucket named ``docs-bucket``.
 """
 
@@ -36,7 +37,7 @@ import yaml
 from tests.support import require_extra
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNNABLE = {"python", "sh", "bash", "console", "yaml", "json"}
 SHELL = {"sh", "bash", "console"}
 # extra -> a module it installs
@@ -316,7 +317,14 @@ def _check_yaml(block: Block) -> None:
         assert capability.agents(), f"{block.where}: an okf block reaching no agent"
 
 
-@pytest.mark.parametrize("case", cases(), ids=lambda case: case.id)
+def _param(case: Case) -> Any:
+    """The case as a test, marked for the nox session (crewai, adk) that installs its extra."""
+    extras = {e for b in case.blocks for e in b.flags.get("extra", "").split(",") if e}
+    marks = [pytest.mark.crewai, pytest.mark.adk]
+    return pytest.param(case, id=case.id, marks=[m for m in marks if m.name in extras])
+
+
+@pytest.mark.parametrize("case", [_param(case) for case in cases()])
 def test_block_runs(case: Case, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     for block in case.blocks:
         _require_extras(block)

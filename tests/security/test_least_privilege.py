@@ -18,7 +18,7 @@ import pytest
 from tests.support import require_extra, require_module
 
 require_extra("sqlalchemy", "sql")
-require_extra("psycopg", "sql")
+require_module("psycopg", "psycopg[binary]")
 
 from agentkernel.knowledgebase.errors import SQLQueryError  # noqa: E402
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder  # noqa: E402
