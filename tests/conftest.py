@@ -54,6 +54,8 @@ SERVER_NODES = {
     "tests/security/test_sql_guard_attacks.py::test_trino": "trino",
     "tests/test_docs.py::test_block_runs": "subprocess",
 }
+# Parameter values naming a server that the test fetches with ``request.getfixturevalue``.
+SERVER_PARAMS = {"postgresql": "postgres"}
 SERVER_MARKERS = sorted(set(SERVER_FIXTURES.values()) | set(SERVER_NODES.values()))
 
 load_hypothesis_profile()
@@ -65,6 +67,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for fixture, marker in SERVER_FIXTURES.items():
             if fixture in fixtures:
                 item.add_marker(marker)
+        callspec = getattr(item, "callspec", None)
+        for value in callspec.params.values() if callspec else ():
+            if isinstance(value, str) and value in SERVER_PARAMS:
+                item.add_marker(SERVER_PARAMS[value])
         for prefix, marker in SERVER_NODES.items():
             if item.nodeid.startswith(prefix):
                 item.add_marker(marker)

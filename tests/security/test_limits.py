@@ -55,7 +55,7 @@ WIDE = {
 @pytest.fixture(scope="module")
 def postgres(postgres_server: Any) -> Iterator[tuple[str, str]]:
     """The reader's URL and the superuser's connection string of a fresh database."""
-    import psycopg
+    psycopg = require_module("psycopg", "psycopg[binary]")
 
     with psycopg.connect(postgres_server.conninfo(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
