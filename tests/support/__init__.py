@@ -42,8 +42,10 @@ def missing(what: str, how: str, extra: str | None = None) -> NoReturn:
         extra: The extra the prerequisite comes with: where this session installed that
             extra, its absence is a failure outside CI too.
     """
-    if in_ci() or (extra is not None and extra in required_extras()):
+    if in_ci():
         pytest.fail(f"{what} is missing, and CI runs every test: {how}", pytrace=False)
+    if extra is not None and extra in required_extras():
+        pytest.fail(f"{what} is missing, though this session installs '{extra}': {how}")
     pytest.skip(f"{what} is missing: {how}", allow_module_level=True)
 
 
@@ -105,7 +107,7 @@ def okf_bundle(name: str) -> Path:
     if not (path / "index.md").is_file():
         missing(
             f"the shared OKF bundle {path}",
-            "the tests read ../shared/data beside the repository clone (link it there)",
+            "the tests read ../shared/data beside the repository: put or symlink shared/ there",
         )
     return path
 
