@@ -7,7 +7,7 @@ $(VENV)/bin/nox:
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q -e '.[dev]'
 
-.PHONY: demo test lint
+.PHONY: demo test lint unit
 QUESTION ?= How do I recover when the nightly load fails?
 
 demo: $(VENV)/bin/nox
@@ -18,3 +18,6 @@ test: $(VENV)/bin/nox
 
 lint: $(VENV)/bin/nox
 	$(VENV)/bin/nox -s lint
+
+unit: $(VENV)/bin/nox
+	$(VENV)/bin/nox -s unit

@@ -1,6 +1,10 @@
 """Test sessions. Each framework adapter gets its own environment because their SDKs
 cannot share one (crewai pins openai<3 and mcp<2; google-adk and crewai disagree on
-opentelemetry). ``nox`` runs them all; ``nox -s core`` runs one.
+opentelemetry). ``nox`` runs lint, core, crewai and adk; ``nox -s NAME`` runs one.
+
+The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) and
+``nox -s unit`` (the tests that need no server, subprocess, browser or model:
+``-m "not server"``). CONTRIBUTING.md says how to run one module or one server's tests.
 
 Tests run offline: as root, pytest runs in a fresh network namespace with only loopback up,
 so every server a test talks to is provably local (see tests/support/offline.sh).
@@ -15,7 +19,7 @@ import nox
 
 ROOT = Path(__file__).parent
 PREP_DIR = ROOT / ".nox" / "prep"
-nox.options.sessions = ["core", "crewai", "adk"]
+nox.options.sessions = ["lint", "core", "crewai", "adk"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -32,15 +36,37 @@ CORE_TEST_DEPS = [
 TORCH = "torch==2.13.0"
 
 
-def _pytest(session: nox.Session, *paths: str, extras: str = "") -> None:
+def _pytest(
+    session: nox.Session, *paths: str, options: tuple[str, ...] = (), extras: str = ""
+) -> None:
+    # AK_REQUIRE_EXTRAS: the extras this session installed, whose tests must not skip
+    # (tests/support/__init__.py); an extra outside it belongs to another session.
     env = {"AK_PREP_DIR": str(PREP_DIR), "AK_REQUIRE_EXTRAS": extras, "HF_HUB_OFFLINE": "1"}
-    args = ["pytest", *paths, *session.posargs]
+    # `nox -s unit -- tests/retrieval/test_index.py` runs that module instead of the session's
+    if any(arg.startswith("tests") for arg in session.posargs):
+        paths = ()
+    args = ["pytest", *paths, *options, *session.posargs]
     if os.geteuid() == 0 and os.environ.get("AK_NO_NETNS") != "1":
         args = ["unshare", "-n", "--", "sh", str(ROOT / "tests/support/offline.sh"), *args]
     session.run(*args, env=env, external=True)
 
 
+# The adapter tests whose SDK needs an environment of its own; their docs blocks carry the
+# session's marker (tests/test_docs.py). The other sessions leave both out.
+OWN_SESSION_TESTS = {
+    "crewai": ["tests/frameworks/test_crewai.py", "tests/frameworks/test_crewai_okf.py"],
+    "adk": ["tests/frameworks/test_adk.py", "tests/frameworks/test_adk_okf.py"],
+}
+IGNORE_OWN = [f"--ignore={path}" for paths in OWN_SESSION_TESTS.values() for path in paths]
+NOT_OWN = " and ".join(f"not {name}" for name in OWN_SESSION_TESTS)
+
 CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings"
+# The unit session leaves out what is heavy to install (torch, chromadb, lancedb): their
+# tests skip there, naming the core session, which runs them.
+UNIT_EXTRAS = "neo4j,trino,sql,aws,mcp,openai,langgraph"
+UNIT_TEST_DEPS = ["duckdb>=1.0", "duckdb-engine>=0.13", "sqlglot>=25"]
+# mypy's view of the SDKs: the small typed ones; the others are Any (pyproject's overrides).
+LINT_EXTRAS = "lint,mcp,neo4j"
 
 
 def _install_core(session: nox.Session) -> None:
@@ -49,48 +75,49 @@ def _install_core(session: nox.Session) -> None:
     session.install(*CORE_TEST_DEPS)
 
 
-def _lint(session: nox.Session) -> None:
-    # mypy checks against the real SDKs, so lint runs where the core extras are installed
+@nox.session(python="3.11")
+def lint(session: nox.Session) -> None:
+    """ruff, and mypy --strict over src without torch, the heavy SDKs or any server."""
+    session.install("-e", f".[{LINT_EXTRAS}]")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy", "src")
 
 
 @nox.session(python="3.11")
-def lint(session: nox.Session) -> None:
-    _install_core(session)
-    _lint(session)
+def unit(session: nox.Session) -> None:
+    """The tests that need no server: no preparation, a few hypothesis examples each."""
+    session.install("-e", f".[{UNIT_EXTRAS},dev]")
+    session.install(*UNIT_TEST_DEPS)
+    _pytest(
+        session,
+        "tests",
+        options=(*IGNORE_OWN, "-m", f"{NOT_OWN} and not server"),
+        extras=UNIT_EXTRAS,
+    )
 
 
 @nox.session(python="3.11")
 def core(session: nox.Session) -> None:
     _install_core(session)
-    _lint(session)
+    # mypy again, now against the real SDKs this environment holds (lint types them as Any)
+    session.run("mypy", "src")
     PREP_DIR.mkdir(parents=True, exist_ok=True)
     for script in sorted((ROOT / "tests/support/prepare.d").glob("*.sh")):
         session.run("bash", str(script), env={"AK_PREP_DIR": str(PREP_DIR)}, external=True)
-    _pytest(session, "tests", extras=CORE_EXTRAS)
+    _pytest(session, "tests", options=(*IGNORE_OWN, "-m", NOT_OWN), extras=CORE_EXTRAS)
 
 
 @nox.session(python="3.11")
 def crewai(session: nox.Session) -> None:
     # crewai pins mcp<2: this session also proves the MCP server on the mcp 1.x line.
     session.install("-e", ".[crewai,mcp,dev]")
-    _pytest(
-        session,
-        "tests/frameworks/test_crewai.py",
-        "tests/frameworks/test_crewai_okf.py",
-        "tests/mcp",
-        extras="crewai,mcp",
-    )
+    _pytest(session, *OWN_SESSION_TESTS["crewai"], "tests/mcp", extras="crewai,mcp")
+    _pytest(session, "tests/test_docs.py", options=("-m", "crewai"), extras="crewai,mcp")
 
 
 @nox.session(python="3.11")
 def adk(session: nox.Session) -> None:
     session.install("-e", ".[adk,dev]")
-    _pytest(
-        session,
-        "tests/frameworks/test_adk.py",
-        "tests/frameworks/test_adk_okf.py",
-        extras="adk",
-    )
+    _pytest(session, *OWN_SESSION_TESTS["adk"], extras="adk")
+    _pytest(session, "tests/test_docs.py", options=("-m", "adk"), extras="adk")

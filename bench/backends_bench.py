@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE))
 import _backends_cases as cases  # noqa: E402
 from _backends_timing import Result, Workload, measure, profile  # noqa: E402
 
-BUNDLES = Path(os.environ.get("AK_OKF_BUNDLES", "/work/shared/data/okf-bundles"))
+BUNDLES = Path(os.environ.get("AK_OKF_BUNDLES", HERE.parent.parent / "shared/data/okf-bundles"))
 TARGET_US = 1000.0  # the most the tool layer and guard may add to the raw call's p50
 
 BACKENDS: dict[str, Callable[[argparse.Namespace], contextlib.AbstractContextManager[Any]]] = {

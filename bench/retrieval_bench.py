@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 import _corpus  # noqa: E402
 import _peers  # noqa: E402
 
-SHARED = Path("/work/shared/data/okf-bundles")
+SHARED = HERE.parent.parent / "shared" / "data" / "okf-bundles"  # beside the clone
 EXAMPLE = HERE.parent / "examples/cli/knowledgebase/openai/okf/bundle"
 SYSTEMS = ("ours", "bm25s", "tantivy", "fts5", "bm25s-stem", "tantivy-stem", "fts5-porter")
 LABEL = {

@@ -1,4 +1,4 @@
-"""Every fenced code block of README.md and docs/*.md is executed, so the docs cannot drift.
+"""Every fenced code block of README.md, CONTRIBUTING.md and docs/*.md runs, or says why not.
 
 What is real: each ``python`` block runs in a fresh interpreter (this one's) with the repository
 root as working directory and ``TMPDIR`` pointing at a fresh temporary directory; each
@@ -14,8 +14,9 @@ The info string after the language carries the flags:
 * ``no-run: <reason>``: not executed (``make test`` recursion, network installs, servers that
   run until stopped, sample output); the reason is mandatory and checked here.
 * ``chain=<name>``: the page's blocks with the same chain run together as one script, in order.
-* ``extra=<extra>``: needs an optional SDK; skipped when it is absent (an error instead when
-  ``AK_REQUIRE_EXTRAS`` names it, as in the nox sessions).
+* ``extra=<extra>``: needs an optional SDK (``tests.support.require_extra``: a skip locally
+  when absent, an error under CI or where the nox session installs it); ``crewai`` and ``adk``
+  blocks are marked so, and run in those sessions.
 * ``fixture=s3``: gets a local S3 server and an empty bucket named ``docs-bucket``.
 """
 
@@ -33,8 +34,10 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support import require_extra
+
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUNNABLE = {"python", "sh", "bash", "console", "yaml", "json"}
 SHELL = {"sh", "bash", "console"}
 # extra -> a module it installs
@@ -225,15 +228,8 @@ def test_benchmark_tables_are_the_recorded_results() -> None:
 
 
 def _require_extras(block: Block) -> None:
-    required = {e.strip() for e in os.environ.get("AK_REQUIRE_EXTRAS", "").split(",") if e}
     for extra in filter(None, block.flags.get("extra", "").split(",")):
-        module = EXTRA_MODULES[extra]
-        try:
-            __import__(module)
-        except ImportError:
-            if extra in required:
-                raise
-            pytest.skip(f"{block.where} needs the '{extra}' extra")
+        require_extra(EXTRA_MODULES[extra], extra)
 
 
 def _environment(tmp_path: Path, request: pytest.FixtureRequest, case: Case) -> dict[str, str]:
@@ -321,7 +317,14 @@ def _check_yaml(block: Block) -> None:
         assert capability.agents(), f"{block.where}: an okf block reaching no agent"
 
 
-@pytest.mark.parametrize("case", cases(), ids=lambda case: case.id)
+def _param(case: Case) -> Any:
+    """The case as a test, marked for the nox session (crewai, adk) that installs its extra."""
+    extras = {e for b in case.blocks for e in b.flags.get("extra", "").split(",") if e}
+    marks = [pytest.mark.crewai, pytest.mark.adk]
+    return pytest.param(case, id=case.id, marks=[m for m in marks if m.name in extras])
+
+
+@pytest.mark.parametrize("case", [_param(case) for case in cases()])
 def test_block_runs(case: Case, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     for block in case.blocks:
         _require_extras(block)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import okf_bundle, require_extra
+
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = ROOT / ".." / "shared" / "data" / "okf-bundles"
 EXAMPLE = ROOT / "examples" / "cli" / "knowledgebase" / "openai" / "okf" / "bundle"
 SCRIPT = Path(sys.executable).parent / "agentkernel-kb"
 
@@ -48,7 +49,7 @@ def broken_bundle(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("bundle", ["ga4", "crypto_bitcoin"])
 def test_check_passes_the_shared_real_bundles(bundle: str) -> None:
-    result = cli("check", str(SHARED / bundle), "--json")
+    result = cli("check", str(okf_bundle(bundle)), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["conformant"] is True
@@ -93,15 +94,15 @@ def test_check_unknown_scheme_is_a_clear_error() -> None:
 
 
 def test_schema_search_fetch_browse_print_what_the_tools_return() -> None:
-    schema = json.loads(cli("schema", str(SHARED / "ga4")).stdout)
+    schema = json.loads(cli("schema", str(okf_bundle("ga4"))).stdout)
     assert schema["ga4"]["concepts"] == 9
-    found = cli("search", str(SHARED / "ga4"), "purchasers audience", "-n", "2").stdout
+    found = cli("search", str(okf_bundle("ga4")), "purchasers audience", "-n", "2").stdout
     assert found.startswith("- [references/metrics/purchasers]")
     assert len(found.strip().splitlines()) == 2
-    fetched = cli("fetch", str(SHARED / "ga4"), "references/metrics/purchasers,nope")
+    fetched = cli("fetch", str(okf_bundle("ga4")), "references/metrics/purchasers,nope")
     assert "in_app_purchase" in fetched.stdout and fetched.returncode == 1
     assert fetched.stderr.startswith("Not found: nope (")
-    root = cli("browse", str(SHARED / "ga4")).stdout
+    root = cli("browse", str(okf_bundle("ga4"))).stdout
     assert root.startswith("[index] index.md of the bundle root (verbatim):")
 
 
@@ -142,7 +143,7 @@ def test_ask_with_a_config_and_an_agent(tmp_path: Path) -> None:
 
 
 def test_ask_with_a_model_streams_tool_calls() -> None:
-    pytest.importorskip("agents")
+    require_extra("agents", "openai")
     from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
     from agentkernel.cli._sources import Sources
@@ -179,13 +180,13 @@ def test_ask_with_a_model_streams_tool_calls() -> None:
 
 
 def test_serve_speaks_mcp_over_stdio(tmp_path: Path) -> None:
-    pytest.importorskip("mcp")
+    require_extra("mcp", "mcp")
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
     async def session() -> tuple[list[str], str]:
         params = StdioServerParameters(
-            command=str(SCRIPT), args=["serve", str(SHARED / "ga4")], env=dict(os.environ)
+            command=str(SCRIPT), args=["serve", str(okf_bundle("ga4"))], env=dict(os.environ)
         )
         # the server's stderr goes to a real file: another test may leave sys.stderr without
         # a file descriptor, which the SDK's default errlog needs

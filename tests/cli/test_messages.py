@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import okf_bundle, require_extra
+
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path("/work/shared/data/okf-bundles")
 EXAMPLES = ROOT / "examples" / "cli" / "knowledgebase" / "openai"
 SCRIPT = Path(sys.executable).parent / "agentkernel-kb"
 
@@ -64,16 +65,14 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
 
 @pytest.fixture
 def ga4() -> Path:
-    if not (SHARED / "ga4").is_dir():
-        pytest.skip("the shared bundles are not here")
-    return SHARED / "ga4"
+    return okf_bundle("ga4")
 
 
 # -- 4. expected failures: one line, exit 2; the unexpected keeps its traceback under -v ----
 
 
 def test_a_model_without_a_key_is_one_line(ga4: Path) -> None:
-    pytest.importorskip("agents")
+    require_extra("agents", "openai")
     result = run("ask", "purchasers?", str(ga4), "--model", "gpt-4.1-mini")
     assert result.returncode == 2
     assert one_line(result) == (
@@ -162,7 +161,7 @@ def test_the_starburst_demo_names_the_extras_its_readme_names(without: dict[str,
 
 
 def test_the_okf_demo_with_a_model_and_no_key_is_one_line() -> None:
-    pytest.importorskip("agents")
+    require_extra("agents", "openai")
     result = run(str(EXAMPLES / "okf" / "demo.py"), "--model", "gpt-4.1-mini")
     assert result.returncode == 2
     assert one_line(result).startswith("the model needs a valid OpenAI API key")
@@ -195,7 +194,7 @@ def test_search_schema_and_ask_say_how_many_files_were_skipped(plain: Path) -> N
         assert result.returncode == 0 and one_line(result) == expected, result.stderr
     asked = run("ask", "note", str(plain))
     assert asked.returncode == 0 and one_line(asked) == expected
-    clean = run("search", str(SHARED / "ga4"), "purchasers")
+    clean = run("search", str(okf_bundle("ga4")), "purchasers")
     assert clean.returncode == 0 and clean.stderr == ""
 
 

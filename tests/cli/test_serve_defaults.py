@@ -31,18 +31,16 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 from tests.mcp._session import call, http_session, tools  # noqa: E402
+from tests.support import okf_bundle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-GA4 = Path("/work/shared/data/okf-bundles/ga4")
 SCRIPT = Path(sys.executable).parent / "agentkernel-kb"
 _URL = re.compile(r"^Serving MCP 'knowledge' at (http://127\.0\.0\.1:\d+/mcp) \(")
 
 
 @pytest.fixture
 def ga4() -> Path:
-    if not GA4.is_dir():
-        pytest.skip(f"the shared bundle {GA4} is not here")
-    return GA4
+    return okf_bundle("ga4")
 
 
 @pytest.fixture

@@ -20,12 +20,10 @@ import pytest
 
 from agentkernel.cli.viewer.markdown import Link, render
 from agentkernel.cli.viewer.page import embed_json
+from tests.support import okf_bundle
 from tests.support.chromium import Browser, Page
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLES = Path("/work/shared/data/okf-bundles")
-if not BUNDLES.is_dir():
-    BUNDLES = ROOT.parent / "shared" / "data" / "okf-bundles"
 BUILD = ROOT / "build"
 HOSTILE = "</script><script>alert(1)</script>"
 IMG = '<img src=x onerror="window.pwned=1">'
@@ -136,9 +134,7 @@ def assert_clean(page: Page, html_file: Path) -> None:
 def test_real_bundle_page_shows_every_concept_and_opens_each(
     name: str, page: Page, tmp_path: Path
 ) -> None:
-    bundle = BUNDLES / name
-    if not bundle.is_dir():
-        pytest.skip(f"the shared bundle {bundle} is not here")
+    bundle = okf_bundle(name)
     output = tmp_path / f"{name}.html"
     result = run_view(str(bundle), "-o", str(output))
     assert result.returncode == 0, result.stderr
@@ -175,9 +171,7 @@ def test_real_bundle_page_shows_every_concept_and_opens_each(
 def test_a_click_on_a_graph_node_opens_it_with_links_and_backlinks(
     page: Page, tmp_path: Path
 ) -> None:
-    bundle = BUNDLES / "ga4"
-    if not bundle.is_dir():
-        pytest.skip(f"the shared bundle {bundle} is not here")
+    bundle = okf_bundle("ga4")
     output = tmp_path / "ga4.html"
     assert run_view(str(bundle), "-o", str(output)).returncode == 0
     open_page(page, output)

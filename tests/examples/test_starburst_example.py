@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.examples import OPENAI_EXAMPLES, load_demo, record_lines, tool_outputs
-from tests.support import require_extra
+from tests.support import require_extra, require_module
 from tests.support.fixtures_trino import CLIENTS
 
 require_extra("agents", "openai")
@@ -133,8 +133,8 @@ def test_the_galaxy_map_overrides_the_local_targets_and_keeps_the_placeholders()
 def test_seed_sql_gives_a_local_trino_the_test_servers_rows_under_the_default_map() -> None:
     """seed.sql (Trino dialect) run through sqlglot into DuckDB, whose default catalog is also
     called ``memory``: the default SEMANTIC_MAP targets hold the data the agent test reads."""
-    duckdb = pytest.importorskip("duckdb")
-    sqlglot = pytest.importorskip("sqlglot")
+    duckdb = require_module("duckdb")
+    sqlglot = require_extra("sqlglot", "trino")
     demo = load_demo("starburst")
     db = duckdb.connect()
     script = (OPENAI_EXAMPLES / "starburst" / "seed.sql").read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import require_extra
+from tests.support import require_extra, require_module
 from tests.support.hostile_sql import HOSTILE
 
 require_extra("sqlalchemy", "sql")
@@ -56,7 +56,7 @@ READ_ONLY_MESSAGES = {
 
 @pytest.fixture(scope="module")
 def postgres_url(postgres_server: Any) -> str:
-    psycopg = pytest.importorskip("psycopg")
+    psycopg = require_module("psycopg", "psycopg[binary]")
     with psycopg.connect(postgres_server.conninfo(), autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS kb_sql")
         conn.execute("CREATE DATABASE kb_sql")
@@ -83,8 +83,8 @@ def postgres_admin(postgres_server: Any, postgres_url: str) -> str:
 
 @pytest.fixture(scope="module")
 def duckdb_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    duckdb = pytest.importorskip("duckdb")
-    pytest.importorskip("duckdb_engine")
+    duckdb = require_module("duckdb")
+    require_module("duckdb_engine", "duckdb-engine")
     path = tmp_path_factory.mktemp("duckdb") / "kb.duckdb"
     conn = duckdb.connect(str(path))
     conn.execute(CREATE)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import require_extra
+from tests.support import require_extra, require_module
 from tests.support.fixtures_trino import TLS_PASSWORD, TLS_USER
 from tests.support.hostile_sql import HOSTILE
 
@@ -328,7 +328,7 @@ def test_https_with_basic_auth_reads(trino_tls_server: Any) -> None:
 def test_an_explicit_ca_bundle_beats_requests_ca_bundle_in_the_environment(
     monkeypatch: pytest.MonkeyPatch, trino_tls_server: Any
 ) -> None:
-    certifi = pytest.importorskip("certifi")
+    certifi = require_module("certifi")
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", certifi.where())  # a bundle without our CA
     monkeypatch.setenv("CURL_CA_BUNDLE", certifi.where())
     manager = StarburstManager(

@@ -24,8 +24,7 @@ from agentkernel.knowledgestore import (
     create_knowledge_tools,
 )
 from agentkernel.storage._fs import ABANDONED_AFTER_SECONDS, atomic_write, temp_name
-
-BUNDLES = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "okf-bundles"
+from tests.support import okf_bundle
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -40,11 +39,7 @@ def _tree(folder: Path) -> dict[str, str]:
 
 @pytest.fixture
 def foreign(tmp_path: Path) -> Path:
-    source = BUNDLES / "ga4"
-    if not source.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the OKF bundles are not at {BUNDLES}")
-        pytest.skip(f"the OKF bundles are not at {BUNDLES}")
+    source = okf_bundle("ga4")
     target = tmp_path / "ga4"
     shutil.copytree(source, target)
     return target

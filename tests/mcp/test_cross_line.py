@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import require_extra
+from tests.support import missing, require_extra
 from tests.support.fixtures_mcp import REPO
 
 require_extra("mcp", "mcp")
@@ -31,7 +31,7 @@ def mcp1_python() -> str:
     prep = os.environ.get("AK_PREP_DIR")
     python = Path(prep or "/nonexistent") / "mcp1-client" / "bin" / "python"
     if not python.is_file():
-        pytest.skip("no mcp 1.x client venv: run tests/support/prepare.d/40-mcp1-client.sh")
+        missing("the mcp 1.x client venv", "run tests/support/prepare.d/40-mcp1-client.sh")
     return str(python)
 
 

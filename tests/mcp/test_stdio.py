@@ -20,7 +20,7 @@ from tests.support import require_extra
 require_extra("mcp", "mcp")
 
 from tests.mcp._session import call, stdio_session, tools  # noqa: E402
-from tests.support.fixtures_mcp import GA4_BUNDLE  # noqa: E402
+from tests.support import okf_bundle  # noqa: E402
 
 ALL_TOOLS = [
     "get_schemas",
@@ -38,10 +38,8 @@ MIXED = ("--factory", "tests.mcp.factories:mixed", "--writable")
 @pytest.fixture(scope="module")
 def ga4_listed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     """What tools/list shows for a writable OKF bundle (one server process for the module)."""
-    if not GA4_BUNDLE.is_dir():
-        pytest.skip(f"the OKF bundles are not at {GA4_BUNDLE}")
     bundle = tmp_path_factory.mktemp("listing") / "ga4"
-    shutil.copytree(GA4_BUNDLE, bundle)
+    shutil.copytree(okf_bundle("ga4"), bundle)
 
     async def run() -> dict[str, dict[str, Any]]:
         async with stdio_session(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.analysis import analyze, query_weights
 from agentkernel.retrieval.index import PHRASE_BOOST
+from tests.support import examples
 
 try:
     import numpy  # noqa: F401
@@ -71,7 +72,7 @@ def brute_force(
     return scores
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(docs, texts, st.integers(min_value=1, max_value=6))
 def test_pruned_top_k_scores_match_exhaustive_bm25(corpus_list, query, limit) -> None:  # type: ignore[no-untyped-def]
     corpus = {f"d{i}": {"title": t, "body": b} for i, (t, b) in enumerate(corpus_list)}
@@ -90,7 +91,7 @@ def test_pruned_top_k_scores_match_exhaustive_bm25(corpus_list, query, limit) ->
     assert results[0] == results[2 % len(results)]  # both scorers break ties the same way
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(docs, docs, texts)
 def test_incremental_updates_equal_a_fresh_build(first, second, query) -> None:  # type: ignore[no-untyped-def]
     live = SearchIndex(vectorized=MODES[-1])
@@ -140,7 +141,7 @@ def test_scorers_agree_after_the_index_grows_past_its_caches() -> None:
     )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(docs, docs, texts, st.sampled_from([None, {"title": 1.5, "body": 0.75}, {"title": 0.25}]))
 def test_weighted_fields_score_as_exhaustive_bm25_also_after_updates(
     first, second, query, weights

@@ -11,13 +11,10 @@ from pathlib import Path
 import pytest
 
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
+from tests.support import okf_bundle
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "cli" / "knowledgebase" / "openai" / "okf" / "bundle"
-SHARED = ROOT.parent / "shared" / "data" / "okf-bundles"
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/data/okf-bundles")
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="shared OKF bundles not present")
 
 
 def manager(root: Path) -> OKFManager:
@@ -28,17 +25,15 @@ def ids(kb: OKFManager, query: str, limit: int = 3) -> list[str]:
     return [str(row["metadata"]["id"]) for row in kb.search(query, limit)]
 
 
-@needs_shared
 def test_inflected_words_find_the_purchase_concepts() -> None:
-    kb = manager(SHARED / "ga4")
+    kb = manager(okf_bundle("ga4"))
     assert ids(kb, "purchased", 1) == ["references/metrics/purchasers"]
     assert ids(kb, "how many users purchased something?", 1) == ["references/metrics/purchasers"]
     assert ids(kb, "user_pseudo_id", 1) == ["tables/events_"]
 
 
-@needs_shared
 def test_exact_identifiers_rank_first_in_the_bitcoin_bundle() -> None:
-    kb = manager(SHARED / "crypto_bitcoin")
+    kb = manager(okf_bundle("crypto_bitcoin"))
     assert ids(kb, "spent_output_index", 1) == ["tables/inputs"]
     assert ids(kb, "duplicate transactions", 1) == ["references/metrics/duplicate_transactions"]
 

@@ -21,15 +21,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("sentence_transformers")
-
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
 from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 from agentkernel.retrieval import Embedder, EmbedderError, load_embedder
 from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
 from agentkernel.retrieval.semantic import SemanticIndex, fuse
 from agentkernel.retrieval.vectorcache import COMPACT_AT, VectorCache
+from tests.support import require_extra
 from tests.support.embeddings_server import EmbeddingsServer, serve
+
+require_extra("sentence_transformers", "embeddings")
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CONCEPTS = {
@@ -291,7 +292,7 @@ def test_curated_stores_search_hybrid_with_the_same_hits(
 
 
 def test_chroma_takes_the_same_embedder(tmp_path: Path, minilm: Embedder) -> None:
-    pytest.importorskip("chromadb")
+    require_extra("chromadb", "chromadb")
     from agentkernel.knowledgebase.chroma import ChromaManager
 
     kb = ChromaManager("Vectors", path=tmp_path / "chroma", embedder=minilm)

@@ -17,10 +17,9 @@ from typing import Any
 import pytest
 
 from agentkernel.roles import OKFCapability
+from tests.support import okf_bundle
 
 from . import counting_store
-
-SHARED_BUNDLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "okf-bundles"
 
 
 def concept(type_: str, title: str, body: str) -> str:
@@ -125,7 +124,7 @@ def test_schemas_and_descriptions_list_only_the_agents_databases(bundle: Path) -
 def test_read_only_store_with_writers_warns_and_declines(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    real = SHARED_BUNDLES / "ga4"
+    real = okf_bundle("ga4")
     read_only = "tests.roles.counting_store.ReadOnlyStore"
     cap = OKFCapability.from_config(
         {

@@ -31,6 +31,7 @@ from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.okf.conformance import check_bundle
 from agentkernel.storage import _fs
 from agentkernel.storage.base import clean_file_path, clean_path
+from tests.support import examples
 from tests.support.fixtures_mcp import REPO
 
 WRITERS = 4
@@ -386,7 +387,7 @@ def test_schemas_and_descriptions_name_the_bundle_not_its_path(
 _SEGMENTS = st.sampled_from(["", ".", "..", "a", "b.md", "C:", "c:x", ".h", "x y", "é", "~", "-"])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(_SEGMENTS, max_size=6), st.booleans(), st.booleans())
 def test_clean_path_is_idempotent_and_what_it_returns_the_store_accepts(
     tmp_path_factory: pytest.TempPathFactory, parts: list[str], lead: bool, trail: bool
@@ -433,7 +434,7 @@ _DOCUMENTS = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(concept=_IDS, text=_DOCUMENTS)
 def test_a_write_is_acknowledged_exactly_when_a_fresh_walk_serves_it(
     tmp_path_factory: pytest.TempPathFactory, concept: str, text: str

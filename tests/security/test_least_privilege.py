@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from tests.support import require_extra
+from tests.support import require_extra, require_module
 
 require_extra("sqlalchemy", "sql")
-require_extra("psycopg", "sql")
+require_module("psycopg", "psycopg[binary]")
 
 from agentkernel.knowledgebase.errors import SQLQueryError  # noqa: E402
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder  # noqa: E402
@@ -138,8 +138,8 @@ def test_sqlite_is_query_only_distrusts_the_schema_and_loads_no_extension(
 
 
 def test_duckdb_configuration_is_locked_with_extension_loading_off(tmp_path: Path) -> None:
-    duckdb = pytest.importorskip("duckdb")
-    pytest.importorskip("duckdb_engine")
+    duckdb = require_module("duckdb")
+    require_module("duckdb_engine", "duckdb-engine")
     path = tmp_path / "kb.duckdb"
     duckdb.connect(str(path)).close()
     with SQLManager(f"duckdb:///{path}") as manager:

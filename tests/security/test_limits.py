@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import require_extra
+from tests.support import require_extra, require_module
 from tests.support.fixtures_neo4j import relay_thread
 
 require_extra("sqlalchemy", "sql")
@@ -55,7 +55,7 @@ WIDE = {
 @pytest.fixture(scope="module")
 def postgres(postgres_server: Any) -> Iterator[tuple[str, str]]:
     """The reader's URL and the superuser's connection string of a fresh database."""
-    import psycopg
+    psycopg = require_module("psycopg", "psycopg[binary]")
 
     with psycopg.connect(postgres_server.conninfo(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
@@ -73,8 +73,8 @@ def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def duckdb_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    duckdb = pytest.importorskip("duckdb")
-    pytest.importorskip("duckdb_engine")
+    duckdb = require_module("duckdb")
+    require_module("duckdb_engine", "duckdb-engine")
     path = tmp_path_factory.mktemp("duckdb") / "kb.duckdb"
     duckdb.connect(str(path)).close()
     return f"duckdb:///{path}"

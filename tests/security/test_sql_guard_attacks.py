@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from tests.security import hostile_sql_corpus as corpus
-from tests.support import require_extra
+from tests.support import require_extra, require_module
 
 require_extra("sqlalchemy", "sql")
 require_extra("sqlglot", "sql")
@@ -93,7 +93,7 @@ def _no_canary() -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def postgres(postgres_reader: Any) -> Any:
-    psycopg = pytest.importorskip("psycopg")
+    psycopg = require_module("psycopg", "psycopg[binary]")
     server = postgres_reader
     with psycopg.connect(server.conninfo(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {DATABASE}")
@@ -201,8 +201,8 @@ def test_postgres_a_user_allowed_function_runs(postgres: Any) -> None:
 
 @pytest.fixture(scope="module")
 def duckdb_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    duckdb = pytest.importorskip("duckdb")
-    pytest.importorskip("duckdb_engine")
+    duckdb = require_module("duckdb")
+    require_module("duckdb_engine", "duckdb-engine")
     path = tmp_path_factory.mktemp("duckdb-security") / "kb.duckdb"
     conn = duckdb.connect(str(path))
     for statement in _ddl("JSON"):
@@ -286,7 +286,7 @@ def test_sqlite_runs_every_benign_statement(sqlite_file: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trino() -> Iterator[Any]:
-    duckdb = pytest.importorskip("duckdb")
+    duckdb = require_module("duckdb")
     require_extra("trino", "trino")
     from tests.support.trino_server import TrinoTestServer
 

@@ -27,7 +27,7 @@ from agentkernel.storage.base import (
     is_walkable,
 )
 from agentkernel.storage.local import LocalDocumentStore
-from tests.support import require_extra
+from tests.support import examples, require_extra
 
 
 class MemoryStore(DocumentStore):
@@ -99,7 +99,7 @@ def test_clean_path_refuses_escapes(bad: str) -> None:
         clean_path(bad)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.text(alphabet="ab./:\\-_~@é \x00\t", max_size=14))
 def test_the_plain_path_shortcut_answers_as_the_full_checks(path: str) -> None:
     # plain ASCII paths skip the checks (a walk meets 10,000 of them); the answer is the same

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from agentkernel.knowledgebase.errors import KnowledgePathError
 from agentkernel.storage.base import clean_path
 from agentkernel.storage.local import LocalDocumentStore
+from tests.support import examples
 
 _WATCHED = {"open", "os.rename", "os.link", "os.mkdir", "os.remove", "os.rmdir", "os.scandir"}
 _touched: list[tuple[str, str]] | None = None
@@ -110,7 +111,9 @@ def _inside(root: Path, path: str) -> bool:
 
 
 @settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(400),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(path=PATHS, operation=st.sampled_from(["read", "head", "write", "create", "walk"]))
 def test_no_path_reaches_outside_the_root(

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from agentkernel.storage.local import LocalDocumentStore
+from tests.support import REPO, missing
 
 
 def test_write_creates_directories_and_matches_the_walk(bundle: Path) -> None:
@@ -183,7 +184,7 @@ def test_probe_finds_a_directory_an_unprivileged_user_cannot_write() -> None:
     try:
         root.chmod(0o755)
         (root / "a.md").write_text("x")
-        src = str(Path(__file__).resolve().parents[3] / "src")
+        src = str(REPO / "src")
         outputs = []
         for python in (sys.executable, "/usr/bin/python3.11", "/usr/bin/python3"):
             try:
@@ -202,7 +203,7 @@ def test_probe_finds_a_directory_an_unprivileged_user_cannot_write() -> None:
             if result.returncode == 0:
                 break
         else:
-            pytest.skip(f"no Python runnable as 'nobody' here: {outputs}")
+            missing("a Python that 'nobody' can run", f"install python3 ({outputs})")
         assert result.stdout.strip() == "False"
         assert sorted(os.listdir(root)) == ["a.md"]
     finally:

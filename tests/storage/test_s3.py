@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import require_extra
+from tests.support import examples, require_extra
 from tests.support.fixtures_s3 import count_s3_requests
 
 boto3 = require_extra("boto3", "aws")
@@ -171,7 +171,9 @@ def test_unclean_paths_are_refused_before_any_request(store: S3DocumentStore, ba
 
 
 @settings(
-    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(50),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     path=st.lists(

@@ -21,8 +21,8 @@ from typing import Any
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.knowledgebase.okf.manager import OKFManager
 from agentkernel.storage.local import LocalDocumentStore
+from tests.support import okf_bundle
 
-BUNDLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "okf-bundles"
 BACKEND = "ga4"
 QUESTION = "Who counts as a purchaser in the GA4 audience metrics?"
 SEARCH_QUERY = "purchasers audience"
@@ -35,14 +35,8 @@ _ID = re.compile(r"^- \[([^\]]+)\]", re.MULTILINE)
 
 
 def ga4_bundle() -> Path:
-    """The GA4 bundle directory; a missing ``shared/`` is an error, never a skip."""
-    path = (BUNDLES / "ga4").resolve()
-    if not (path / "index.md").is_file():
-        raise FileNotFoundError(
-            f"The GA4 OKF bundle is missing at {path}: the tests read the shared data that "
-            "lies beside the repository clone (../shared/data/okf-bundles/ga4)."
-        )
-    return path
+    """The GA4 bundle directory (a missing ``shared/`` follows ``tests.support.missing``)."""
+    return okf_bundle("ga4").resolve()
 
 
 def ga4_builder() -> KnowledgeBuilder:

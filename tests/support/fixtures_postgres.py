@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import missing
+
 READER = "kb_reader"
 
 
@@ -90,13 +92,15 @@ def postgres_server() -> Iterator[PostgresServer]:
     """Start a throw-away PostgreSQL cluster and yield where it listens."""
     initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
     if initdb is None or pg_ctl is None:
-        pytest.skip("PostgreSQL's initdb and pg_ctl are not on PATH")
+        missing(
+            "PostgreSQL's initdb and pg_ctl", "apt-get install postgresql (or put its bin on PATH)"
+        )
     as_user: list[str] = []
     folder = Path(tempfile.mkdtemp(prefix="ak-pg-"))
     if os.geteuid() == 0:
         runuser = shutil.which("runuser")
         if runuser is None:
-            pytest.skip("runuser is needed to run initdb as an unprivileged user")
+            missing("runuser (to run initdb as an unprivileged user)", "apt-get install util-linux")
         as_user = [runuser, "-u", "nobody", "--"]
         shutil.chown(folder, user="nobody")
     data, log = folder / "data", folder / "server.log"

@@ -44,6 +44,8 @@ from typing import Any
 
 import pytest
 
+from tests.support import require_extra
+
 _STARTUP_SECONDS = 60.0
 
 _AWS_ENV = {
@@ -150,7 +152,7 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def s3_client(s3_endpoint: str) -> Iterator[Any]:
     """A boto3 S3 client on the test server (shared by the session: register no handlers)."""
-    boto3 = pytest.importorskip("boto3")
+    boto3 = require_extra("boto3", "aws")
     client = boto3.client("s3", endpoint_url=s3_endpoint)
     yield client
     client.close()

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.support import missing, require_extra, require_module
+
 TLS_USER = "ada@example.com/accountadmin"
 TLS_PASSWORD = "galaxy-s3cret"
 
@@ -36,8 +38,8 @@ CLIENTS = [
 
 
 def _database() -> Any:
-    duckdb = pytest.importorskip("duckdb")
-    pytest.importorskip("sqlglot")
+    duckdb = require_module("duckdb")
+    require_extra("sqlglot", "trino")
     db = duckdb.connect()
     db.execute("ATTACH ':memory:' AS kb")
     db.execute("CREATE SCHEMA kb.crm")
@@ -65,7 +67,7 @@ def _database() -> Any:
 def _certificate(folder: Path) -> tuple[str, str]:
     openssl = shutil.which("openssl")
     if openssl is None:
-        pytest.skip("openssl is needed to make the test server's TLS certificate")
+        missing("openssl (for the test server's TLS certificate)", "apt-get install openssl")
     cert, key = folder / "cert.pem", folder / "key.pem"
     subprocess.run(
         [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),

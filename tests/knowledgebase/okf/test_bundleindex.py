@@ -29,8 +29,8 @@ from tests.knowledgebase.okf.helpers import (  # noqa: E402
     concept,
     write_bundle,
 )
+from tests.support import okf_bundle  # noqa: E402
 
-SHARED = Path("/work/shared/data/okf-bundles")
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples/cli/knowledgebase/openai/okf/bundle"
 QUERIES = [
     "orders",
@@ -103,10 +103,9 @@ def assert_same(walked: OKFManager, indexed: OKFManager) -> None:
             assert record == theirs[cid]
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason="shared OKF bundles not present")
 @pytest.mark.parametrize("name", ["ga4", "crypto_bitcoin"])
 def test_real_bundles_are_served_identically(name: str, tmp_path: Path) -> None:
-    walked, indexed = pair(SHARED / name, tmp_path / "kb.lance")
+    walked, indexed = pair(okf_bundle(name), tmp_path / "kb.lance")
     assert_same(walked, indexed)
     assert_backend_contract(indexed, search_query="transactions users", browse_path="tables")
 

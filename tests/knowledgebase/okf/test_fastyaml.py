@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkernel.storage._yaml import dump_yaml, load_yaml, simple_mapping
+from tests.support import examples
 
 atoms = st.sampled_from(
     [
@@ -84,7 +85,7 @@ def _agrees(raw: str) -> None:
     assert fast == expected, raw
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.lists(lines, min_size=1, max_size=6))
 def test_fast_path_equals_the_yaml_loader(frontmatter_lines: list[str]) -> None:
     raw = "\n".join(frontmatter_lines) + "\n"
@@ -156,7 +157,7 @@ def block_mapping(draw: st.DrawFn, column: int, depth: int) -> list[str]:
     return out
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(block_mapping(0, 0))
 def test_fast_path_equals_the_yaml_loader_on_block_structure(frontmatter_lines: list[str]) -> None:
     _agrees("\n".join(frontmatter_lines) + "\n")

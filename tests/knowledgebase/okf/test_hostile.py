@@ -18,6 +18,7 @@ from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.okf.links import resolve_links, resolve_target
 from agentkernel.storage.local import LocalDocumentStore
 from tests.knowledgebase.okf.helpers import Clock, concept, write_bundle
+from tests.support import examples
 
 SECRET = "xyzzysecretword"
 
@@ -66,7 +67,7 @@ documents = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(documents, min_size=1, max_size=6))
 def test_malformed_documents_never_stop_the_load(docs: list[str | bytes]) -> None:
     files: dict[str, str | bytes] = {f"d{i}.md": d for i, d in enumerate(docs)}
@@ -104,7 +105,7 @@ segment = st.sampled_from(
 link_target = st.lists(segment, max_size=6).map("/".join)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(link_target, min_size=1, max_size=5), link_target)
 def test_links_and_ids_never_reach_outside_the_root(targets: list[str], hostile: str) -> None:
     body = " ".join(f"[l{i}]({t})" for i, t in enumerate(targets)) + "\n"
@@ -129,7 +130,7 @@ def test_links_and_ids_never_reach_outside_the_root(targets: list[str], hostile:
         assert set(store.asked) <= listed
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(link_target, st.sampled_from(["doc.md", "a/doc.md", "a/b/doc.md"]))
 def test_resolved_link_paths_are_clean(target: str, source: str) -> None:
     resolved = resolve_target(source, target, lambda _p: True)

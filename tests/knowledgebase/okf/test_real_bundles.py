@@ -6,30 +6,23 @@ them read-only, the manager and the tool layer.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager
 from agentkernel.knowledgebase.testing import assert_backend_contract
 from agentkernel.storage.local import LocalDocumentStore
-
-BUNDLES = Path(__file__).resolve().parents[4] / "shared" / "data" / "okf-bundles"
-if not BUNDLES.is_dir():
-    BUNDLES = Path("/work/shared/data/okf-bundles")
+from tests.support import okf_bundle
 
 EXPECTED = {
     "crypto_bitcoin": (9, {"BigQuery Table": 4, "Reference": 4, "BigQuery Dataset": 1}, 6),
     "ga4": (9, {"Reference": 7, "BigQuery Table": 1, "BigQuery Dataset": 1}, 5),
 }
 
-pytestmark = pytest.mark.skipif(not BUNDLES.is_dir(), reason="shared OKF bundles not present")
-
 
 @pytest.fixture(params=sorted(EXPECTED))
 def real(request: pytest.FixtureRequest) -> tuple[str, OKFManager]:
     name = request.param
-    store = LocalDocumentStore(BUNDLES / name, writable=False)
+    store = LocalDocumentStore(okf_bundle(name), writable=False)
     return name, OKFManager(store, name=name, refresh_seconds=None)
 
 
@@ -63,7 +56,7 @@ def test_browse_follows_index_files(real: tuple[str, OKFManager]) -> None:
     name, kb = real
     root = kb.browse("")
     assert root[0]["metadata"]["kind"] == "index"
-    assert root[0]["text"] == (BUNDLES / name / "index.md").read_text(encoding="utf-8")
+    assert root[0]["text"] == (okf_bundle(name) / "index.md").read_text(encoding="utf-8")
     for sub in ("datasets/index.md", "tables/index.md", "references/"):
         rows = kb.browse(sub)
         assert rows and rows[0]["metadata"]["kind"] == "index"
