@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import okf_bundle, require_extra
+from tests.support import REPO, okf_bundle, require_extra
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 EXAMPLES = ROOT / "examples" / "cli" / "knowledgebase" / "openai"
 SCRIPT = Path(sys.executable).parent / "agentkernel-kb"
 

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.support import require_extra
+from tests.support import REPO, require_extra
 
 require_extra("mcp", "mcp")
 
@@ -33,7 +33,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from tests.mcp._session import call, http_session, tools  # noqa: E402
 from tests.support import okf_bundle  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 SCRIPT = Path(sys.executable).parent / "agentkernel-kb"
 _URL = re.compile(r"^Serving MCP 'knowledge' at (http://127\.0\.0\.1:\d+/mcp) \(")
 

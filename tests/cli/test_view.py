@@ -20,10 +20,10 @@ import pytest
 
 from agentkernel.cli.viewer.markdown import Link, render
 from agentkernel.cli.viewer.page import embed_json
-from tests.support import okf_bundle
+from tests.support import REPO, okf_bundle
 from tests.support.chromium import Browser, Page
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 BUILD = ROOT / "build"
 HOSTILE = "</script><script>alert(1)</script>"
 IMG = '<img src=x onerror="window.pwned=1">'

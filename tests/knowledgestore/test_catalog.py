@@ -33,8 +33,9 @@ from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_ta
 from agentkernel.knowledgestore._catalog import IndexLines, render_index
 from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.knowledgestore.model import PageInfo, linked_ids
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 
 Factory = Callable[[], KnowledgeStore]
 

@@ -19,8 +19,9 @@ from subprocess import Popen
 import pytest
 
 from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore
+from tests.support import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 COUNT = 200
 WRITER = "tests.knowledgestore._writer"
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
-from tests.support import okf_bundle
+from tests.support import REPO, okf_bundle
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO
 EXAMPLE = ROOT / "examples" / "cli" / "knowledgebase" / "openai" / "okf" / "bundle"
 
 
