@@ -8,15 +8,19 @@ are deliberately not exported here: import them from their own modules.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.base import KnowledgeBase
+    from agentkernel.knowledgebase.document import DocumentKnowledgeBase
     from agentkernel.knowledgebase.errors import (
         KnowledgeCapabilityError,
         KnowledgeError,
         KnowledgePathError,
+        SQLQueryError,
+        SQLRefusedError,
     )
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
     from agentkernel.knowledgebase.model import (
@@ -30,17 +34,21 @@ if TYPE_CHECKING:
     from agentkernel.storage.local import LocalDocumentStore
     from agentkernel.storage.s3 import S3DocumentStore
 
+_ERRORS = "agentkernel.knowledgebase.errors"
 # public name -> module that defines it
 _EXPORTS: dict[str, str] = {
     "KnowledgeBase": "agentkernel.knowledgebase.base",
+    "DocumentKnowledgeBase": "agentkernel.knowledgebase.document",
     "KnowledgeBuilder": "agentkernel.knowledgebase.knowledgebuilder",
     "KnowledgeCapabilities": "agentkernel.knowledgebase.model",
     "Record": "agentkernel.knowledgebase.model",
     "KnowledgeRecord": "agentkernel.knowledgebase.model",
     "KnowledgeMetadata": "agentkernel.knowledgebase.model",
-    "KnowledgeError": "agentkernel.knowledgebase.errors",
-    "KnowledgeCapabilityError": "agentkernel.knowledgebase.errors",
-    "KnowledgePathError": "agentkernel.knowledgebase.errors",
+    "KnowledgeError": _ERRORS,
+    "KnowledgeCapabilityError": _ERRORS,
+    "KnowledgePathError": _ERRORS,
+    "SQLQueryError": _ERRORS,
+    "SQLRefusedError": _ERRORS,
     "DocumentStore": "agentkernel.storage.base",
     "LocalDocumentStore": "agentkernel.storage.local",
     "S3DocumentStore": "agentkernel.storage.s3",
@@ -48,6 +56,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "DocumentKnowledgeBase",
     "DocumentStore",
     "KnowledgeBase",
     "KnowledgeBuilder",
@@ -61,17 +70,9 @@ __all__ = [
     "OKFManager",
     "Record",
     "S3DocumentStore",
+    "SQLQueryError",
+    "SQLRefusedError",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)

@@ -83,7 +83,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
 CAPABILITIES = KnowledgeCapabilities(
-    kinds=["vector"], search=True, search_mode="semantic", writable=True
+    kinds=("vector",), search=True, search_mode="semantic", writable=True
 )
 
 

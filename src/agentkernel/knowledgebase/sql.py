@@ -12,7 +12,7 @@ The URL comes from the constructor, else from ``AGENTKERNEL_SQL_URL`` (read when
 is constructed, never at import).
 
 Read-only is enforced twice. First every statement passes the same guard as Starburst (see
-``agentkernel.knowledgebase._sqlguard``: one read-only statement, parsed in the database's
+``agentkernel.knowledgebase._sql.guard``: one read-only statement, parsed in the database's
 dialect, calling only functions on the dialect's allow-list or in ``allowed_functions``; a
 SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself is read-only,
 so a write that slipped past parsing (an allowed function that writes, say) is refused by the
@@ -64,7 +64,7 @@ to the pool, as SQLAlchemy does for any connection). Other dialects are refused 
 construction unless ``enforce_session_read_only=False`` (then only the guard and the rollback
 protect the data; a WARNING says so).
 
-Rows come back as records (see ``agentkernel.knowledgebase._sqlrecords``). With
+Rows come back as records (see ``agentkernel.knowledgebase._sql.records``). With
 ``derives_schema=True`` the manager describes itself from the database: its tables and views
 with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 """
@@ -86,13 +86,13 @@ from agentkernel.knowledgebase._limits import (
     check_limits,
     take_rows,
 )
-from agentkernel.knowledgebase._sqlguard import (
+from agentkernel.knowledgebase._sql.guard import (
     ACCEPTED,
     GuardedStatement,
     allowed_function_names,
     guard_statement,
 )
-from agentkernel.knowledgebase._sqlrecords import row_to_record
+from agentkernel.knowledgebase._sql.records import row_to_record
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
@@ -187,7 +187,7 @@ class SQLManager(KnowledgeBase):
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
             allowed_functions: Functions the statement guard accepts besides the dialect's
-                built-ins without side effects (``agentkernel.knowledgebase._sqlfunctions``):
+                built-ins without side effects (``agentkernel.knowledgebase._sql.functions``):
                 ``"fn"`` for an unqualified call, ``"schema.fn"`` for a qualified one. List
                 only functions that change nothing and read no files.
             allow_privileged_role: Connect even as a PostgreSQL role that may read or
@@ -202,7 +202,7 @@ class SQLManager(KnowledgeBase):
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
-                kinds=["structured"],
+                kinds=("structured",),
                 query=True,
                 query_language="sql",
                 writable=False,
@@ -318,7 +318,7 @@ class SQLManager(KnowledgeBase):
             **kwargs: ``params``: a mapping bound to ``:name`` placeholders.
 
         Returns:
-            One record per row (see ``agentkernel.knowledgebase._sqlrecords``).
+            One record per row (see ``agentkernel.knowledgebase._sql.records``).
 
         Raises:
             SQLRefusedError: The statement is not exactly one read-only statement.

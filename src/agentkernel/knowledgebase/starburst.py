@@ -30,7 +30,7 @@ Trino, without a password: credentials are never sent in clear text (a password 
 
 The manager is read-only: it declares ``query`` (SQL) and not ``writable``, so ``write_kb``
 declines it and ``write()`` raises ``KnowledgeCapabilityError``. Every statement passes the
-shared guard first (see ``agentkernel.knowledgebase._sqlguard``): one read-only statement
+shared guard first (see ``agentkernel.knowledgebase._sql.guard``): one read-only statement
 (SELECT, WITH ... SELECT, VALUES, SHOW, DESCRIBE, EXPLAIN), decided by parsing the Trino
 dialect, never a prefix check, calling only Trino built-ins without side effects, the
 connectors' ``system.sheet`` and pass-through ``system.query`` (whose query must pass the
@@ -70,7 +70,7 @@ from agentkernel.knowledgebase._limits import (
     check_limits,
     take_rows,
 )
-from agentkernel.knowledgebase._sqlrecords import row_to_record
+from agentkernel.knowledgebase._sql.records import row_to_record
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
@@ -87,7 +87,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra(exc.name or "trino", "trino", feature="StarburstManager") from exc
 
-from agentkernel.knowledgebase._sqlguard import (
+from agentkernel.knowledgebase._sql.guard import (
     ACCEPTED,
     GuardedStatement,
     allowed_function_names,
@@ -167,7 +167,7 @@ class StarburstManager(KnowledgeBase):
             legacy_prepared_statements: How the client binds ``params``: ``True`` uses
                 PREPARE/EXECUTE, ``False`` EXECUTE IMMEDIATE, ``None`` probes the server.
             allowed_functions: Functions the statement guard accepts besides Trino's built-ins
-                without side effects (``agentkernel.knowledgebase._sqlfunctions``): ``"fn"``
+                without side effects (``agentkernel.knowledgebase._sql.functions``): ``"fn"``
                 for an unqualified call, ``"catalog.schema.fn"`` for a connector's table
                 function. List only functions that change nothing and read no files.
             source: The ``X-Trino-Source`` the cluster sees.
@@ -178,7 +178,7 @@ class StarburstManager(KnowledgeBase):
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
-                kinds=["structured"], query=True, query_language="sql", writable=False
+                kinds=("structured",), query=True, query_language="sql", writable=False
             ),
             name=name,
         )
@@ -308,7 +308,7 @@ class StarburstManager(KnowledgeBase):
             **kwargs: ``params``: a sequence bound to ``?`` placeholders by the server.
 
         Returns:
-            One record per row (see ``agentkernel.knowledgebase._sqlrecords``).
+            One record per row (see ``agentkernel.knowledgebase._sql.records``).
 
         Raises:
             SQLRefusedError: The statement is not exactly one read-only statement.

@@ -12,8 +12,9 @@ only ``create_knowledge_server`` pulls in the optional ``mcp`` SDK, when it is t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
     from agentkernel.knowledgestore.base import KnowledgeStore
@@ -89,14 +90,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)

@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from agentkernel.errors import AKError
 from agentkernel.knowledgebase.okf import frontmatter
 from agentkernel.knowledgebase.okf.fastyaml import simple_mapping
 
@@ -27,7 +28,7 @@ TRUST_MACHINE = "machine-confirmed"
 TRUST_HUMAN = "human-reviewed"
 
 
-class ConceptError(ValueError):
+class ConceptError(AKError, ValueError):
     """A document cannot be read as an OKF concept; the message says why."""
 
 

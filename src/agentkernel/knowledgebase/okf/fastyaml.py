@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agentkernel.errors import AKError
 from agentkernel.knowledgebase.okf.frontmatter import _Loader
 
 _KEY_LINE = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*))?\Z")
@@ -30,7 +31,7 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _RESOLVERS: dict[Any, list[tuple[str, Any]]] = _Loader.yaml_implicit_resolvers
 
 
-class _Decline(Exception):
+class _Decline(AKError):
     """The text is outside the subset; the caller must use the YAML loader."""
 
 

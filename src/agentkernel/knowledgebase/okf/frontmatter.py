@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from agentkernel.errors import AKError
+
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -35,7 +37,7 @@ class _Dumper(_CDumper):  # type: ignore[misc, valid-type]
     yaml_implicit_resolvers = _without_timestamps(_CDumper.yaml_implicit_resolvers)
 
 
-class FrontmatterError(ValueError):
+class FrontmatterError(AKError, ValueError):
     """A document's frontmatter is missing or is not a YAML mapping."""
 
 
