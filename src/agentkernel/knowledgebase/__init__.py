@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
+    from agentkernel.knowledgebase._limits import CutRecords
     from agentkernel.knowledgebase.base import KnowledgeBase
     from agentkernel.knowledgebase.document import DocumentKnowledgeBase
     from agentkernel.knowledgebase.errors import (
@@ -40,6 +41,7 @@ _EXPORTS: dict[str, str] = {
     "KnowledgeBase": "agentkernel.knowledgebase.base",
     "DocumentKnowledgeBase": "agentkernel.knowledgebase.document",
     "KnowledgeBuilder": "agentkernel.knowledgebase.knowledgebuilder",
+    "CutRecords": "agentkernel.knowledgebase._limits",
     "KnowledgeCapabilities": "agentkernel.knowledgebase.model",
     "Record": "agentkernel.knowledgebase.model",
     "KnowledgeRecord": "agentkernel.knowledgebase.model",
@@ -56,6 +58,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "CutRecords",
     "DocumentKnowledgeBase",
     "DocumentStore",
     "KnowledgeBase",
