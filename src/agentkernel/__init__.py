@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 
 def _lazy_exports(
-    package: str, exports: Mapping[str, str]
+    package: str, homes: Mapping[str, tuple[str, ...]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Build a package's ``__getattr__`` and ``__dir__`` that import its names on first touch.
 
@@ -26,12 +26,13 @@ def _lazy_exports(
 
     Args:
         package: The package's ``__name__``.
-        exports: Public name -> the module that defines it.
+        homes: Each module that defines public names -> those names.
 
     Returns:
         ``(__getattr__, __dir__)``, to assign at the package's top level.
     """
     namespace = sys.modules[package].__dict__
+    exports = {name: module for module, names in homes.items() for name in names}
 
     def __getattr__(name: str) -> Any:
         module_name = exports.get(name)

@@ -35,26 +35,29 @@ if TYPE_CHECKING:
     from agentkernel.storage.local import LocalDocumentStore
     from agentkernel.storage.s3 import S3DocumentStore
 
-_ERRORS = "agentkernel.knowledgebase.errors"
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
-    "KnowledgeBase": "agentkernel.knowledgebase.base",
-    "DocumentKnowledgeBase": "agentkernel.knowledgebase.document",
-    "KnowledgeBuilder": "agentkernel.knowledgebase.knowledgebuilder",
-    "CutRecords": "agentkernel.knowledgebase._limits",
-    "KnowledgeCapabilities": "agentkernel.knowledgebase.model",
-    "Record": "agentkernel.knowledgebase.model",
-    "KnowledgeRecord": "agentkernel.knowledgebase.model",
-    "KnowledgeMetadata": "agentkernel.knowledgebase.model",
-    "KnowledgeError": _ERRORS,
-    "KnowledgeCapabilityError": _ERRORS,
-    "KnowledgePathError": _ERRORS,
-    "SQLQueryError": _ERRORS,
-    "SQLRefusedError": _ERRORS,
-    "DocumentStore": "agentkernel.storage.base",
-    "LocalDocumentStore": "agentkernel.storage.local",
-    "S3DocumentStore": "agentkernel.storage.s3",
-    "OKFManager": "agentkernel.knowledgebase.okf.manager",
+# module -> the public names it defines, imported on first access
+_HOMES: dict[str, tuple[str, ...]] = {
+    "agentkernel.knowledgebase.base": ("KnowledgeBase",),
+    "agentkernel.knowledgebase.document": ("DocumentKnowledgeBase",),
+    "agentkernel.knowledgebase.knowledgebuilder": ("KnowledgeBuilder",),
+    "agentkernel.knowledgebase._limits": ("CutRecords",),
+    "agentkernel.knowledgebase.model": (
+        "KnowledgeCapabilities",
+        "Record",
+        "KnowledgeRecord",
+        "KnowledgeMetadata",
+    ),
+    "agentkernel.knowledgebase.errors": (
+        "KnowledgeError",
+        "KnowledgeCapabilityError",
+        "KnowledgePathError",
+        "SQLQueryError",
+        "SQLRefusedError",
+    ),
+    "agentkernel.storage.base": ("DocumentStore",),
+    "agentkernel.storage.local": ("LocalDocumentStore",),
+    "agentkernel.storage.s3": ("S3DocumentStore",),
+    "agentkernel.knowledgebase.okf.manager": ("OKFManager",),
 }
 
 __all__ = [
@@ -78,4 +81,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

@@ -41,29 +41,28 @@ if TYPE_CHECKING:
     from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
     from agentkernel.knowledgestore.tools import create_knowledge_tools
 
-_MODEL = "agentkernel.knowledgestore.model"
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
-    "KnowledgeStore": "agentkernel.knowledgestore.base",
-    "KnowledgeStoreError": "agentkernel.knowledgestore.errors",
-    "FileKnowledgeStore": "agentkernel.knowledgestore.file_store",
-    "create_file_knowledge_store": "agentkernel.knowledgestore.file_store",
-    "SQLiteKnowledgeStore": "agentkernel.knowledgestore.sqlite_store",
-    "create_knowledge_tools": "agentkernel.knowledgestore.tools",
-    "create_knowledge_server": "agentkernel.knowledgestore.server",
-    "serve_knowledge_store": "agentkernel.knowledgestore.server",
-    "BUILT_IN_PAGE_TYPES": _MODEL,
-    "CheckReport": _MODEL,
-    "FieldChanges": _MODEL,
-    "KnowledgePage": _MODEL,
-    "NewPage": _MODEL,
-    "PageInfo": _MODEL,
-    "PageLink": _MODEL,
-    "PageType": _MODEL,
-    "SearchHit": _MODEL,
-    "is_slug": _MODEL,
-    "linked_ids": _MODEL,
-    "parse_id": _MODEL,
+# module -> the public names it defines, imported on first access
+_HOMES: dict[str, tuple[str, ...]] = {
+    "agentkernel.knowledgestore.base": ("KnowledgeStore",),
+    "agentkernel.knowledgestore.errors": ("KnowledgeStoreError",),
+    "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
+    "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
+    "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
+    "agentkernel.knowledgestore.server": ("create_knowledge_server", "serve_knowledge_store"),
+    "agentkernel.knowledgestore.model": (
+        "BUILT_IN_PAGE_TYPES",
+        "CheckReport",
+        "FieldChanges",
+        "KnowledgePage",
+        "NewPage",
+        "PageInfo",
+        "PageLink",
+        "PageType",
+        "SearchHit",
+        "is_slug",
+        "linked_ids",
+        "parse_id",
+    ),
 }
 
 __all__ = [
@@ -90,4 +89,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

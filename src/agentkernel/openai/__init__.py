@@ -21,9 +21,9 @@ from agentkernel.openai._tools import OpenAIToolBuilder
 if TYPE_CHECKING:
     from agentkernel.openai.module import OpenAIModule
 
-# public name -> module that defines it, loaded on first access
-_EXPORTS = {"OpenAIModule": "agentkernel.openai.module"}
+# module -> the public names it defines, imported on first access
+_HOMES = {"agentkernel.openai.module": ("OpenAIModule",)}
 
 __all__ = ["OpenAIModule", "OpenAIToolBuilder"]
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

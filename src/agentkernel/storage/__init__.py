@@ -17,14 +17,13 @@ if TYPE_CHECKING:
     from agentkernel.storage.local import LocalDocumentStore
     from agentkernel.storage.s3 import S3DocumentStore
 
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
-    "DocumentStore": "agentkernel.storage.base",
-    "StoredFile": "agentkernel.storage.base",
-    "LocalDocumentStore": "agentkernel.storage.local",
-    "S3DocumentStore": "agentkernel.storage.s3",
+# module -> the public names it defines, imported on first access
+_HOMES: dict[str, tuple[str, ...]] = {
+    "agentkernel.storage.base": ("DocumentStore", "StoredFile"),
+    "agentkernel.storage.local": ("LocalDocumentStore",),
+    "agentkernel.storage.s3": ("S3DocumentStore",),
 }
 
 __all__ = ["DocumentStore", "LocalDocumentStore", "S3DocumentStore", "StoredFile"]
 
-__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)
