@@ -253,6 +253,17 @@ def targets(results: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _engine_defaults(engine: dict[str, Any]) -> None:
+    """Set the engine's defaults (field weights, the phrase rule) for a checking run."""
+    from agentkernel.retrieval import index
+
+    index.DEFAULT_WEIGHTS.update(engine.get("weights", {}))
+    index.DEFAULT_PHRASE_BOOST = engine.get("phrase_boost", index.DEFAULT_PHRASE_BOOST)
+    index.DEFAULT_PHRASE_POOL = engine.get("phrase_pool", index.DEFAULT_PHRASE_POOL)
+    if engine:
+        _log(f"engine: {engine}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="retrieval_bench.py", description=__doc__)
     parser.add_argument("--questions", type=Path, default=HERE / "questions.jsonl")
@@ -264,7 +275,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--misses", action="store_true", help="list ours' questions not at rank 1")
     parser.add_argument("--rewrites", type=int, default=1_000_000, help="rewrites (0: skip)")
+    parser.add_argument(
+        "--engine",
+        type=json.loads,
+        default={},
+        help='engine defaults to try, e.g. \'{"weights": {"title": 2}, "phrase_boost": 0.5}\'',
+    )
     args = parser.parse_args(argv)
+    _engine_defaults(args.engine)
     systems = [s for s in args.systems.split(",") if s]
     found = questions(args.questions, args.shared, systems)
     out = table(f"Questions ({found[systems[0]]['n']} over ga4, crypto_bitcoin, example)", found)

@@ -16,7 +16,10 @@ median (p50):
 * ``create``: 100 new pages, one ``create`` each (the file store rewrites ``index.md`` too);
 * ``read``: 200 pages drawn at random;
 * ``search``: 200 known-item queries (8 consecutive words of one page's long description,
-  whose target is that page), ``limit=10``; hit@10 is the share whose target is in the top 10;
+  whose target is that page), ``limit=10``; hit@10 is the share whose target is in the top 10.
+  Also reported, untimed: hit@10 over the queries whose 8 words occur in one page only, and
+  over 200 *named* queries, windows of 8 words chosen to occur in their page only
+  (:func:`_named_queries`, a rule fixed before any engine ran on them);
 * ``edit``: 100 pages, ``Package: <name>`` replaced by ``Package: <name> (ed.)``;
 * ``check``: 5 calls.
 
@@ -33,7 +36,9 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import bisect
 import datetime
+import itertools
 import json
 import os
 import platform
@@ -112,6 +117,46 @@ def _queries(concepts: Sequence[_corpus.Concept]) -> list[tuple[str, str]]:
     return [(q.text, _page_id(by_id[q.target])) for q in picked]
 
 
+def _named_queries(concepts: Sequence[_corpus.Concept]) -> list[tuple[str, str]]:
+    """Known-item queries that name their page: a window of 8 words found in that page only.
+
+    The rule (fixed before any engine ran on these queries): pages are drawn in a seeded
+    order (seed :data:`SEED`), each with a seeded start word in its long description; the
+    query is the first window of 8 consecutive words, from the start word on and wrapping
+    round, that occurs verbatim (spacing aside) in the text of no other page of the store;
+    a page with no such window is passed over for the next drawn page. :func:`_queries`
+    quotes 8 words from the start word whatever other pages hold them, so a query can occur
+    verbatim in hundreds of pages of a family (``libghc-*``) and no ranker can know which
+    one was meant; these queries are what a known-item search presumes, one page meant.
+    """
+    texts = [" ".join(_content(c).split()) for c in concepts]
+    joined = "\n".join(texts)  # no text holds a newline once its spacing is normalised
+    starts = list(itertools.accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+
+    def pages_holding(window: str, most: int) -> int:
+        found: set[int] = set()
+        at = joined.find(window)
+        while at >= 0 and len(found) < most:
+            found.add(bisect.bisect_right(starts, at) - 1)
+            at = joined.find(window, at + 1)
+        return len(found)
+
+    rng = random.Random(SEED)
+    eligible = [c for c in concepts if len(c.body.split()) >= 8]
+    queries: list[tuple[str, str]] = []
+    for concept in rng.sample(eligible, len(eligible)):
+        words = concept.body.split()
+        first = rng.randrange(0, len(words) - 8 + 1)
+        for start in itertools.chain(range(first, len(words) - 7), range(first)):
+            window = " ".join(words[start : start + 8])
+            if pages_holding(window, 2) == 1:
+                queries.append((window, _page_id(concept)))
+                break
+        if len(queries) == QUERIES:
+            break
+    return queries
+
+
 # --------------------------------------------------------------------------- timing
 
 
@@ -173,6 +218,12 @@ def _hits(
     }
 
 
+def _named_hit(search: Callable[[str], list[str]], present: Sequence[_corpus.Concept]) -> float:
+    """hit@10 over :func:`_named_queries` (untimed)."""
+    queries = _named_queries(present)
+    return _hit_at_10([search(q) for q, _ in queries], [t for _, t in queries])
+
+
 # --------------------------------------------------------------------------- the stores
 
 
@@ -222,6 +273,7 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
         for query, _ in queries:
             store.search(query, 10)
         search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
+        named = _named_hit(lambda q, s=store: [h.id for h in s.search(q, 10)], present)
 
         fresh = [next(pool) for _ in range(CREATES)]
         create = _timed(lambda page, s=store: s.create_many([page]), map(_new_page, fresh))
@@ -246,6 +298,7 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
             "edit": _summary(edit),
             "check": _summary(check),
             **_hits(ranked, queries, _unique(queries, present)),
+            "hit10_named": named,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
@@ -310,6 +363,7 @@ def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -
         for query, _ in queries:
             search(query)
         search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
+        named = _named_hit(search, present)
         create_times = _timed(insert, [next(pool) for _ in range(CREATES)])
         row = {
             "system": "fts5",
@@ -320,6 +374,7 @@ def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -
             "search": _summary(search_times),
             "search_cpu_ms": search_cpu,
             **_hits(ranked, queries, _unique(queries, present)),
+            "hit10_named": named,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
@@ -417,8 +472,8 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
         f"{QUERIES} known-item queries. See the docstring of `bench/store_bench.py`.",
         "",
         "| pages | system | create | read | search | search CPU | edit | check | hit@10 "
-        "| hit@10, one-page queries | open | grow | RSS |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| hit@10, one-page queries | hit@10, named queries | open | grow | RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
         for system in SYSTEMS:
@@ -431,7 +486,7 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
                 + f" | {_ms(row.get('search_cpu_ms'))} | "
                 + " | ".join(_ms(_op(row, op)) for op in ("edit", "check"))
                 + f" | {row['hit10']:.3f} | {row['hit10_unique']:.3f} ({row['unique_queries']}) "
-                f"| {_ms(row.get('open_ms'))} "
+                f"| {row['hit10_named']:.3f} | {_ms(row.get('open_ms'))} "
                 f"| {row['grow_s']:.1f} s | {row['rss_mb']:.0f} MB |"
             )
     low, high = min(sizes), max(sizes)
@@ -475,10 +530,13 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
         lines.append(f"- {LABELS[system]} {op} p50 {_ms(value)} <= {_ms(limit)}: {verdict}")
     for system in ("file", "sqlite"):
         row = at.get((system, 10_000))
-        value = None if row is None else row["hit10"]
-        verdict = "-" if value is None else "PASS" if value >= 0.95 else "FAIL"
-        shown = "-" if value is None else f"{value:.3f}"
-        lines.append(f"- {LABELS[system]} known-item hit@10 {shown} >= 0.95: {verdict}")
+        for key, label in (("hit10", "queries"), ("hit10_named", "named queries")):
+            value = None if row is None else row[key]
+            verdict = "-" if value is None else "PASS" if value >= 0.95 else "FAIL"
+            shown = "-" if value is None else f"{value:.3f}"
+            lines.append(
+                f"- {LABELS[system]} known-item hit@10 ({label}) {shown} >= 0.95: {verdict}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,4 @@
-"""The shared adapter base (agentkernel._toolbuilder) and the args model (agentkernel._toolmodel).
+"""The shared adapter base (agentkernel._tooling.bind) and the args model (._tooling.schema).
 
 Real: the tool callables KnowledgeBuilder builds over the in-memory custom backend of the
 tests, pydantic validation, asyncio event loops. The ``ToolBuilder`` subclass here binds each
@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from agentkernel._toolbuilder import ToolBuilder, plain_function, run_sync
-from agentkernel._toolmodel import args_model, call_arguments
-from agentkernel._toolspec import ToolSpec, tool_spec
+from agentkernel._tooling.bind import ToolBuilder, plain_function, run_sync
+from agentkernel._tooling.schema import args_model, call_arguments
+from agentkernel._tooling.spec import ToolSpec, tool_spec
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from tests.knowledgebase.memory_backend import okf_like
 
@@ -140,8 +140,8 @@ def test_args_model_validates_like_the_signature() -> None:
 
 def test_importing_the_adapter_base_pulls_in_no_framework_sdk() -> None:
     code = (
-        "import sys, agentkernel, agentkernel._toolbuilder, agentkernel._toolspec, "
-        "agentkernel._toolmodel\n"
+        "import sys, agentkernel, agentkernel._tooling.bind, agentkernel._tooling.spec, "
+        "agentkernel._tooling.schema, agentkernel._tooling.result, agentkernel._tooling.attach\n"
         "sdks = ('agents', 'openai', 'langchain_core', 'langgraph', 'crewai', 'google.adk',"
         " 'mcp')\n"
         "print([m for m in sdks if m in sys.modules])\n"

@@ -33,7 +33,7 @@ from google.adk.tools import BaseTool, FunctionTool  # noqa: E402
 from google.adk.tools.tool_context import ToolContext  # noqa: E402
 from google.genai import types  # noqa: E402
 
-from agentkernel._toolspec import tool_spec  # noqa: E402
+from agentkernel._tooling.spec import tool_spec  # noqa: E402
 from agentkernel.adk import ADKToolBuilder, KnowledgeFunctionTool  # noqa: E402
 from agentkernel.errors import MissingExtraError  # noqa: E402
 from tests.support import agent_run  # noqa: E402

@@ -51,7 +51,7 @@ from crewai.llms.base_llm import BaseLLM  # noqa: E402
 from crewai.tools import BaseTool  # noqa: E402
 from crewai.utilities.agent_utils import convert_tools_to_openai_schema  # noqa: E402
 
-from agentkernel._toolspec import tool_spec  # noqa: E402
+from agentkernel._tooling.spec import tool_spec  # noqa: E402
 from agentkernel.crewai import CrewAIToolBuilder, KnowledgeTool  # noqa: E402
 from agentkernel.errors import MissingExtraError  # noqa: E402
 from tests.support import agent_run  # noqa: E402

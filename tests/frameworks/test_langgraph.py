@@ -33,7 +33,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph  # noqa: E402
 from langgraph.prebuilt import ToolNode, tools_condition  # noqa: E402
 from pydantic import PrivateAttr  # noqa: E402
 
-from agentkernel._toolspec import tool_spec  # noqa: E402
+from agentkernel._tooling.spec import tool_spec  # noqa: E402
 from agentkernel.errors import MissingExtraError  # noqa: E402
 from agentkernel.langgraph import LangGraphToolBuilder  # noqa: E402
 from tests.support import agent_run  # noqa: E402
@@ -195,7 +195,7 @@ def test_invalid_arguments_become_a_message_not_a_crash() -> None:
         t for t in LangGraphToolBuilder.bind(agent_run.ga4_tools()) if t.name == "search_kb"
     )
     assert search.invoke({"backend": agent_run.BACKEND}) == (
-        "Invalid arguments for search_kb: query: Field required."
+        "Invalid arguments for search_kb: query is required"
     )
     assert "limit" in search.invoke({"backend": "ga4", "query": "x", "limit": "many"})
     assert "extra_forbidden" not in search.invoke({"backend": "ga4", "query": "x", "who": 1})

@@ -27,7 +27,7 @@ from agents import Agent, FunctionTool, RunConfig, Runner  # noqa: E402
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call  # noqa: E402
 from agents.tool_context import ToolContext  # noqa: E402
 
-from agentkernel._toolspec import tool_spec  # noqa: E402
+from agentkernel._tooling.spec import tool_spec  # noqa: E402
 from agentkernel.errors import MissingExtraError  # noqa: E402
 from agentkernel.openai import OpenAIToolBuilder  # noqa: E402
 from tests.support import agent_run  # noqa: E402

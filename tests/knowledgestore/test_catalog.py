@@ -13,8 +13,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +27,7 @@ from agentkernel.knowledgestore import (
     NewPage,
     SQLiteKnowledgeStore,
     create_knowledge_tools,
+    file_store,
 )
 from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_targets
 from agentkernel.knowledgestore._catalog import IndexLines, render_index
@@ -354,9 +357,29 @@ def test_a_file_edited_in_place_shows_up_in_read_and_after_check(tmp_path: Path)
     assert page.stat().st_ino == inode
     read = store.read("concept/tides")
     assert read is not None and read.content == "Seas swell."
-    store.check()  # compares every file, whatever the folder tokens say
     assert [h.id for h in store.search("seas")] == ["concept/tides"]
     assert store.search("water") == []
+
+
+def test_check_sees_an_in_place_edit_at_the_next_full_sweep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check()`` compares only moved folders; an in-place edit waits for the timed sweep."""
+    store = FileKnowledgeStore(tmp_path / "k")
+    store.create("concept", "tides", "Tides", "Water rises.")
+    assert store.check().broken_links == []
+    page = tmp_path / "k" / "concepts" / "tides.md"
+    with page.open("r+", encoding="utf-8") as handle:  # the same file: no folder token moves
+        text = handle.read().replace("Water rises.", "See [Mars](/concepts/mars.md).")
+        handle.seek(0)
+        handle.write(text)
+        handle.truncate()
+    assert store.check().broken_links == []  # no folder moved: the file is not compared yet
+    later = time.monotonic() + 2 * file_store._FULL_SWEEP_SECONDS
+    monkeypatch.setattr(file_store, "time", SimpleNamespace(monotonic=lambda: later))
+    assert [(b.page, b.target) for b in store.check().broken_links] == [
+        ("concept/tides", "concept/mars")
+    ]
 
 
 def _check(store: KnowledgeStore) -> dict[str, object]:
@@ -393,7 +416,11 @@ def _by_hand(store: KnowledgeStore, slug: str, content: str | None) -> None:
             page.unlink(missing_ok=True)
         else:
             disk = re.sub(r"\]\(concept/([a-z]+)\)", r"](/concepts/\1.md)", content)
-            page.write_text(f"---\ntype: concept\ntitle: {slug}\n---\n\n{disk}\n", "utf-8")
+            # saved the way editors and tools save safely (a rename), which moves the folder's
+            # token; an edit in place waits for the timed sweep (the test above)
+            temp = page.with_name(f"{slug}.draft")
+            temp.write_text(f"---\ntype: concept\ntitle: {slug}\n---\n\n{disk}\n", "utf-8")
+            temp.replace(page)
         return
     assert isinstance(store, SQLiteKnowledgeStore)
     with sqlite3.connect(store.path) as db:
@@ -461,3 +488,16 @@ def test_check_kept_page_by_page_equals_a_full_and_a_cold_check(make: Factory, s
             store.write_overview(f"Start at [{live[-1]}](concept/{live[-1]}).{extra}")
         report = _check(store)
         assert report == _full_check(store) == _check(make()), step
+
+
+def test_a_quoted_line_finds_the_page_that_says_it(make: Factory) -> None:
+    store = make()
+    pages = [
+        NewPage("concept", "apart", "Apart", "language haskell the programming of language"),
+        NewPage("concept", "ordered", "Ordered", "a library for the Haskell programming language"),
+    ]
+    pages += [NewPage("concept", f"n{i}", f"N {i}", f"unrelated note {i}") for i in range(20)]
+    store.create_many(pages)
+    # BM25 alone ranks "apart" first (more of the words, a shorter text): the order decides
+    assert store.search("the Haskell programming language", 1)[0].id == "concept/ordered"
+    assert store.search("haskell language", 1)[0].id == "concept/apart"

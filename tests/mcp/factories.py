@@ -62,3 +62,29 @@ def not_backends() -> list[str]:
 
 def exploding() -> KnowledgeBuilder:
     raise RuntimeError("cannot reach the warehouse")
+
+
+class MisleadingBackend(MemoryBackend):
+    """A custom backend whose results read like the builder's refusals."""
+
+    def format_results(self, results: list[Any]) -> str:
+        return "Unknown backend 'Nope'. Available: []\nError from backend 'x' during search: y"
+
+
+class BrokenFormatBackend(MemoryBackend):
+    """A custom backend whose formatting of results raises."""
+
+    def format_results(self, results: list[Any]) -> str:
+        raise ValueError("cannot render")
+
+
+def flagged() -> KnowledgeBuilder:
+    """Every kind of backend a refusal can come from, and one whose results mislead."""
+    misleading = MisleadingBackend("Misleading", search=True).add_schema({"about": "words"})
+    misleading.docs.update(FACTS)
+    broken = BrokenFormatBackend("Broken", search=True, fetch=True).add_schema({})
+    broken.docs.update(FACTS)
+    flaky = MemoryBackend("Flaky", fail=KeyError("gone"), search=True, browse=True).add_schema({})
+    archive = MemoryBackend("Archive", search=True).add_schema({"about": "read-only"})
+    graph = neo4j_like("Graph").add_schema({"labels": ["Service"]})
+    return KnowledgeBuilder([_notes(), graph, flaky, archive, misleading, broken])

@@ -1,7 +1,8 @@
-"""Importing ``agentkernel.mcp`` without the ``mcp`` SDK names the extra to install.
+"""Importing ``agentkernel.mcp`` without the ``mcp`` SDK names the extra to install; the
+store's server lives there, its old module path warning for one release.
 
-Real: a fresh interpreter whose import system refuses ``mcp`` (a meta-path finder), so the
-check holds whether or not the SDK is installed here.
+Real: a fresh interpreter (whose import system refuses ``mcp``, a meta-path finder, where
+the SDK must be missing), so each check holds whether or not the SDK is installed here.
 """
 
 from __future__ import annotations
@@ -41,3 +42,32 @@ def test_the_package_root_does_not_import_the_sdk() -> None:
     code = "import sys, agentkernel, agentkernel.knowledgebase; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_store_server_moved_to_agentkernel_mcp_and_the_old_path_warns() -> None:
+    code = (
+        "import importlib, warnings\n"
+        "with warnings.catch_warnings(record=True) as caught:\n"
+        "    warnings.simplefilter('always')\n"
+        "    from agentkernel.knowledgestore import create_knowledge_server as documented\n"
+        "    quiet = [str(w.message) for w in caught if w.category is DeprecationWarning]\n"
+        "    old = importlib.import_module('agentkernel.knowledgestore.server')\n"
+        "from agentkernel.mcp.store import create_knowledge_server\n"
+        "assert documented is create_knowledge_server is old.create_knowledge_server\n"
+        "assert old.serve_knowledge_store.__module__ == 'agentkernel.mcp.store'\n"
+        "assert quiet == [], quiet\n"
+        "messages = [str(w.message) for w in caught if w.category is DeprecationWarning]\n"
+        "assert any('moved to agentkernel.mcp.store' in m for m in messages), messages\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_store_server_without_the_sdk_names_the_extra() -> None:
+    code = BLOCK_MCP.replace(
+        "import agentkernel.mcp\n",
+        "from agentkernel.knowledgestore import create_knowledge_server\n",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    assert out.startswith("MissingExtraError | agentkernel.mcp requires the 'mcp' extra")

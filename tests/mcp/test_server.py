@@ -153,8 +153,8 @@ def test_blocking_calls_run_one_at_a_time_by_default() -> None:
     assert most == 1
 
 
-def test_every_refusal_the_builder_words_is_recognised_and_results_are_not() -> None:
-    from agentkernel.mcp._tools import is_error_text
+def test_every_refusal_the_builder_returns_is_flagged_and_results_are_not() -> None:
+    from agentkernel._tooling.result import is_error
     from tests.knowledgebase.memory_backend import MemoryBackend
 
     flaky = MemoryBackend("Flaky", fail=KeyError("gone"), search=True, fetch=True, browse=True)
@@ -174,7 +174,7 @@ def test_every_refusal_the_builder_words_is_recognised_and_results_are_not() -> 
         tools["fetch_kb"](backend="Notes", ids=" , "),
     ]
     for text in refusals:
-        assert is_error_text(text), text
+        assert is_error(text), text
     results = [
         tools["search_kb"](backend="Notes", query="alpha"),
         tools["search_kb"](backend="Notes", query="zzz"),
@@ -185,4 +185,4 @@ def test_every_refusal_the_builder_words_is_recognised_and_results_are_not() -> 
         tools["write_kb"](backend="Notes", text="Error from backend 'Flaky' is a note"),
     ]
     for text in results:
-        assert not is_error_text(text), text
+        assert isinstance(text, str) and not is_error(text), text

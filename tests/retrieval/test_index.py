@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.analysis import analyze, query_weights
+from agentkernel.retrieval.index import PHRASE_BOOST
 
 try:
     import numpy  # noqa: F401
@@ -32,7 +33,8 @@ docs = st.lists(st.tuples(texts, texts), min_size=1, max_size=25)
 
 
 def plain(weights: dict[str, float] | None = None, **options: object) -> SearchIndex:
-    """An index without the title rules: pure BM25F."""
+    """An index without the title and phrase rules: pure BM25F."""
+    options.setdefault("phrase_boost", 0.0)
     return SearchIndex(weights, title_field="heading", **options)  # type: ignore[arg-type]
 
 
@@ -228,3 +230,36 @@ def test_exact_identifiers_rank_first() -> None:
     index.add("posts", {"title": "Posts", "body": "see posts_answers__posts_questions here"})
     index.add("answers", {"title": "Answers", "body": "posts answers and posts questions"})
     assert index.search("posts_answers__posts_questions", 1)[0].key == "posts"
+
+
+def _pair(phrase_boost: float, mode: bool, docs: dict[str, str]) -> SearchIndex:
+    index = SearchIndex(vectorized=mode, phrase_boost=phrase_boost)
+    for key, body in docs.items():
+        index.add(key, {"title": key, "body": body})
+    for i in range(20):
+        index.add(f"other{i}", {"title": f"other {i}", "body": f"unrelated text number {i}"})
+    return index
+
+
+def test_a_quoted_line_finds_the_page_holding_its_words_in_order() -> None:
+    docs = {
+        "apart": "language haskell the programming of language",  # more often, shorter
+        "ordered": "a library for the Haskell programming language",
+    }
+    query = "the Haskell programming language"
+    for mode in MODES:
+        assert _pair(0.0, mode, docs).search(query, 1)[0].key == "apart"  # BM25: order unseen
+        index = _pair(PHRASE_BOOST, mode, docs)
+        assert index.search(query, 1)[0].key == "ordered"
+        assert index.search("haskell language", 1)[0].key == "apart"  # no pair in order
+        index.add("ordered", {"title": "ordered", "body": "language haskell"})  # rewritten
+        assert index.search(query, 1)[0].key == "apart"
+
+
+def test_word_pairs_with_a_question_word_lift_nothing() -> None:
+    docs = {"faq": "how many rows", "counts": "rows counted daily"}
+    lifted, flat = _pair(1.0, False, docs), _pair(0.0, False, docs)
+    same = "how many rows"  # "how many" and "many rows" hold question words
+    assert lifted.search(same, 1) == flat.search(same, 1)
+    (hit,) = lifted.search("rows counted", 1)
+    assert hit.key == "counts" and hit.score > flat.search("rows counted", 1)[0].score

@@ -205,6 +205,35 @@ def test_trino_stops_a_runaway_query_at_the_session_time_limit(trino_server: Any
     assert _read_kb(manager)("starburst", "SELECT 42 AS answer").startswith("- answer: 42")
 
 
+def test_trino_session_time_limit_stops_runaways_without_a_client_cancel(
+    trino_server: Any,
+) -> None:
+    """The server-side stop alone: the session property, no client deadline; twice in a row."""
+    require_extra("trino", "trino")
+    import trino.dbapi
+    import trino.exceptions
+
+    conn = trino.dbapi.connect(  # type: ignore[no-untyped-call]
+        host="127.0.0.1", port=trino_server.port, user="analyst", http_scheme="http",
+        session_properties={"query_max_execution_time": "300ms"},
+        request_timeout=HANG, max_attempts=1,  # a runaway not stopped fails the test
+    )  # fmt: skip
+    try:
+        for _ in range(2):
+            cursor = conn.cursor()
+            started = time.monotonic()
+            with pytest.raises(trino.exceptions.TrinoQueryError) as failed:
+                cursor.execute(RUNAWAY)
+                cursor.fetchall()
+            assert time.monotonic() - started < HANG
+            assert failed.value.error_name == "EXCEEDED_TIME_LIMIT"
+        cursor = conn.cursor()
+        cursor.execute("SELECT 42")
+        assert cursor.fetchall() == [[42]]
+    finally:
+        conn.close()
+
+
 # -- results cut at the caps ------------------------------------------------------------------
 
 

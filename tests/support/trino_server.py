@@ -17,7 +17,8 @@ talks to it unmodified:
   ``DEALLOCATE PREPARE`` (``X-Trino-Deallocated-Prepare``).
 * The session property ``query_max_execution_time`` (``X-Trino-Session``) is honoured as
   Trino does: a statement running longer is interrupted and fails with
-  ``EXCEEDED_TIME_LIMIT``.
+  ``EXCEEDED_TIME_LIMIT``. As on a coordinator, a time limit costs no thread per query: one
+  watchdog thread, shared by the servers of a process, interrupts the statements past theirs.
 * HTTP basic auth is checked when ``users`` is given (401 otherwise), over TLS when a
   certificate is given, as Starburst Galaxy requires.
 
@@ -44,6 +45,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from agentkernel.knowledgebase._limits import Watchdog
+
 _EXECUTE_IMMEDIATE = re.compile(
     r"^\s*EXECUTE\s+IMMEDIATE\s+'((?:[^']|'')*)'\s*(?:USING\s+(.*))?$", re.I | re.S
 )
@@ -53,6 +56,11 @@ _DEALLOCATE = re.compile(r"^\s*DEALLOCATE\s+PREPARE\s+(\w+)\s*$", re.I)
 _DURATION = re.compile(r"^\s*([\d.]+)\s*(ms|s|m|h|d)\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PATH = re.compile(r"^/v1/statement/(?:queued|executing)/([\w-]+)/(\d+)$")
+
+# The time limits of every server in the process, on one thread of their own: a coordinator
+# starts no thread per query, and the client's watchdog (agentkernel's ``at_deadline``) may
+# be blocked in a cancel that waits for this server to interrupt the very query it cancels.
+_DEADLINES = Watchdog(name="trino-test-server-deadlines")
 
 
 class TrinoError(Exception):
@@ -297,9 +305,7 @@ class TrinoTestServer:
                             47,
                         ) from error
                 limit = _time_limit(query.headers.get("x-trino-session", ""))
-                timer = threading.Timer(limit, cursor.interrupt) if limit else None
-                if timer is not None:
-                    timer.start()
+                stop_timer = _DEADLINES.schedule(limit, cursor.interrupt) if limit else None
                 try:
                     cursor.execute(duck_sql, params or None)
                     description = cursor.description or []
@@ -312,8 +318,8 @@ class TrinoTestServer:
                         "INSUFFICIENT_RESOURCES",
                     ) from error
                 finally:
-                    if timer is not None:
-                        timer.cancel()
+                    if stop_timer is not None:
+                        stop_timer()
             finally:
                 cursor.close()
         query.columns = [_column(name, str(kind)) for name, kind, *_ in description]

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import logging
-
-from agentkernel._toolbuilder import ToolBuilder, plain_function
-from agentkernel._toolspec import ToolSpec, parameters_json_schema
+from agentkernel._tooling.bind import ToolBuilder, plain_function
+from agentkernel._tooling.schema import parameters_json_schema
+from agentkernel._tooling.spec import ToolSpec
 from agentkernel.errors import missing_extra
+
+__all__ = ["ADKToolBuilder", "KnowledgeFunctionTool"]
 
 try:
     from google.adk.tools.function_tool import FunctionTool
     from google.genai import types
 except ImportError as exc:  # pragma: no cover - exercised by the missing-extra test
     raise missing_extra("google-adk", "adk", feature="agentkernel.adk") from exc
-
-logger = logging.getLogger(__name__)
-
-__all__ = ["ADKToolBuilder", "KnowledgeFunctionTool"]
 
 
 class KnowledgeFunctionTool(FunctionTool):  # type: ignore[misc]

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import Any
 
 from pydantic import PrivateAttr
 
-from agentkernel._toolbuilder import ToolBuilder, run_sync
-from agentkernel._toolmodel import args_model, call_arguments
-from agentkernel._toolspec import ToolSpec
+from agentkernel._tooling.bind import ToolBuilder, run_sync
+from agentkernel._tooling.schema import args_model, call_arguments
+from agentkernel._tooling.spec import ToolSpec
 from agentkernel.errors import missing_extra
+
+__all__ = ["CrewAIToolBuilder", "KnowledgeTool"]
 
 try:
     from crewai.tools import BaseTool
 except ImportError as exc:  # pragma: no cover - exercised by the missing-extra test
     raise missing_extra("crewai", "crewai", feature="agentkernel.crewai") from exc
-
-logger = logging.getLogger(__name__)
-
-__all__ = ["CrewAIToolBuilder", "KnowledgeTool"]
 
 
 class KnowledgeTool(BaseTool):  # type: ignore[misc]

@@ -44,29 +44,44 @@ class CutRecords(list[Record]):
         self.notice = notice
 
 
-class _Watchdog:
-    """One daemon thread that calls callbacks at their deadlines, for every backend.
+class Watchdog:
+    """One daemon thread that calls callbacks at their deadlines.
 
     Scheduling is a heap push under a lock (no thread is started per statement: on a busy
     machine starting one costs about a millisecond); a cancelled entry is only marked and
     dropped when it reaches the top. The thread starts with the first deadline, never at
-    import.
+    import. Every backend shares one (:func:`at_deadline`); a callback that blocks delays the
+    others, so a party that must not wait on the backends' callbacks (a test server running
+    in the same process, whose stop a client's cancel waits for) keeps its own.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "agentkernel-deadlines") -> None:
+        """Prepare the heap; the thread starts with the first deadline.
+
+        Args:
+            name: The thread's name, as debuggers and thread dumps show it.
+        """
+        self._name = name
         self._due = threading.Condition()
         self._heap: list[list[Any]] = []  # [deadline, sequence, callback or None]
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
 
     def schedule(self, seconds: float, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` from this watchdog's thread after ``seconds``.
+
+        Args:
+            seconds: How long from now.
+            callback: What to call then; an exception it raises is logged and dropped.
+
+        Returns:
+            A function that cancels the call; cheap, and harmless after it ran.
+        """
         entry: list[Any] = [time.monotonic() + seconds, next(self._order), callback]
         with self._due:
             heapq.heappush(self._heap, entry)
             if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._serve, name="agentkernel-deadlines", daemon=True
-                )
+                self._thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
                 self._thread.start()
             elif self._heap[0] is entry:
                 self._due.notify()
@@ -95,7 +110,7 @@ class _Watchdog:
                 logging.getLogger(__name__).debug("a deadline callback failed", exc_info=True)
 
 
-_WATCHDOG = _Watchdog()
+_WATCHDOG = Watchdog()
 
 
 def at_deadline(seconds: float, callback: Callable[[], None]) -> Callable[[], None]:

@@ -2,7 +2,9 @@
 
 The tools are plain Python callables with Google-style docstrings (frameworks turn those
 into tool descriptions). They never raise: every failure, from an unknown backend name to an
-exception inside an SDK, comes back as a string the agent can act on.
+exception inside an SDK, comes back as a string the agent can act on. Each string is a
+:class:`~agentkernel._tooling.result.ToolResult` that knows whether it reports a failure
+(``is_error``); a framework sees only the text, an MCP server sets ``isError`` from the flag.
 
 Gating reads the declarations only (:class:`KnowledgeCapabilities`), never manager classes:
 ``get_schemas``, ``read_kb``, ``write_kb`` and ``get_all_kb_descriptions`` are always built
@@ -17,6 +19,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from agentkernel._tooling.result import ToolResult
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError, KnowledgeError
@@ -144,32 +147,49 @@ class KnowledgeBuilder:
 
     # -- shared plumbing ----------------------------------------------------------------
 
-    def _backend(self, name: Any) -> KnowledgeBase | str:
+    def _serving(
+        self, name: Any, operation: str | None = None, problem: ToolResult | None = None
+    ) -> KnowledgeBase | ToolResult:
+        """The backend a tool call names, or the refusal that answers the call instead.
+
+        Refused, in this order: no such backend; it does not declare ``operation``; the
+        call's other arguments are wrong (``problem``).
+
+        Args:
+            name: The ``backend`` argument as the agent gave it.
+            operation: The capability the tool needs (``search``, ``fetch``, ``browse``),
+                or ``None`` when every backend serves the tool.
+            problem: What is wrong with the call's other arguments, if anything.
+        """
         backend = self._backends.get(name) if isinstance(name, str) else None
         if backend is None:
             shown = echo(name if isinstance(name, str) else str(name))
-            return f"Unknown backend {shown}. Available: {list(self._backends)}"
-        return backend
+            return ToolResult.error(f"Unknown backend {shown}. Available: {list(self._backends)}")
+        if operation is not None and not getattr(backend.capabilities, operation):
+            return self._capability_refusal(backend.backend_name, operation)
+        return problem or backend
 
     def _run(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> Any:
-        """Run a backend call, turning any failure into the string the agent sees."""
+        """Run a backend call, turning any failure into the refusal the agent sees."""
         try:
             return call()
         except KnowledgeCapabilityError as exc:
-            return self._capability_message(backend.backend_name, exc.operation, str(exc))
+            return self._capability_refusal(backend.backend_name, exc.operation, str(exc))
         except KnowledgeError as exc:
             detail = _printable(str(exc))
-            return f"Error from backend '{backend.backend_name}' during {operation}: {detail}"
+            return ToolResult.error(
+                f"Error from backend '{backend.backend_name}' during {operation}: {detail}"
+            )
         except Exception as exc:
             logger.warning(
                 "backend %r failed during %s", backend.backend_name, operation, exc_info=True
             )
-            return (
+            return ToolResult.error(
                 f"Error from backend '{backend.backend_name}' during {operation}: "
                 f"{type(exc).__name__}: {_printable(str(exc))}"
             )
 
-    def _capability_message(self, name: str, operation: str, detail: str = "") -> str:
+    def _capability_refusal(self, name: str, operation: str, detail: str = "") -> ToolResult:
         flag = {"write": "writable"}.get(operation, operation)
         able = (
             self.declares(flag)
@@ -177,19 +197,26 @@ class KnowledgeBuilder:
             else []
         )
         detail = detail or f"Backend '{name}' does not support {operation}."
-        return f"{detail} Backends that support {operation}: {able}"
+        return ToolResult.error(f"{detail} Backends that support {operation}: {able}")
 
-    def _records(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> str:
+    def _records(
+        self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]
+    ) -> ToolResult:
         result = self._run(backend, operation, call)
-        if isinstance(result, str):
+        if isinstance(result, ToolResult):
             return result
         rows = result if isinstance(result, list) else list(result or [])
+        return self._formatted(backend, rows)
+
+    def _formatted(self, backend: KnowledgeBase, rows: list[Any], tail: str = "") -> ToolResult:
+        """The backend's rendering of records, with a cap's notice or ``tail`` after it."""
         try:
             text = backend.format_results(rows)
         except Exception as exc:
-            return f"Error formatting results from '{backend.backend_name}': {exc}"
-        notice = getattr(rows, "notice", "")  # a cap cut the result (see _limits.CutRecords)
-        return f"{text}\n{notice}" if notice else text
+            name = backend.backend_name
+            return ToolResult.error(f"Error formatting results from '{name}': {exc}")
+        notice = getattr(rows, "notice", "") or tail  # a cap cut the result (_limits.CutRecords)
+        return ToolResult(f"{text}\n{notice}" if notice else text)
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -211,7 +238,7 @@ class KnowledgeBuilder:
                     schemas[name] = backend.schema()
                 except Exception as exc:
                     schemas[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            return json.dumps(schemas, indent=2, default=str, ensure_ascii=False)
+            return ToolResult(json.dumps(schemas, indent=2, default=str, ensure_ascii=False))
 
         return get_schemas
 
@@ -231,7 +258,7 @@ class KnowledgeBuilder:
                 except Exception as exc:
                     description = f"(description unavailable: {type(exc).__name__}: {exc})"
                 lines.append(f"- {name}: {description}")
-            return "\n".join(lines)
+            return ToolResult("\n".join(lines))
 
         return get_all_kb_descriptions
 
@@ -252,12 +279,9 @@ class KnowledgeBuilder:
             Returns:
                 The matching records, one per line, or a message saying what went wrong.
             """
-            kb = builder._backend(backend)
-            if isinstance(kb, str):
+            kb = builder._serving(backend, problem=_check_query(query, limit))
+            if isinstance(kb, ToolResult):
                 return kb
-            problem = _check_query(query, limit)
-            if problem:
-                return problem
             statement = builder.resolve(query)
             if kb.capabilities.query:
                 return builder._records(kb, "query", lambda: kb.query(statement, limit=limit))
@@ -281,16 +305,12 @@ class KnowledgeBuilder:
             Returns:
                 The best matches, one per line; ids in [brackets] can be passed to fetch_kb.
             """
-            kb = builder._backend(backend)
-            if isinstance(kb, str):
+            kb = builder._serving(backend, "search", _check_query(query, limit))
+            if isinstance(kb, ToolResult):
                 return kb
-            if not kb.capabilities.search:
-                return builder._capability_message(kb.backend_name, "search")
-            problem = _check_query(query, limit)
-            if problem:
-                return problem
-            text = builder.resolve(query)
-            return builder._records(kb, "search", lambda: kb.search(text, limit=limit))
+            return builder._records(
+                kb, "search", lambda: kb.search(builder.resolve(query), limit=limit)
+            )
 
         return search_kb
 
@@ -307,19 +327,16 @@ class KnowledgeBuilder:
             Returns:
                 The full records, or a message saying what went wrong.
             """
-            kb = builder._backend(backend)
-            if isinstance(kb, str):
+            kb = builder._serving(backend, "fetch", _check_text("ids", ids))
+            if isinstance(kb, ToolResult):
                 return kb
-            if not kb.capabilities.fetch:
-                return builder._capability_message(kb.backend_name, "fetch")
-            problem = _check_text("ids", ids)
-            if problem:
-                return problem
             wanted = [builder.resolve(part.strip()) for part in ids.split(",") if part.strip()]
             if not wanted:
-                return "Give at least one id to fetch (several may be separated by commas)."
+                return ToolResult.error(
+                    "Give at least one id to fetch (several may be separated by commas)."
+                )
             result = builder._run(kb, "fetch", lambda: kb.fetch(wanted))
-            if isinstance(result, str):
+            if isinstance(result, ToolResult):
                 return result
             rows = list(result or [])
             found = {
@@ -328,10 +345,10 @@ class KnowledgeBuilder:
                 if isinstance(row, Mapping) and isinstance(row.get("metadata"), Mapping)
             }
             missing = [i for i in wanted if i not in found]
-            text = kb.format_results(rows) if rows else "No results."
-            if missing:
-                text += f"\nNot found: {echo(missing)}"
-            return text
+            tail = f"Not found: {echo(missing)}" if missing else ""
+            if not rows:
+                return ToolResult(f"No results.\n{tail}" if tail else "No results.")
+            return builder._formatted(kb, rows, tail)
 
         return fetch_kb
 
@@ -349,16 +366,10 @@ class KnowledgeBuilder:
             Returns:
                 The entries under the path, or a message saying what went wrong.
             """
-            kb = builder._backend(backend)
-            if isinstance(kb, str):
+            problem = _check_text("path", path, allow_empty=True) or _check_limit(limit)
+            kb = builder._serving(backend, "browse", problem)
+            if isinstance(kb, ToolResult):
                 return kb
-            if not kb.capabilities.browse:
-                return builder._capability_message(kb.backend_name, "browse")
-            if not isinstance(path, str):
-                return f"path must be a string, got {type(path).__name__}."
-            problem = _check_limit(limit)
-            if problem:
-                return problem
             where = builder.resolve(path)
             return builder._records(kb, "browse", lambda: kb.browse(where, limit=limit))
 
@@ -389,11 +400,11 @@ class KnowledgeBuilder:
             Returns:
                 What was written, or a message saying why nothing was.
             """
-            kb = builder._backend(backend)
-            if isinstance(kb, str):
+            kb = builder._serving(backend)
+            if isinstance(kb, ToolResult):
                 return kb
             if not kb.capabilities.writable:
-                return (
+                return ToolResult.error(
                     f"Backend '{kb.backend_name}' is read-only. "
                     f"Knowledge bases that accept writes: {builder.declares('writable')}"
                 )
@@ -402,28 +413,34 @@ class KnowledgeBuilder:
                 if problem:
                     return problem
             if not text.strip() and not query.strip():
-                return (
+                return ToolResult.error(
                     "Nothing to write: give text, or a query for a backend with a query language."
                 )
             try:
                 # "{}" is the default of every call that writes text: no parser for it
                 params = {} if not params_json or params_json == "{}" else json.loads(params_json)
             except (TypeError, json.JSONDecodeError) as exc:
-                return f'params_json is not valid JSON ({exc}); give an object such as {{"id": 1}}.'
+                return ToolResult.error(
+                    f'params_json is not valid JSON ({exc}); give an object such as {{"id": 1}}.'
+                )
             if not isinstance(params, dict):
-                return f"params_json must be a JSON object, got {type(params).__name__}."
+                return ToolResult.error(
+                    f"params_json must be a JSON object, got {type(params).__name__}."
+                )
             metadata: dict[str, Any] = {"source": source}
             if query.strip():
                 metadata["query"] = builder.resolve(query)
                 metadata["params"] = params
             record: Record = {"text": text, "metadata": metadata}
             result = builder._run(kb, "write", lambda: kb.write([record]))
-            if isinstance(result, str):
+            if isinstance(result, ToolResult):
                 return result
             written = [str(i) for i in result] if isinstance(result, Sequence) else []
             if written:
-                return f"Wrote {len(written)} record(s) to '{kb.backend_name}': {written}"
-            return f"Wrote 1 record to '{kb.backend_name}'."
+                return ToolResult(
+                    f"Wrote {len(written)} record(s) to '{kb.backend_name}': {written}"
+                )
+            return ToolResult(f"Wrote 1 record to '{kb.backend_name}'.")
 
         return write_kb
 
@@ -441,24 +458,24 @@ def _printable(text: str) -> str:
     return text
 
 
-def _check_query(query: Any, limit: Any) -> str | None:
+def _check_query(query: Any, limit: Any) -> ToolResult | None:
     """``_check_text("query", ...)`` then ``_check_limit``: the common case in one test."""
     if type(query) is str and type(limit) is int and 1 <= limit <= _MAX_LIMIT and query.strip():
         return None
     return _check_text("query", query) or _check_limit(limit)
 
 
-def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> str | None:
+def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> ToolResult | None:
     if not isinstance(value, str):
-        return f"{label} must be a string, got {type(value).__name__}."
+        return ToolResult.error(f"{label} must be a string, got {type(value).__name__}.")
     if not allow_empty and not value.strip():
-        return f"{label} must not be empty."
+        return ToolResult.error(f"{label} must not be empty.")
     return None
 
 
-def _check_limit(limit: Any) -> str | None:
+def _check_limit(limit: Any) -> ToolResult | None:
     if isinstance(limit, bool) or not isinstance(limit, int):
-        return f"limit must be a whole number, got {echo(limit)}."
+        return ToolResult.error(f"limit must be a whole number, got {echo(limit)}.")
     if not 1 <= limit <= _MAX_LIMIT:
-        return f"limit must be between 1 and {_MAX_LIMIT}, got {limit}."
+        return ToolResult.error(f"limit must be between 1 and {_MAX_LIMIT}, got {limit}.")
     return None

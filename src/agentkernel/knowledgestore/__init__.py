@@ -37,9 +37,9 @@ if TYPE_CHECKING:
         linked_ids,
         parse_id,
     )
-    from agentkernel.knowledgestore.server import create_knowledge_server, serve_knowledge_store
     from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
     from agentkernel.knowledgestore.tools import create_knowledge_tools
+    from agentkernel.mcp.store import create_knowledge_server, serve_knowledge_store
 
 # module -> the public names it defines, imported on first access
 _HOMES: dict[str, tuple[str, ...]] = {
@@ -48,7 +48,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
     "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
     "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
-    "agentkernel.knowledgestore.server": ("create_knowledge_server", "serve_knowledge_store"),
+    "agentkernel.mcp.store": ("create_knowledge_server", "serve_knowledge_store"),
     "agentkernel.knowledgestore.model": (
         "BUILT_IN_PAGE_TYPES",
         "CheckReport",

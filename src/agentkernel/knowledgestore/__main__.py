@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="offer knowledge_retire, which asks the person through MCP elicitation",
     )
     args = parser.parse_args(argv)
-    from agentkernel.knowledgestore.server import serve_knowledge_store
+    from agentkernel.mcp.store import serve_knowledge_store
 
     store: KnowledgeStore
     if args.sqlite:

@@ -192,13 +192,13 @@ class FileKnowledgeStore(KnowledgeStore):
         body = _pages.normalize_content(body)
         return _Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body)
 
-    def _refresh(self, *, full: bool = False) -> None:
+    def _refresh(self) -> None:
         """Bring the catalog up to date with the folder, re-reading only what changed.
 
-        Args:
-            full: Compare every file, not only those of folders whose token moved.
+        Only the files of folders whose token moved are compared, and every file once the
+        last full sweep is ``_FULL_SWEEP_SECONDS`` old (an edit made in place moves no token).
         """
-        full = full or time.monotonic() >= self._next_sweep
+        full = time.monotonic() >= self._next_sweep
         for folder, candidates in self._folders:
             # the token is taken before the sweep: a change during it moves the token again
             token = _folder_token(self._root / folder)
@@ -446,12 +446,17 @@ class FileKnowledgeStore(KnowledgeStore):
     def check(self) -> CheckReport:
         """Report broken links, orphans and links to retired pages; nothing is written.
 
-        Every file is compared with the catalog first, whatever the tokens say. A broken link
-        is a link to a page id that does not exist, or a relative ``.md`` link that leads to
-        no page (a link to an existing ``index.md``, ``log.md`` or ``overview.md`` is fine).
+        The catalog is brought up to date the way every call does it (see the module
+        docstring): a page written through any store, here or in another process, is renamed
+        into its folder, which moves the folder's token, and only a moved folder's files are
+        compared; a file edited in place by hand (no rename) shows up at the sweep of every
+        file that runs at most every few seconds. So a check costs what changed and what it
+        reports, not a ``stat`` of every page. A broken link is a link to a page id that does
+        not exist, or a relative ``.md`` link that leads to no page (a link to an existing
+        ``index.md``, ``log.md`` or ``overview.md`` is fine).
         """
         with self._mutex:
-            self._refresh(full=True)
+            self._refresh()
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
             return self._catalog.check(
                 linked_ids(overview),

@@ -34,6 +34,7 @@ from agentkernel.knowledgestore.model import STATUS_RETIRED, PageInfo, SearchHit
 from agentkernel.retrieval import Hit, SearchIndex, analyze, analyze_query
 from agentkernel.retrieval.analysis import plain_key
 from agentkernel.retrieval.embedders import document_text
+from agentkernel.retrieval.index import PHRASE_BOOST
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.semantic import SemanticIndex
@@ -107,7 +108,7 @@ class PageSearch:
         Args:
             semantic: The dense index, when search is hybrid.
         """
-        self._index = SearchIndex()
+        self._index = SearchIndex(phrase_boost=PHRASE_BOOST)  # a quoted line finds its page
         self.semantic = semantic
         self._unembedded: dict[str, str] = {}  # page id -> text, embedded by the next search
         self._shown: dict[str, _Shown] = {}

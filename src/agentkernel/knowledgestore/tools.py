@@ -2,9 +2,10 @@
 
 They work on pages by id (``concept/bowline``), never on files, so the store can change
 underneath without touching the tools or the prompt. Each returns a string and never raises:
-a refusal comes back as the store's message, which says what to do instead. Bind them with
-a framework adapter, or serve them over MCP with
-:func:`agentkernel.knowledgestore.server.create_knowledge_server`.
+a refusal comes back as the store's message, which says what to do instead (a
+:class:`~agentkernel._tooling.result.ToolResult` flagged ``is_error``). Bind them with a
+framework adapter, or serve them over MCP with
+:func:`agentkernel.mcp.store.create_knowledge_server`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
+from agentkernel._tooling.result import ToolResult
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     STATUS_ACTIVE,
     STATUS_SUPERSEDED,
     FieldChanges,
+    KnowledgePage,
     NewPage,
     SearchHit,
 )
@@ -311,15 +314,9 @@ def _operations(
             page: The page id.
             reason: Why, in one sentence.
         """
-        found = store.read(page)
-        if found is None:
-            raise KnowledgeStoreError(f"There's no page {page!r}.")
+        found = page_to_retire(store, page)
         assert confirm is not None
-        question = f"Retire the page '{found.title}' ({found.id})? Reason: {reason}"
-        if not confirm(question):
-            return "The person said no: the page stays."
-        store.retire(found.id, reason)
-        return f"Retired {found.id}. Now fix the pages that link to it (knowledge_check)."
+        return retire_answered(store, found, reason, confirm(retire_question(found, reason)))
 
     def knowledge_log(operation: str, what: str, pages: list[str] | None = None) -> str:
         """Add an entry to the knowledge base's log, dated today, once an operation is done.
@@ -353,18 +350,94 @@ def _operations(
     return [*tools, knowledge_log, knowledge_check]
 
 
-def _answering(operation: Callable[..., str]) -> Callable[..., str]:
-    """Wrap a tool so a refusal or a failure comes back as a string instead of raising."""
+def page_to_retire(store: KnowledgeStore, page: str) -> KnowledgePage:
+    """The page ``knowledge_retire`` names.
+
+    Args:
+        store: The store.
+        page: The page id as the model gave it.
+
+    Returns:
+        The page.
+
+    Raises:
+        KnowledgeStoreError: There is no such page.
+    """
+    found = store.read(page)
+    if found is None:
+        raise KnowledgeStoreError(
+            f"There's no page {page!r}. knowledge_search finds the right one."
+        )
+    return found
+
+
+def retire_question(page: KnowledgePage, reason: str) -> str:
+    """What ``knowledge_retire`` asks the person.
+
+    Args:
+        page: The page to retire.
+        reason: The model's reason.
+
+    Returns:
+        A yes/no question.
+    """
+    return f"Retire the page '{page.title}' ({page.id})? Reason: {reason}"
+
+
+def retire_answered(
+    store: KnowledgeStore, page: KnowledgePage, reason: str, approved: bool | None
+) -> str:
+    """Retire a page once the person answered; refuse when they could not be asked.
+
+    Args:
+        store: The store.
+        page: The page.
+        reason: Why, in one sentence.
+        approved: True on the person's explicit yes, false on anything else, ``None`` when
+            there was no way to ask them.
+
+    Returns:
+        What happened.
+
+    Raises:
+        KnowledgeStoreError: There was no way to ask (the page stays), or the store refused.
+    """
+    if approved is None:
+        raise KnowledgeStoreError(_NO_WAY_TO_ASK)
+    if not approved:
+        return "The person said no: the page stays."
+    store.retire(page.id, reason)
+    return f"Retired {page.id}. Now fix the pages that link to it (knowledge_check)."
+
+
+_NO_WAY_TO_ASK = (
+    "Retiring a page needs the person's approval and this client can't ask them (no "
+    "elicitation support): the page stays. Tell the person which page is wrong and why."
+)
+
+
+def answering(operation: Callable[..., str]) -> Callable[..., str]:
+    """Wrap a tool so it never raises: a refusal or a failure comes back as an error result.
+
+    Args:
+        operation: A tool in its raising form (refusals raise ``KnowledgeStoreError``).
+
+    Returns:
+        The tool, returning a :class:`~agentkernel._tooling.result.ToolResult` whose
+        ``is_error`` says whether the call was refused or failed.
+    """
 
     @functools.wraps(operation)
     def tool(*args: Any, **kwargs: Any) -> str:
         try:
-            return operation(*args, **kwargs)
+            return ToolResult(operation(*args, **kwargs))
         except KnowledgeStoreError as exc:
-            return str(exc)
+            return ToolResult.error(str(exc))
         except Exception as exc:
             logger.exception("%s failed", operation.__name__)
-            return f"The knowledge store failed ({type(exc).__name__}: {exc}). Try again later."
+            return ToolResult.error(
+                f"The knowledge store failed ({type(exc).__name__}: {exc}). Try again later."
+            )
 
     return tool
 
@@ -392,4 +465,4 @@ def create_knowledge_tools(
         raise ValueError(
             "interactive=True needs confirm=, a callable that asks the person a yes/no question"
         )
-    return [_answering(op) for op in _operations(store, confirm=confirm if interactive else None)]
+    return [answering(op) for op in _operations(store, confirm=confirm if interactive else None)]

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
 
-from agentkernel._toolbuilder import ToolBuilder, plain_function, run_sync
-from agentkernel._toolmodel import args_model
-from agentkernel._toolspec import ToolSpec
+from agentkernel._tooling.bind import ToolBuilder, plain_function, run_sync
+from agentkernel._tooling.schema import args_model, invalid_arguments_message
+from agentkernel._tooling.spec import ToolSpec
 from agentkernel.errors import missing_extra
+
+__all__ = ["LangGraphToolBuilder"]
 
 try:
     from langchain_core.tools import StructuredTool
 except ImportError as exc:  # pragma: no cover - exercised by the missing-extra test
     raise missing_extra("langchain-core", "langgraph", feature="agentkernel.langgraph") from exc
-
-logger = logging.getLogger(__name__)
-
-__all__ = ["LangGraphToolBuilder"]
 
 
 class LangGraphToolBuilder(ToolBuilder[StructuredTool]):
@@ -59,17 +56,13 @@ class LangGraphToolBuilder(ToolBuilder[StructuredTool]):
             description=spec.description or spec.name,
             args_schema=args_model(spec),
             infer_schema=False,
-            handle_validation_error=_validation_message(spec),
+            handle_validation_error=_validation_message(spec.name),
         )
         return tool
 
 
-def _validation_message(spec: ToolSpec) -> Callable[[ValidationError], str]:
+def _validation_message(name: str) -> Callable[[ValidationError], str]:
     def message(error: ValidationError) -> str:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in item['loc']) or 'input'}: {item['msg']}"
-            for item in error.errors()
-        )
-        return f"Invalid arguments for {spec.name}: {problems}."
+        return invalid_arguments_message(name, error)
 
     return message

@@ -1,10 +1,13 @@
-"""An MCP server for any set of knowledge bases (the ``mcp`` extra).
+"""MCP servers for knowledge bases and knowledge stores (the ``mcp`` extra).
 
 :func:`create_server` turns a ``KnowledgeBuilder`` into an MCP server whose tools are the
 builder's, annotated from the backends' capability declarations; serve it on stdio or
 streamable HTTP, or from the command line with ``python -m agentkernel.mcp``.
+:mod:`agentkernel.mcp.store` serves a ``KnowledgeStore``'s ``knowledge_*`` tools with the same
+:class:`KnowledgeServer` (``agentkernel.knowledgestore.create_knowledge_server``).
 
-Works with both lines of the official SDK the extra accepts (``mcp>=1.30,<3``).
+Works with both lines of the official SDK the extra accepts (``mcp>=1.30,<3``); only
+:mod:`agentkernel.mcp._sdk` knows how they differ.
 """
 
 from __future__ import annotations

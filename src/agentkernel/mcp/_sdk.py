@@ -6,23 +6,30 @@ streamable-HTTP app; the 1.x line (the one an environment with ``crewai``, which
 ``mcp<2``, resolves to) registers them with decorators and leaves the HTTP app to the caller.
 Everything else (types built from wire names, ``stdio_server``, ``Server.run``) is shared.
 
+A tool that asks the person before it acts (a store's ``knowledge_retire``) needs MCP
+elicitation, which the SDK's high-level server provides: ``MCPServer`` with a resolver on
+2.x (a standalone request on handshake-era protocol versions, an ``InputRequiredResult``
+round on 2026-07-28 and later), ``FastMCP`` with ``ctx.elicit()`` on 1.x. A server with such
+tools is that high-level server listing and calling every other tool through the same
+handlers as the low-level one; the SDK's names for it are re-exported here.
+
 Both transports are guarded so that a message the SDK cannot read gets an error response
 instead of silence (see :mod:`agentkernel.mcp._wire`): on stdio, what the SDK's reader hands
 over as an exception is answered; over HTTP, a body holding a lone surrogate is answered
-before the SDK sees it. :func:`run_stdio` and :func:`guarded_http_app` serve any low-level
-server this way, the curated store's included.
+before the SDK sees it. :func:`run_stdio` and :func:`http_app` serve any server this way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import inspect
 import io
 import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -48,7 +55,20 @@ logger = logging.getLogger(__name__)
 #: The major version line of the installed SDK (1 or 2), told apart by the server's API.
 SDK_LINE = 2 if "on_call_tool" in inspect.signature(Server.__init__).parameters else 1
 
+# The high-level server and what elicitation needs (typed as Any: their shapes differ by line;
+# the names only 2.x has are None on 1.x).
+_high: Any = importlib.import_module(
+    "mcp.server.mcpserver" if SDK_LINE >= 2 else "mcp.server.fastmcp"
+)
+HighLevelServer: Any = _high.MCPServer if SDK_LINE >= 2 else _high.FastMCP
+HighLevelContext: Any = _high.Context
+AcceptedElicitation: Any = getattr(_high, "AcceptedElicitation", None) if SDK_LINE >= 2 else None
+Elicit: Any = getattr(_high, "Elicit", None) if SDK_LINE >= 2 else None
+ElicitationResult: Any = getattr(_high, "ElicitationResult", None) if SDK_LINE >= 2 else None
+Resolve: Any = getattr(_high, "Resolve", None) if SDK_LINE >= 2 else None
+
 CallHandler = Callable[[str, Mapping[str, Any] | None], Awaitable[tuple[str, bool]]]
+CheckHandler = Callable[[str, Mapping[str, Any] | None], str | None]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -62,7 +82,8 @@ def tool(
         name: The tool name.
         description: Its description.
         input_schema: The JSON Schema of its arguments.
-        annotations: Wire-named hints (``readOnlyHint``, ...); empty for none.
+        annotations: Wire-named hints (``title``, ``readOnlyHint``, ...); empty for none.
+            A ``title`` is also the tool's own title.
 
     Returns:
         A ``mcp.types.Tool``.
@@ -74,6 +95,8 @@ def tool(
     }
     if annotations:
         wire["annotations"] = annotations
+        if isinstance(annotations.get("title"), str):
+            wire["title"] = annotations["title"]
     return types.Tool.model_validate(wire)
 
 
@@ -104,7 +127,14 @@ def _encodable_text(text: str) -> str:
 
 
 def low_level_server(
-    name: str, version: str, instructions: str, tools: list[Any], call: CallHandler
+    name: str,
+    version: str,
+    instructions: str,
+    tools: list[Any],
+    call: CallHandler,
+    *,
+    asking: Sequence[Callable[..., Any]] = (),
+    check: CheckHandler | None = None,
 ) -> Any:
     """Create the SDK's low-level server answering ``tools/list`` and ``tools/call``.
 
@@ -114,6 +144,9 @@ def low_level_server(
         instructions: What the server tells the client's model about itself.
         tools: The ``Tool`` objects to list.
         call: Runs a tool by name with the client's arguments; never raises.
+        asking: Tools that ask the person through elicitation, written for the installed
+            line (see :data:`SDK_LINE`); the SDK runs them, once ``check`` passed.
+        check: Checks an asking tool's arguments: the refusal, or ``None`` when valid.
 
     Returns:
         A ``mcp.server.lowlevel.Server``.
@@ -127,6 +160,8 @@ def low_level_server(
             text, is_error = f"Tool {tool_name} failed: {type(exc).__name__}: {exc}", True
         return tool_result(text, is_error)
 
+    if asking:
+        return _asking_server(name, version, instructions, tools, run_call, asking, check)
     # typed as Any: the constructor's keywords depend on the installed line
     server_class: Any = Server
     if SDK_LINE >= 2:
@@ -154,6 +189,59 @@ def low_level_server(
     # Arguments are validated by the caller, with messages naming the tool's parameters.
     server.call_tool(validate_input=False)(run_call)
     return server
+
+
+def _asking_server(
+    name: str,
+    version: str,
+    instructions: str,
+    tools: list[Any],
+    run_call: Callable[[str, Mapping[str, Any] | None], Awaitable[Any]],
+    asking: Sequence[Callable[..., Any]],
+    check: CheckHandler | None,
+) -> Any:
+    """The high-level server's low-level one: the SDK runs ``asking``, ``run_call`` the rest.
+
+    Both lines call the high-level server's own ``list_tools`` and ``call_tool`` from their
+    request handlers, so overriding them lists and calls every tool as the low-level server
+    does; only the asking tools reach the SDK's machinery (and its elicitation).
+    """
+    asking_names = {func.__name__ for func in asking}
+
+    class Served(HighLevelServer):  # type: ignore[misc, valid-type]
+        async def list_tools(self) -> Any:
+            return tools
+
+        async def call_tool(self, tool_name: str, arguments: Any, *args: Any, **kwargs: Any) -> Any:
+            if tool_name not in asking_names:
+                return await run_call(tool_name, arguments)
+            problem = check(tool_name, arguments) if check is not None else None
+            if problem is not None:
+                return tool_result(problem, True)
+            return await super().call_tool(tool_name, arguments, *args, **kwargs)
+
+    options = {"version": version} if SDK_LINE >= 2 else {}
+    server: Any = Served(name, instructions=instructions, **options)
+    for func in asking:
+        server.add_tool(func, name=func.__name__, structured_output=False)
+    return server._lowlevel_server if SDK_LINE >= 2 else server._mcp_server
+
+
+def client_can_elicit(capabilities: Any) -> bool:
+    """Whether a client's capabilities let the server ask the person through a form.
+
+    Args:
+        capabilities: The client's declared capabilities (either line's type), or ``None``.
+
+    Returns:
+        True when the client declared form elicitation (or elicitation without modes).
+    """
+    elicitation = getattr(capabilities, "elicitation", None)
+    if elicitation is None:
+        return False
+    form = getattr(elicitation, "form", None)
+    url = getattr(elicitation, "url", None)
+    return form is not None or url is None
 
 
 async def run_stdio(server: Any) -> None:

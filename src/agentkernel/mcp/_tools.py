@@ -1,19 +1,25 @@
 """Tool callables as MCP tools: definitions, annotations, and calls that never raise.
 
-Nothing here imports the ``mcp`` SDK: this module turns the plain callables of
-:meth:`KnowledgeBuilder.build` into protocol-neutral definitions (name, description, JSON
-input schema, annotation hints) and runs a call to a ``(text, is_error)`` pair. The SDK glue
-in :mod:`agentkernel.mcp._sdk` wraps those into the SDK's types.
+Nothing here imports the ``mcp`` SDK: this module turns plain tool callables (a
+``KnowledgeBuilder``'s or a knowledge store's) into protocol-neutral definitions (name,
+title, description, JSON input schema, annotation hints) and runs a call to a
+``(text, is_error)`` pair. The schema advertised and the model the arguments are checked
+against are one (:mod:`agentkernel._tooling.schema`); ``is_error`` is the flag the tool's
+:class:`~agentkernel._tooling.result.ToolResult` carries, never read from its wording.
+:mod:`agentkernel.mcp._sdk` wraps the pairs into the SDK's types.
 
 Annotation policy (hints only; MCP clients must not trust them for safety):
 
-- every reading tool (``get_schemas``, ``get_all_kb_descriptions``, ``read_kb``,
-  ``search_kb``, ``fetch_kb``, ``browse_kb``) is ``readOnlyHint: true``;
+- every reading tool of the builder (``get_schemas``, ``get_all_kb_descriptions``,
+  ``read_kb``, ``search_kb``, ``fetch_kb``, ``browse_kb``) is ``readOnlyHint: true``;
 - ``write_kb`` is ``readOnlyHint: false`` and ``idempotentHint: false`` (writing a note twice
   stores it twice in every shipped backend). It is ``destructiveHint: true`` exactly when some
   writable backend declares ``query``: a write statement (Cypher, SQL) may update or delete;
   text writes only add records (an OKF bundle authors a new document under a fresh name);
-- every tool is ``openWorldHint: false``: it reaches only the configured knowledge bases.
+- a store's reading tools (``knowledge_index``, ``knowledge_search``, ``knowledge_read``,
+  ``knowledge_check``) are read-only and idempotent; the ones that replace or mark what a page
+  says (edit, rewrite, supersede, retire) are destructive; create and log only add;
+- every tool is ``openWorldHint: false``: it reaches only the configured knowledge.
 
 Without a builder (a bare list of callables) the same names get the same hints, except that
 ``write_kb`` is assumed destructive; other callables get no annotations.
@@ -24,57 +30,58 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from agentkernel._toolmodel import args_model, call_arguments
-from agentkernel._toolspec import ToolSpec, parameters_json_schema, tool_spec
-from agentkernel.errors import ECHO_LIMIT, echo
+from agentkernel._tooling.result import is_error
+from agentkernel._tooling.schema import args_model, parameters_json_schema, validate_arguments
+from agentkernel._tooling.spec import ToolSpec, tool_spec
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
+from agentkernel.knowledgestore.tools import DESTRUCTIVE_TOOLS, READING_TOOLS
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "Annotate",
     "ToolDefinition",
-    "argument_problem",
+    "builder_annotations",
     "call_tool",
+    "check_arguments",
     "define_tools",
-    "invalid_arguments_message",
-    "is_error_text",
+    "store_annotations",
 ]
 
-#: The builder's reading tools, with the title MCP clients may show.
-READING_TOOLS: dict[str, str] = {
+#: The title MCP clients may show for each tool, the builder's and a store's.
+TITLES: dict[str, str] = {
     "get_schemas": "Describe knowledge bases",
     "get_all_kb_descriptions": "List knowledge bases",
     "read_kb": "Read knowledge",
     "search_kb": "Search knowledge",
     "fetch_kb": "Fetch records",
     "browse_kb": "Browse a namespace",
+    "write_kb": "Write knowledge",
+    "knowledge_index": "Show the catalog",
+    "knowledge_search": "Search pages",
+    "knowledge_read": "Read a page",
+    "knowledge_create": "Create pages",
+    "knowledge_edit": "Edit part of a page",
+    "knowledge_rewrite": "Rewrite a page",
+    "knowledge_supersede": "Supersede a page",
+    "knowledge_retire": "Retire a page (asks the person)",
+    "knowledge_log": "Log an operation",
+    "knowledge_check": "Check the links",
 }
 WRITE_TOOL = "write_kb"
-_WRITE_TITLE = "Write knowledge"
-
-# The refusals and failures the builder's tools return as text (see knowledgebuilder.py).
-# Anchored at the start of the output, where a result listing starts with "- " or "No results."
-_ERROR_STARTS = re.compile(
-    r"^(?:"
-    r"Unknown backend ['\"]"
-    r"|Error from backend '"
-    r"|Error formatting results from '"
-    r"|Backend '[^'\n]*' (?:is read-only\.|does not support )"
-    r"|(?:backend|query|ids|text|source|path|limit|params_json) must "
-    r"|Nothing to write:"
-    r"|params_json is not valid JSON"
-    r"|Give at least one id"
-    r")"
+#: The builder's tools that only read.
+BUILDER_READING_TOOLS = frozenset(
+    {"get_schemas", "get_all_kb_descriptions", "read_kb", "search_kb", "fetch_kb", "browse_kb"}
 )
-# A capability refusal carries the backend's own detail first, then this fixed tail.
-_CAPABILITY_TAIL = re.compile(r" Backends that support \w+: \[[^\]\n]*\]\Z")
+
+#: Gives the wire-named annotation hints of a tool by name (empty for none).
+Annotate = Callable[[str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -86,12 +93,11 @@ class ToolDefinition:
         description: The docstring's prose, followed by its ``Returns:`` text.
         input_schema: JSON Schema of the arguments: types, defaults, per-parameter
             descriptions, ``required``, no additional properties.
-        annotations: MCP tool annotations in wire form (``readOnlyHint``, ...); empty when
-            nothing is known about the callable.
+        annotations: MCP tool annotations in wire form (``title``, ``readOnlyHint``, ...);
+            empty when nothing is known about the callable.
         spec: The introspected callable.
-        builder_tool: Whether the tool is one of the builder's, whose refusals are
-            recognised as errors.
-        arguments_model: Validates the arguments a client sends.
+        arguments_model: Validates the arguments a client sends (``input_schema`` is its
+            JSON Schema).
     """
 
     name: str
@@ -99,26 +105,29 @@ class ToolDefinition:
     input_schema: dict[str, Any]
     annotations: dict[str, Any]
     spec: ToolSpec
-    builder_tool: bool
     arguments_model: type[BaseModel] = field(repr=False, compare=False)
 
+    @property
+    def title(self) -> str | None:
+        """The title clients may show, when the tool has one."""
+        title = self.annotations.get("title")
+        return title if isinstance(title, str) else None
 
-def define_tools(
-    tools: Sequence[Callable[..., Any]], builder: KnowledgeBuilder | None = None
-) -> list[ToolDefinition]:
+
+def define_tools(tools: Sequence[Callable[..., Any]], annotate: Annotate) -> list[ToolDefinition]:
     """Describe tool callables for an MCP server.
 
     Args:
         tools: The callables, for example ``builder.build()``.
-        builder: The builder they came from, whose capability declarations decide the
-            ``write_kb`` hints; ``None`` for callables of unknown origin.
+        annotate: The hints of each tool by name (:func:`builder_annotations`,
+            :func:`store_annotations`).
 
     Returns:
         One definition per callable, in order.
 
     Raises:
         TypeError: A callable cannot be described as a tool (see
-            :func:`agentkernel._toolspec.tool_spec`).
+            :func:`agentkernel._tooling.spec.tool_spec`).
         ValueError: Two callables share a name; an MCP server lists each name once.
     """
     definitions: list[ToolDefinition] = []
@@ -139,45 +148,78 @@ def define_tools(
                 name=spec.name,
                 description=description,
                 input_schema=parameters_json_schema(spec),
-                annotations=_annotations(spec.name, builder),
+                annotations=annotate(spec.name),
                 spec=spec,
-                builder_tool=spec.name in READING_TOOLS or spec.name == WRITE_TOOL,
                 arguments_model=args_model(spec),
             )
         )
     return definitions
 
 
-def _annotations(name: str, builder: KnowledgeBuilder | None) -> dict[str, Any]:
-    if name in READING_TOOLS:
-        return {"title": READING_TOOLS[name], "readOnlyHint": True, "openWorldHint": False}
-    if name == WRITE_TOOL:
-        destructive = builder is None or any(
-            kb.capabilities.writable and kb.capabilities.query for kb in builder.backends.values()
-        )
-        return {
-            "title": _WRITE_TITLE,
-            "readOnlyHint": False,
-            "destructiveHint": destructive,
-            "idempotentHint": False,
-            "openWorldHint": False,
-        }
-    return {}
-
-
-def is_error_text(text: str) -> bool:
-    """Tell whether a builder tool's output is a refusal or a failure rather than a result.
-
-    The builder's tools never raise: an unknown backend, an undeclared capability, bad
-    arguments and backend exceptions all come back as text. These are the forms they take.
+def builder_annotations(builder: KnowledgeBuilder | None) -> Annotate:
+    """The hints of a builder's tools, from its backends' capability declarations.
 
     Args:
-        text: The tool's output.
+        builder: The builder the tools came from; ``None`` for callables of unknown origin
+            (``write_kb`` is then assumed destructive).
 
     Returns:
-        Whether the text is one of the builder's error messages.
+        The hints by tool name.
     """
-    return bool(_ERROR_STARTS.match(text) or _CAPABILITY_TAIL.search(text))
+
+    def annotate(name: str) -> dict[str, Any]:
+        if name == WRITE_TOOL:
+            destructive = builder is None or any(
+                kb.capabilities.writable and kb.capabilities.query
+                for kb in builder.backends.values()
+            )
+            return {
+                "title": TITLES[name],
+                "readOnlyHint": False,
+                "destructiveHint": destructive,
+                "idempotentHint": False,
+                "openWorldHint": False,
+            }
+        if name in BUILDER_READING_TOOLS:
+            return {"title": TITLES[name], "readOnlyHint": True, "openWorldHint": False}
+        return {}
+
+    return annotate
+
+
+def store_annotations(name: str) -> dict[str, Any]:
+    """The hints of a knowledge store's ``knowledge_*`` tools.
+
+    Args:
+        name: The tool name.
+
+    Returns:
+        The wire-named hints; empty for a tool that is not a store's.
+    """
+    if name not in READING_TOOLS | DESTRUCTIVE_TOOLS | {"knowledge_create", "knowledge_log"}:
+        return {}
+    read_only = name in READING_TOOLS
+    return {
+        "title": TITLES[name],
+        "readOnlyHint": read_only,
+        "destructiveHint": name in DESTRUCTIVE_TOOLS,
+        "idempotentHint": read_only,
+        "openWorldHint": False,
+    }
+
+
+def check_arguments(definition: ToolDefinition, arguments: Mapping[str, Any] | None) -> str | None:
+    """Check a client's arguments against a tool's parameters.
+
+    Args:
+        definition: The tool.
+        arguments: The arguments the client sent.
+
+    Returns:
+        ``"Invalid arguments for <tool>: <what is wrong>"``, or ``None`` when they are valid.
+    """
+    checked = validate_arguments(definition.spec, definition.arguments_model, arguments)
+    return checked if isinstance(checked, str) else None
 
 
 async def call_tool(
@@ -194,14 +236,12 @@ async def call_tool(
 
     Returns:
         ``(text, is_error)``: the output, and whether it reports a failure (invalid
-        arguments, an exception from the tool, or one of the builder's error messages).
+        arguments, an exception from the tool, or a result the tool flagged as an error).
     """
     name = definition.name
-    try:
-        values = definition.arguments_model.model_validate(dict(arguments or {}))
-    except ValidationError as exc:
-        return invalid_arguments_message(name, exc), True
-    kwargs = call_arguments(definition.spec, values)
+    kwargs = validate_arguments(definition.spec, definition.arguments_model, arguments)
+    if isinstance(kwargs, str):
+        return kwargs, True
     func = definition.spec.func
     try:
         if definition.spec.is_async:
@@ -213,62 +253,15 @@ async def call_tool(
     except Exception as exc:
         logger.warning("MCP tool %s raised", name, exc_info=True)
         return f"Tool {name} failed: {type(exc).__name__}: {exc}", True
-    text = _render(result)
-    return text, definition.builder_tool and is_error_text(text)
-
-
-def argument_problem(definition: ToolDefinition, arguments: Mapping[str, Any] | None) -> str | None:
-    """Check a client's arguments against a tool's parameters, as every served tool is checked.
-
-    Args:
-        definition: The tool.
-        arguments: The arguments the client sent.
-
-    Returns:
-        ``"Invalid arguments for <tool>: <what is wrong>"``, or ``None`` when they are valid.
-    """
-    try:
-        definition.arguments_model.model_validate(dict(arguments or {}))
-    except ValidationError as exc:
-        return invalid_arguments_message(definition.name, exc)
-    return None
-
-
-def invalid_arguments_message(name: str, exc: ValidationError) -> str:
-    """Word a validation failure for the model: which argument, and what is wrong with it.
-
-    Args:
-        name: The tool name.
-        exc: The failure.
-
-    Returns:
-        For example ``Invalid arguments for read_kb: query is required``.
-    """
-    return f"Invalid arguments for {name}: {_validation_summary(exc)}"
+    return _render(result), is_error(result)
 
 
 def _render(result: Any) -> str:
     if isinstance(result, str):
-        return result
+        return str(result)
     if result is None:
         return ""
     try:
         return json.dumps(result, indent=2, default=str, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(result)
-
-
-def _validation_summary(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error.get("loc", ())) or "arguments"
-        if len(where) > ECHO_LIMIT:  # a client's own key names: quoted cut, like any input
-            where = echo(where)
-        kind = error.get("type", "")
-        if kind == "missing":
-            parts.append(f"{where} is required")
-        elif kind == "extra_forbidden":
-            parts.append(f"{where} is not a parameter of this tool")
-        else:
-            parts.append(f"{where}: {error.get('msg', 'invalid')}")
-    return "; ".join(parts)

@@ -1,4 +1,4 @@
-"""Serve a ``KnowledgeBuilder``'s tools over MCP, on stdio or streamable HTTP.
+"""Serve tool callables over MCP, on stdio or streamable HTTP: a builder's, or a store's.
 
 Example:
     >>> from agentkernel.mcp import create_server
@@ -11,6 +11,8 @@ annotation hints taken from the backends' capability declarations (see
 the builder's refusals ("Unknown backend ...", "Backend 'x' is read-only ...") and exceptions
 raised by a tool all come back as ``isError`` results carrying a message the model can act on.
 An unknown tool name is answered the same way (an ``isError`` result listing the tools).
+:func:`agentkernel.mcp.store.create_knowledge_server` serves a knowledge store's tools with
+the same class, so both list, check and answer alike.
 
 Blocking tool callables run in worker threads; ``max_concurrency`` bounds how many run at
 once. The default, 1, runs calls one at a time, since the ``KnowledgeBase`` contract promises
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import socket
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -31,7 +33,14 @@ from agentkernel import __version__
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
-from agentkernel.mcp._tools import ToolDefinition, call_tool, define_tools
+from agentkernel.mcp._tools import (
+    Annotate,
+    ToolDefinition,
+    builder_annotations,
+    call_tool,
+    check_arguments,
+    define_tools,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +66,9 @@ class KnowledgeServer:
         name: str = "knowledge",
         builder: KnowledgeBuilder | None = None,
         max_concurrency: int = 1,
+        annotate: Annotate | None = None,
+        instructions: str | None = None,
+        asking: Sequence[Callable[..., Any]] = (),
     ) -> None:
         """Describe the tools and create the SDK server.
 
@@ -65,6 +77,12 @@ class KnowledgeServer:
             name: The server name reported to clients.
             builder: The builder the tools came from; its declarations decide the hints.
             max_concurrency: How many blocking tool calls may run at once (at least 1).
+            annotate: The hints of each tool by name; by default the builder's.
+            instructions: What the server tells the client's model; by default a summary
+                of the builder's knowledge bases.
+            asking: SDK-specific versions of some of ``tools`` that ask the person through
+                elicitation (matched by name); the SDK runs those once their arguments
+                were checked like any other tool's.
 
         Raises:
             TypeError: A tool cannot be described (see ``define_tools``).
@@ -79,19 +97,21 @@ class KnowledgeServer:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}.")
         self.name = name
         self._definitions: dict[str, ToolDefinition] = {
-            d.name: d for d in define_tools(list(tools), builder)
+            d.name: d for d in define_tools(list(tools), annotate or builder_annotations(builder))
         }
         self._max_concurrency = max_concurrency
         self._limiter: anyio.CapacityLimiter | None = None
         self.sdk_server: Any = _sdk.low_level_server(
             name,
             __version__,
-            _instructions(builder),
+            instructions if instructions is not None else _instructions(builder),
             [
                 _sdk.tool(d.name, d.description, d.input_schema, d.annotations)
                 for d in self._definitions.values()
             ],
             self.call,
+            asking=asking,
+            check=self.check,
         )
 
     @property
@@ -103,6 +123,21 @@ class KnowledgeServer:
     def definitions(self) -> list[ToolDefinition]:
         """The served tools as listed: description, input schema and annotation hints."""
         return list(self._definitions.values())
+
+    def check(self, name: str, arguments: Mapping[str, Any] | None) -> str | None:
+        """Check a ``tools/call`` request's arguments without running the tool.
+
+        Args:
+            name: The tool name.
+            arguments: The arguments, as a client sends them.
+
+        Returns:
+            What is wrong (as :meth:`call` would answer it), or ``None`` when they are valid.
+        """
+        definition = self._definitions.get(name)
+        if definition is None:
+            return f"Unknown tool {echo(name)}. Available tools: {self.tool_names}"
+        return check_arguments(definition, arguments)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> tuple[str, bool]:
         """Run one tool as a ``tools/call`` request would; never raises for tool failures.

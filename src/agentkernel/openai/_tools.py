@@ -10,8 +10,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from agentkernel._toolbuilder import ToolBuilder, plain_function
-from agentkernel._toolspec import ToolSpec
+from agentkernel._tooling.bind import ToolBuilder, plain_function
+from agentkernel._tooling.schema import parameters_json_schema
+from agentkernel._tooling.spec import ToolSpec
 from agentkernel.errors import missing_extra
 
 try:
@@ -28,9 +29,10 @@ class OpenAIToolBuilder(ToolBuilder[FunctionTool]):
     """Bind tool callables into ``agents.FunctionTool`` objects.
 
     Each tool goes through the SDK's own ``function_tool``, so argument validation,
-    guardrails, timeouts, tracing and failure handling are the SDK's. The parameter schema
-    is not strict (a parameter with a default stays optional), and every property's
-    description is the ``Args:`` text as :mod:`agentkernel._toolspec` reads it.
+    guardrails, timeouts, tracing and failure handling are the SDK's. The description and
+    the parameter schema are the ones every adapter gets (:mod:`agentkernel._tooling`): the
+    SDK's own docstring parsing is switched off. The schema is not strict (a parameter with
+    a default stays optional).
 
     Example:
         >>> tools = OpenAIToolBuilder.bind(KnowledgeBuilder([okf]).build())  # doctest: +SKIP
@@ -45,15 +47,11 @@ class OpenAIToolBuilder(ToolBuilder[FunctionTool]):
             plain_function(spec),
             name_override=spec.name,
             description_override=spec.description or None,
-            docstring_style="google",
+            use_docstring_info=False,
             strict_mode=False,
             failure_error_function=_failure_message(spec),
         )
-        properties: dict[str, Any] = tool.params_json_schema.get("properties", {})
-        for param in spec.parameters:
-            prop = properties.get(param.name)
-            if isinstance(prop, dict) and param.description:
-                prop["description"] = param.description
+        tool.params_json_schema = parameters_json_schema(spec)
         return tool
 
 

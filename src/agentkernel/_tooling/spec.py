@@ -3,12 +3,11 @@
 Every framework adapter (and the MCP server) needs the same facts about a tool callable:
 its name, a one-paragraph summary, every parameter with its type, default, required-ness
 and description (from the Google-style ``Args:`` section), the return annotation, and
-whether it is a coroutine function. :func:`tool_spec` gathers them once, and
-:func:`parameters_json_schema` turns them into a JSON Schema object for frameworks that
-take one.
+whether it is a coroutine function. :func:`tool_spec` gathers them once; this is the one
+docstring parser every adapter and both MCP servers use (:mod:`agentkernel._tooling.schema`
+turns a spec into the pydantic model and JSON Schema they advertise).
 
-No third-party import happens here; a parameter annotated with a pydantic model (or
-anything else with ``model_json_schema()``) is described through that method by duck typing.
+No third-party import happens here.
 
 Example:
     >>> def greet(name: str, times: int = 1) -> str:
@@ -22,22 +21,18 @@ Example:
     >>> spec = tool_spec(greet)
     >>> spec.name, spec.summary, [p.name for p in spec.parameters]
     ('greet', 'Say hello.', ['name', 'times'])
-    >>> parameters_json_schema(spec)["required"]
-    ['name']
+    >>> spec.parameter("times").default
+    1
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import enum
 import functools
 import inspect
-import json
 import re
-import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +40,6 @@ __all__ = [
     "EMPTY",
     "ParamSpec",
     "ToolSpec",
-    "annotation_json_schema",
-    "parameters_json_schema",
     "parse_docstring",
     "tool_spec",
 ]
@@ -331,157 +324,3 @@ def tool_spec(func: Callable[..., Any]) -> ToolSpec:
         is_async=_is_async(func),
         func=func,
     )
-
-
-# -- JSON Schema ---------------------------------------------------------------------------
-
-_SCALARS: dict[Any, dict[str, Any]] = {
-    str: {"type": "string"},
-    int: {"type": "integer"},
-    float: {"type": "number"},
-    bool: {"type": "boolean"},
-    bytes: {"type": "string"},
-    type(None): {"type": "null"},
-    None: {"type": "null"},
-}
-
-
-def annotation_json_schema(annotation: Any) -> dict[str, Any]:
-    """Describe a Python type as a JSON Schema fragment.
-
-    Covers ``str``/``int``/``float``/``bool``/``None``, ``list``/``set``/``tuple``/``dict``
-    (parametrized or not), ``Literal``, ``Enum`` subclasses, unions (``X | None``),
-    ``Annotated`` (its first string metadata becomes the description), typed dicts and
-    dataclasses, and classes with pydantic's ``model_json_schema()``. Anything else,
-    ``Any`` and unresolved string annotations included, becomes ``{}`` (any value).
-
-    Args:
-        annotation: The type.
-
-    Returns:
-        A new schema dictionary.
-    """
-    if annotation in _SCALARS:
-        return dict(_SCALARS[annotation])
-    if annotation is Any or isinstance(annotation, str):
-        return {}
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        schema = annotation_json_schema(args[0])
-        notes = [meta for meta in args[1:] if isinstance(meta, str)]
-        if notes:
-            schema["description"] = notes[0]
-        return schema
-    if origin is typing.Literal:
-        values = list(args)
-        schema = {"enum": values}
-        kinds = {type(v) for v in values}
-        if len(kinds) == 1 and next(iter(kinds)) in _SCALARS:
-            schema = {**_SCALARS[next(iter(kinds))], "enum": values}
-        return schema
-    if origin in (typing.Union, types.UnionType):
-        options = [annotation_json_schema(arg) for arg in args]
-        return {"anyOf": options}
-    if origin in (list, set, frozenset, Sequence) or annotation in (list, set, frozenset):
-        schema = {"type": "array"}
-        if args:
-            schema["items"] = annotation_json_schema(args[0])
-        if origin in (set, frozenset) or annotation in (set, frozenset):
-            schema["uniqueItems"] = True
-        return schema
-    if origin is tuple or annotation is tuple:
-        if args and args[-1] is not Ellipsis:
-            items = [annotation_json_schema(arg) for arg in args]
-            return {
-                "type": "array",
-                "prefixItems": items,
-                "minItems": len(items),
-                "maxItems": len(items),
-            }
-        return {"type": "array", **({"items": annotation_json_schema(args[0])} if args else {})}
-    if origin in (dict, Mapping) or annotation is dict:
-        schema = {"type": "object"}
-        if len(args) == 2:
-            schema["additionalProperties"] = annotation_json_schema(args[1])
-        return schema
-    if isinstance(annotation, type):
-        return _class_schema(annotation)
-    return {}
-
-
-def _class_schema(cls: type) -> dict[str, Any]:
-    if issubclass(cls, enum.Enum):
-        values = [member.value for member in cls]
-        kinds = {type(v) for v in values}
-        schema: dict[str, Any] = {"enum": values}
-        if len(kinds) == 1 and next(iter(kinds)) in _SCALARS:
-            schema = {**_SCALARS[next(iter(kinds))], "enum": values}
-        return schema
-    for base in (bool, int, float, str):  # str/int subclasses (and IntEnum handled above)
-        if issubclass(cls, base):
-            return dict(_SCALARS[base])
-    model_schema = getattr(cls, "model_json_schema", None)
-    if callable(model_schema):
-        result = model_schema()
-        return dict(result) if isinstance(result, Mapping) else {"type": "object"}
-    if typing.is_typeddict(cls) or dataclasses.is_dataclass(cls):
-        hints = typing.get_type_hints(cls)
-        if dataclasses.is_dataclass(cls):
-            required = [
-                f.name
-                for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            ]
-        else:
-            required = sorted(getattr(cls, "__required_keys__", set()))
-        return {
-            "type": "object",
-            "properties": {key: annotation_json_schema(hint) for key, hint in hints.items()},
-            "required": [key for key in hints if key in required],
-        }
-    return {}
-
-
-def _json_default(value: Any) -> tuple[bool, Any]:
-    """Whether a default can be written into a schema, and its JSON form."""
-    if isinstance(value, enum.Enum):
-        value = value.value
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False, None
-    return True, value
-
-
-def parameters_json_schema(spec: ToolSpec) -> dict[str, Any]:
-    """The JSON Schema of a tool's parameters, as one object.
-
-    Each property carries its type schema, a ``description`` from the ``Args:`` section
-    (when there is one), and its ``default`` (when the default is JSON-serializable);
-    ``required`` lists the parameters without defaults, in signature order, and no other
-    properties are allowed.
-
-    Args:
-        spec: The tool's spec, from :func:`tool_spec`.
-
-    Returns:
-        ``{"type": "object", "properties": {...}, "required": [...],
-        "additionalProperties": False}``.
-    """
-    properties: dict[str, Any] = {}
-    for param in spec.parameters:
-        schema = annotation_json_schema(param.annotation)
-        if param.description:
-            schema["description"] = param.description
-        if not param.required:
-            ok, value = _json_default(param.default)
-            if ok:
-                schema["default"] = value
-        properties[param.name] = schema
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": [param.name for param in spec.parameters if param.required],
-        "additionalProperties": False,
-    }

@@ -2,7 +2,7 @@
 
 A framework adapter (``agentkernel.openai.OpenAIToolBuilder`` and its siblings) subclasses
 :class:`ToolBuilder` and implements one method, :meth:`ToolBuilder._bind_one`, that turns a
-:class:`~agentkernel._toolspec.ToolSpec` into the framework's tool object. Validation,
+:class:`~agentkernel._tooling.spec.ToolSpec` into the framework's tool object. Validation,
 introspection and the duplicate-name warning happen here, once, for all of them.
 """
 
@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from agentkernel._toolspec import ToolSpec, tool_spec
+from agentkernel._tooling.spec import ToolSpec, tool_spec
 
 logger = logging.getLogger(__name__)
 
