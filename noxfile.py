@@ -112,12 +112,18 @@ def core(session: nox.Session) -> None:
 def crewai(session: nox.Session) -> None:
     # crewai pins mcp<2: this session also proves the MCP server on the mcp 1.x line.
     session.install("-e", ".[crewai,mcp,dev]")
-    _pytest(session, *OWN_SESSION_TESTS["crewai"], "tests/mcp", extras="crewai,mcp")
+    _pytest(
+        session,
+        *OWN_SESSION_TESTS["crewai"],
+        "tests/mcp",
+        "tests/test_exports.py",
+        extras="crewai,mcp",
+    )
     _pytest(session, "tests/test_docs.py", options=("-m", "crewai"), extras="crewai,mcp")
 
 
 @nox.session(python="3.11")
 def adk(session: nox.Session) -> None:
     session.install("-e", ".[adk,dev]")
-    _pytest(session, *OWN_SESSION_TESTS["adk"], extras="adk")
+    _pytest(session, *OWN_SESSION_TESTS["adk"], "tests/test_exports.py", extras="adk")
     _pytest(session, "tests/test_docs.py", options=("-m", "adk"), extras="adk")

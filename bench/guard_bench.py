@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.security import hostile_sql_corpus as corpus  # noqa: E402
 
-from agentkernel.knowledgebase import _sqlguard  # noqa: E402
+from agentkernel.knowledgebase._sql import guard as _sqlguard  # noqa: E402
 from agentkernel.knowledgebase.errors import SQLRefusedError  # noqa: E402
 
 CORPORA: dict[str, tuple[list[str], list[str]]] = {

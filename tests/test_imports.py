@@ -48,7 +48,7 @@ def test_core_names_pull_no_optional_sdk() -> None:
         "from agentkernel.knowledgebase import (KnowledgeBase, KnowledgeBuilder, "
         "KnowledgeCapabilities, Record, KnowledgeRecord, KnowledgeMetadata, KnowledgeError, "
         "KnowledgeCapabilityError, KnowledgePathError, DocumentStore, LocalDocumentStore, "
-        "OKFManager)"
+        "OKFManager, DocumentKnowledgeBase, SQLQueryError, SQLRefusedError, CutRecords)"
     )
     leaked = [sdk for sdk in OPTIONAL_SDKS if sdk in loaded]
     assert leaked == []
@@ -58,6 +58,8 @@ def test_public_names_are_exactly_the_manuals() -> None:
     import agentkernel.knowledgebase as kb
 
     assert kb.__all__ == [
+        "CutRecords",
+        "DocumentKnowledgeBase",
         "DocumentStore",
         "KnowledgeBase",
         "KnowledgeBuilder",
@@ -71,6 +73,8 @@ def test_public_names_are_exactly_the_manuals() -> None:
         "OKFManager",
         "Record",
         "S3DocumentStore",
+        "SQLQueryError",
+        "SQLRefusedError",
     ]
     for hidden in ("ChromaManager", "Neo4jManager", "StarburstManager"):
         assert not hasattr(kb, hidden)

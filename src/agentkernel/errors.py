@@ -1,18 +1,49 @@
-"""Errors of the package as a whole.
+"""The one error tree of the package: every exception agentkernel defines derives from AKError.
 
 ::
 
-    AKError                      base of every agentkernel error
-    ├── AKConfigError            a configuration mistake (config.yaml, a store URI, an unknown
-    │                            backend type); the message names what is wrong and where
-    └── (knowledge-base errors live in agentkernel.knowledgebase.errors)
+    AKError                        base of every agentkernel error
+    ├── AKConfigError              also a ValueError: a configuration mistake (config.yaml, a
+    │                              store URI, an unknown backend type, a bad limit); the message
+    │                              names what is wrong and where
+    ├── MissingExtraError          also an ImportError: an optional SDK is not installed; the
+    │                              message names the extra to install
+    ├── EmbedderError              also a RuntimeError (agentkernel.retrieval): an embedder
+    │                              cannot be built or cannot embed
+    ├── ConceptError               also a ValueError (agentkernel.knowledgebase.okf.concept):
+    │                              a document cannot be read as an OKF concept
+    ├── FrontmatterError           also a ValueError (agentkernel.knowledgebase.okf.frontmatter):
+    │                              a document's frontmatter is missing or not a YAML mapping
+    └── KnowledgeError             (agentkernel.knowledgebase) a knowledge-base failure an
+        │                          agent can act on; the tools turn it into a string
+        ├── KnowledgeCapabilityError   an operation the backend does not declare
+        ├── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an id
+        ├── SQLRefusedError            a SQL statement refused before execution
+        ├── SQLQueryError              the database reported an error for an accepted statement
+        ├── IndexConflictError         (agentkernel.knowledgebase.okf.bundleindex.indexer)
+        │                              other indexers kept committing first
+        └── KnowledgeStoreError        (agentkernel.knowledgestore) a curated store refused an
+                                       operation
 
-Knowledge-base errors (``KnowledgeError`` and its subclasses) are kept apart on purpose:
-they are signals an agent can act on, while ``AKConfigError`` is a developer's mistake that
-should fail at construction.
+Signals that never leave the module raising them (each is caught there and reworded):
+
+::
+
+    AKError
+    ├── _Decline                   knowledgebase.okf.fastyaml: the fast reader declines
+    ├── _Refusal                   knowledgebase._sql.guard: why a statement is refused
+    └── UnresolvedName             knowledgebase._sql.names: a name the guard cannot resolve
+
+``except AKError`` therefore catches every error agentkernel raises on purpose. The
+``KnowledgeError`` branch is what an agent reads (``KnowledgeBuilder`` and the knowledge-store
+tools return its message); the rest are a developer's or an environment's mistakes, raised at
+construction or import. ``tests/test_errors.py`` checks that every exception class in the
+package appears in this drawing under the parent drawn.
 """
 
 from __future__ import annotations
+
+__all__ = ["ECHO_LIMIT", "AKConfigError", "AKError", "MissingExtraError", "echo", "missing_extra"]
 
 
 class AKError(Exception):

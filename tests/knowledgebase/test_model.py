@@ -39,10 +39,24 @@ def test_fields_and_defaults_are_the_manuals() -> None:
     }
 
 
-def test_defaults_do_not_share_the_kinds_list() -> None:
-    first, second = KnowledgeCapabilities(), KnowledgeCapabilities()
-    first.kinds.append("vector")
-    assert second.kinds == []
+@pytest.mark.parametrize("given", [["graph", "structured"], ("graph", "structured")])
+def test_kinds_is_a_tuple_whatever_iterable_it_was_given(given: object) -> None:
+    caps = KnowledgeCapabilities(kinds=given, query=True, query_language="cypher")  # type: ignore[arg-type]
+    assert caps.kinds == ("graph", "structured")
+    assert caps.as_dict()["kinds"] == ["graph", "structured"]
+    assert caps == KnowledgeCapabilities(kinds=iter(["graph", "structured"]), **_CYPHER)
+    hash(caps)  # frozen all the way down: a declaration can key a dict
+
+
+def test_the_list_a_declaration_was_built_from_cannot_change_it() -> None:
+    kinds = ["vector"]
+    caps = KnowledgeCapabilities(kinds=kinds, search=True)
+    kinds.append("graph")
+    assert caps.kinds == ("vector",)
+    assert KnowledgeCapabilities().kinds == ()
+
+
+_CYPHER: dict[str, object] = {"query": True, "query_language": "cypher"}
 
 
 def test_declaration_is_immutable() -> None:
@@ -58,6 +72,8 @@ def test_declaration_is_immutable() -> None:
         ({"writable": 1}, TypeError),
         ({"kinds": "vector"}, TypeError),
         ({"kinds": ["vector", 3]}, TypeError),
+        ({"kinds": b"vector"}, TypeError),
+        ({"kinds": 3}, TypeError),
         ({"search_mode": "fuzzy"}, ValueError),
         ({"query": True, "query_language": 5}, TypeError),
     ],

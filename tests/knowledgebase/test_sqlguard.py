@@ -14,7 +14,7 @@ from tests.support.hostile_sql import HOSTILE
 
 require_extra("sqlglot", "sql")
 
-from agentkernel.knowledgebase._sqlguard import (  # noqa: E402
+from agentkernel.knowledgebase._sql.guard import (  # noqa: E402
     SQLRefusedError,
     guard_statement,
 )
@@ -317,7 +317,7 @@ def test_ordinary_tables_and_side_effect_free_functions_pass() -> None:
 
 
 def test_accepted_verdicts_are_cached_and_refusals_are_not() -> None:
-    from agentkernel.knowledgebase import _sqlguard
+    from agentkernel.knowledgebase._sql import guard as _sqlguard
 
     _sqlguard._guard_cached.cache_clear()
     guard_statement("SELECT 1 AS cached", dialect="duckdb", limit=3)

@@ -195,7 +195,7 @@ def test_trino_stops_a_runaway_query_at_the_session_time_limit(trino_server: Any
     out = _read_kb(manager)("starburst", RUNAWAY)
     assert time.monotonic() - started < HANG
     assert out.startswith(
-        "Error from backend 'starburst' during query: The query was stopped after "
+        "Error from backend 'starburst' during query: The statement was stopped after "
         "timeout_seconds=0.5"
     )
     assert trino_server.received[-1]["session"] == (

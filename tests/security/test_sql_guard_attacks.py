@@ -348,8 +348,8 @@ def test_postgres_resolves_names_exactly_as_the_guard_does(postgres: Any, writte
     """The server names a column written this way what the guard resolves the name to."""
     import psycopg
 
-    from agentkernel.knowledgebase._sqlguard import _tokens
-    from agentkernel.knowledgebase._sqlnames import decode_unicode_identifiers, resolve
+    from agentkernel.knowledgebase._sql.guard import _tokens
+    from agentkernel.knowledgebase._sql.names import decode_unicode_identifiers, resolve
 
     server, _ = postgres
     statement = f"SELECT 1 AS {written}"

@@ -15,6 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+__all__ = ["build_parser", "main"]
+
 # subcommand modules, in the order --help lists them
 _COMMANDS = ("check", "bundle", "ask", "serve", "view", "store", "index", "embed")
 

@@ -8,15 +8,20 @@ are deliberately not exported here: import them from their own modules.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
+    from agentkernel.knowledgebase._limits import CutRecords
     from agentkernel.knowledgebase.base import KnowledgeBase
+    from agentkernel.knowledgebase.document import DocumentKnowledgeBase
     from agentkernel.knowledgebase.errors import (
         KnowledgeCapabilityError,
         KnowledgeError,
         KnowledgePathError,
+        SQLQueryError,
+        SQLRefusedError,
     )
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
     from agentkernel.knowledgebase.model import (
@@ -30,24 +35,34 @@ if TYPE_CHECKING:
     from agentkernel.storage.local import LocalDocumentStore
     from agentkernel.storage.s3 import S3DocumentStore
 
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
-    "KnowledgeBase": "agentkernel.knowledgebase.base",
-    "KnowledgeBuilder": "agentkernel.knowledgebase.knowledgebuilder",
-    "KnowledgeCapabilities": "agentkernel.knowledgebase.model",
-    "Record": "agentkernel.knowledgebase.model",
-    "KnowledgeRecord": "agentkernel.knowledgebase.model",
-    "KnowledgeMetadata": "agentkernel.knowledgebase.model",
-    "KnowledgeError": "agentkernel.knowledgebase.errors",
-    "KnowledgeCapabilityError": "agentkernel.knowledgebase.errors",
-    "KnowledgePathError": "agentkernel.knowledgebase.errors",
-    "DocumentStore": "agentkernel.storage.base",
-    "LocalDocumentStore": "agentkernel.storage.local",
-    "S3DocumentStore": "agentkernel.storage.s3",
-    "OKFManager": "agentkernel.knowledgebase.okf.manager",
+# module -> the public names it defines, imported on first access
+_HOMES: dict[str, tuple[str, ...]] = {
+    "agentkernel.knowledgebase.base": ("KnowledgeBase",),
+    "agentkernel.knowledgebase.document": ("DocumentKnowledgeBase",),
+    "agentkernel.knowledgebase.knowledgebuilder": ("KnowledgeBuilder",),
+    "agentkernel.knowledgebase._limits": ("CutRecords",),
+    "agentkernel.knowledgebase.model": (
+        "KnowledgeCapabilities",
+        "Record",
+        "KnowledgeRecord",
+        "KnowledgeMetadata",
+    ),
+    "agentkernel.knowledgebase.errors": (
+        "KnowledgeError",
+        "KnowledgeCapabilityError",
+        "KnowledgePathError",
+        "SQLQueryError",
+        "SQLRefusedError",
+    ),
+    "agentkernel.storage.base": ("DocumentStore",),
+    "agentkernel.storage.local": ("LocalDocumentStore",),
+    "agentkernel.storage.s3": ("S3DocumentStore",),
+    "agentkernel.knowledgebase.okf.manager": ("OKFManager",),
 }
 
 __all__ = [
+    "CutRecords",
+    "DocumentKnowledgeBase",
     "DocumentStore",
     "KnowledgeBase",
     "KnowledgeBuilder",
@@ -61,17 +76,9 @@ __all__ = [
     "OKFManager",
     "Record",
     "S3DocumentStore",
+    "SQLQueryError",
+    "SQLRefusedError",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

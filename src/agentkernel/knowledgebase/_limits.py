@@ -126,6 +126,20 @@ def at_deadline(seconds: float, callback: Callable[[], None]) -> Callable[[], No
     return _WATCHDOG.schedule(seconds, callback)
 
 
+def is_positive(value: object, *, whole: bool = False) -> bool:
+    """Whether a setting or argument is a positive number; a bool is not a number here.
+
+    Args:
+        value: What the caller gave.
+        whole: Require a whole number (an ``int``).
+
+    Returns:
+        ``True`` for a positive ``int`` (or, unless ``whole``, a positive ``float``; NaN is not).
+    """
+    kinds = int if whole else int | float
+    return not isinstance(value, bool) and isinstance(value, kinds) and value > 0
+
+
 def check_limits(
     owner: str, timeout_seconds: float | None, max_result_bytes: int | None
 ) -> tuple[float | None, int | None]:
@@ -142,25 +156,30 @@ def check_limits(
     Raises:
         AKConfigError: A setting that is not a positive number.
     """
-    if timeout_seconds is not None and (
-        isinstance(timeout_seconds, bool)
-        or not isinstance(timeout_seconds, int | float)
-        or not timeout_seconds > 0
-    ):
+    if timeout_seconds is not None and not is_positive(timeout_seconds):
         raise AKConfigError(
             f"{owner}: timeout_seconds must be a positive number of seconds, or None for no "
             f"limit; got {timeout_seconds!r}."
         )
-    if max_result_bytes is not None and (
-        isinstance(max_result_bytes, bool)
-        or not isinstance(max_result_bytes, int)
-        or max_result_bytes < 1
-    ):
+    if max_result_bytes is not None and not is_positive(max_result_bytes, whole=True):
         raise AKConfigError(
             f"{owner}: max_result_bytes must be a positive whole number, or None for no cap; "
             f"got {max_result_bytes!r}."
         )
     return (None if timeout_seconds is None else float(timeout_seconds)), max_result_bytes
+
+
+def check_limit(limit: object) -> None:
+    """Refuse a row limit that is not a whole number of at least 1.
+
+    Args:
+        limit: The ``limit`` a caller passed to ``search`` or ``query``.
+
+    Raises:
+        ValueError: ``limit`` is not a positive whole number.
+    """
+    if not is_positive(limit, whole=True):
+        raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
 
 
 def take_rows(

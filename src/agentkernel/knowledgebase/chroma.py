@@ -54,12 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
-from agentkernel.knowledgebase._limits import (
-    DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_TIMEOUT_SECONDS,
-    check_limits,
-    take_rows,
-)
+from agentkernel.knowledgebase import _limits
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record, stable_id
@@ -69,8 +64,6 @@ try:
     from chromadb.config import Settings
 except ImportError as exc:  # pragma: no cover - exercised without the extra
     raise missing_extra("chromadb", "chromadb", feature="ChromaManager") from exc
-
-logger = logging.getLogger(__name__)
 
 DEFAULT_PATH = "./.chroma"
 DEFAULT_COLLECTION = "agentkernel"
@@ -82,8 +75,10 @@ _NAME = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9._-]{1,510})[a-zA-Z0-9]")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
 
+logger = logging.getLogger(__name__)
+
 CAPABILITIES = KnowledgeCapabilities(
-    kinds=["vector"], search=True, search_mode="semantic", writable=True
+    kinds=("vector",), search=True, search_mode="semantic", writable=True
 )
 
 
@@ -102,6 +97,7 @@ class ChromaManager(KnowledgeBase):
         name: str = "ChromaDB",
         *,
         collection: str | None = None,
+        description: str | None = None,
         path: str | os.PathLike[str] | None = None,
         host: str | None = None,
         port: int | None = None,
@@ -110,15 +106,15 @@ class ChromaManager(KnowledgeBase):
         client: Any = None,
         embedding_function: Any = None,
         embedder: Any = None,
-        description: str | None = None,
-        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
-        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+        timeout_seconds: float | None = _limits.DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = _limits.DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         """Configure the manager; nothing is opened until the first operation.
 
         Args:
             name: The backend name the tools use.
             collection: Collection name; else ``CHROMA_COLLECTION``, else ``"agentkernel"``.
+            description: What the collection holds, for ``get_all_kb_descriptions``.
             path: Directory of an embedded ``PersistentClient``.
             host: Host of a Chroma server (``HttpClient``); excludes ``path``.
             port: Port of the server; else ``CHROMA_PORT``, else 8000.
@@ -131,7 +127,6 @@ class ChromaManager(KnowledgeBase):
                 model folder or endpoint URL) used as the embedding function, so the same
                 object configures OKF bundles, curated stores and this collection. Excludes
                 ``embedding_function``.
-            description: What the collection holds, for ``get_all_kb_descriptions``.
             timeout_seconds: Seconds an HTTP request to a Chroma server may take; ``None``
                 for no limit.
             max_result_bytes: Most bytes of record text a search returns; ``None`` for no cap.
@@ -141,7 +136,7 @@ class ChromaManager(KnowledgeBase):
                 name or limit.
         """
         super().__init__(CAPABILITIES, name=name or "ChromaDB")
-        self.timeout_seconds, self.max_result_bytes = check_limits(
+        self.timeout_seconds, self.max_result_bytes = _limits.check_limits(
             f"ChromaManager '{self.name}'", timeout_seconds, max_result_bytes
         )
         chosen = (("client", client), ("host", host), ("path", path))
@@ -259,8 +254,7 @@ class ChromaManager(KnowledgeBase):
         """
         if not isinstance(query, str):
             raise ValueError(f"query must be a string, got {type(query).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
+        _limits.check_limit(limit)
         collection = self._collection()
         options: dict[str, Any] = {}
         if kwargs.get("where"):
@@ -275,7 +269,7 @@ class ChromaManager(KnowledgeBase):
         except Exception as exc:
             raise self._failure("search", exc) from exc
         remaining = iter(_records(result))
-        return take_rows(
+        return _limits.take_rows(
             lambda n: list(itertools.islice(remaining, n)),
             lambda record, _number: record,
             max_rows=limit,

@@ -1,12 +1,13 @@
-"""Knowledge-base errors.
+"""Knowledge-base errors: the ``KnowledgeError`` branch of the tree in :mod:`agentkernel.errors`.
 
 ::
 
-    KnowledgeError                 base of every knowledge-base failure
-    ├── KnowledgeCapabilityError   an operation the backend does not declare
-    ├── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an identity
-    ├── SQLRefusedError            a SQL statement refused before execution (not read-only)
-    └── SQLQueryError              the database reported an error for an accepted statement
+    AKError                        (agentkernel.errors)
+    └── KnowledgeError             base of every knowledge-base failure
+        ├── KnowledgeCapabilityError   an operation the backend does not declare
+        ├── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an id
+        ├── SQLRefusedError            a SQL statement refused before execution (not read-only)
+        └── SQLQueryError              the database reported an error for an accepted statement
 
 Finding nothing is not a failure: a read that matches no records returns an empty list.
 ``KnowledgeCapabilityError`` is deliberately not a ``NotImplementedError``, so it stays
@@ -16,8 +17,18 @@ of these into a string at the tool boundary.
 
 from __future__ import annotations
 
+from agentkernel.errors import AKError
 
-class KnowledgeError(Exception):
+__all__ = [
+    "KnowledgeCapabilityError",
+    "KnowledgeError",
+    "KnowledgePathError",
+    "SQLQueryError",
+    "SQLRefusedError",
+]
+
+
+class KnowledgeError(AKError):
     """Base class of every knowledge-base failure."""
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, TypedDict
 
 Record = Mapping[str, Any]
@@ -54,13 +54,16 @@ class KnowledgeRecord(TypedDict):
     metadata: KnowledgeMetadata
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class KnowledgeCapabilities:
     """What a backend declares it can do; the tool layer routes on nothing else.
 
+    Immutable: a declaration is shared by every tool built from it, so ``kinds`` is kept as a
+    tuple whatever iterable of strings it was given (``kinds=["vector"]`` as in the manual).
+
     Attributes:
         kinds: Open taxonomy of what the backend holds (``vector``, ``structured``, ``graph``,
-            ``document``, ...). Default ``[]``.
+            ``document``, ...). Default ``()``.
         search: Implements ``search(query, limit)``. Default ``False``.
         search_mode: ``"semantic"``, ``"lexical"`` or ``None``; advisory only, it does not
             imply ``search``. Default ``None``.
@@ -73,31 +76,66 @@ class KnowledgeCapabilities:
         derives_schema: ``schema()`` self-describes without ``add_schema()``. Default ``False``.
     """
 
-    kinds: list[str] = field(default_factory=list)
-    search: bool = False
-    search_mode: SearchMode | None = None
-    query: bool = False
-    query_language: str | None = None
-    fetch: bool = False
-    browse: bool = False
-    writable: bool = False
-    derives_schema: bool = False
+    kinds: tuple[str, ...]
+    search: bool
+    search_mode: SearchMode | None
+    query: bool
+    query_language: str | None
+    fetch: bool
+    browse: bool
+    writable: bool
+    derives_schema: bool
 
-    def __post_init__(self) -> None:
-        if isinstance(self.kinds, str) or not all(isinstance(k, str) for k in self.kinds):
-            raise TypeError(f"kinds must be a list of strings, got {self.kinds!r}")
-        object.__setattr__(self, "kinds", list(self.kinds))
-        for flag in (*_OPERATIONS, "derives_schema"):
-            value = getattr(self, flag)
+    def __init__(
+        self,
+        kinds: Iterable[str] = (),
+        search: bool = False,
+        search_mode: SearchMode | None = None,
+        query: bool = False,
+        query_language: str | None = None,
+        fetch: bool = False,
+        browse: bool = False,
+        writable: bool = False,
+        derives_schema: bool = False,
+    ) -> None:
+        """Check and keep the declaration (see the class attributes).
+
+        Args:
+            kinds: Any iterable of strings; kept as a tuple.
+            search: Implements ``search``.
+            search_mode: ``"semantic"``, ``"lexical"`` or ``None``.
+            query: Implements ``query``.
+            query_language: The language ``query`` takes.
+            fetch: Implements ``fetch``.
+            browse: Implements ``browse``.
+            writable: Implements ``write``.
+            derives_schema: ``schema()`` self-describes.
+
+        Raises:
+            TypeError: ``kinds`` is not an iterable of strings, a flag is not a bool, or
+                ``query_language`` is not a string.
+            ValueError: ``search_mode`` is not one of the two modes.
+        """
+        if isinstance(kinds, str | bytes) or not isinstance(kinds, Iterable):
+            raise TypeError(f"kinds must be an iterable of strings, got {kinds!r}")
+        kept = tuple(kinds)
+        if not all(isinstance(k, str) for k in kept):
+            raise TypeError(f"kinds must be an iterable of strings, got {kinds!r}")
+        flags = {"search": search, "query": query, "fetch": fetch, "browse": browse}
+        flags |= {"writable": writable, "derives_schema": derives_schema}
+        for flag, value in flags.items():
             if not isinstance(value, bool):
                 raise TypeError(f"{flag} must be a bool, got {value!r}")
-        if self.search_mode is not None and self.search_mode not in _SEARCH_MODES:
+        if search_mode is not None and search_mode not in _SEARCH_MODES:
             raise ValueError(
-                f"search_mode must be one of {list(_SEARCH_MODES)} or None, "
-                f"got {self.search_mode!r}"
+                f"search_mode must be one of {list(_SEARCH_MODES)} or None, got {search_mode!r}"
             )
-        if self.query_language is not None and not isinstance(self.query_language, str):
-            raise TypeError(f"query_language must be a string, got {self.query_language!r}")
+        if query_language is not None and not isinstance(query_language, str):
+            raise TypeError(f"query_language must be a string, got {query_language!r}")
+        fields: dict[str, object] = {"kinds": kept, "search_mode": search_mode}
+        fields |= {"query_language": query_language, **flags}
+        for name, kept_value in fields.items():
+            object.__setattr__(self, name, kept_value)
 
     def operations(self) -> list[str]:
         """Return the declared operations, in contract order.
@@ -112,9 +150,11 @@ class KnowledgeCapabilities:
         """Return the declaration as a JSON-serialisable dict (what ``schema()`` reports).
 
         Returns:
-            Every field with its value.
+            Every field with its value; ``kinds`` as a list, as JSON has it.
         """
-        return asdict(self)
+        declared = asdict(self)
+        declared["kinds"] = list(self.kinds)
+        return declared
 
 
 def stable_id(text: str, source: str | None) -> str:

@@ -75,12 +75,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
-from agentkernel.knowledgebase._limits import (
-    DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_TIMEOUT_SECONDS,
-    check_limits,
-    take_rows,
-)
+from agentkernel.knowledgebase import _limits
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record, stable_id
@@ -106,7 +101,7 @@ _NEO4J_PROBE = "CALL dbms.components() YIELD name RETURN name"
 _RESERVED_METADATA = {"id", "source", "query", "params", "cypher_query", "cypher_params"}
 
 CAPABILITIES = KnowledgeCapabilities(
-    kinds=["graph", "structured"], query=True, query_language="cypher", writable=True
+    kinds=("graph", "structured"), query=True, query_language="cypher", writable=True
 )
 
 
@@ -130,8 +125,8 @@ class Neo4jManager(KnowledgeBase):
         database: str | None = None,
         node_label: str = DEFAULT_LABEL,
         description: str | None = None,
-        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
-        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+        timeout_seconds: float | None = _limits.DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = _limits.DEFAULT_MAX_RESULT_BYTES,
         **driver_options: Any,
     ) -> None:
         """Configure the manager and create the driver (no connection is opened).
@@ -153,7 +148,7 @@ class Neo4jManager(KnowledgeBase):
             AKConfigError: An unusable URI, label, limit or driver option.
         """
         super().__init__(CAPABILITIES, name=name or "Neo4jDB")
-        self.timeout_seconds, self.max_result_bytes = check_limits(
+        self.timeout_seconds, self.max_result_bytes = _limits.check_limits(
             f"Neo4jManager '{self.name}'", timeout_seconds, max_result_bytes
         )
         self.uri = uri or os.environ.get("NEO4J_URI") or DEFAULT_URI
@@ -235,8 +230,7 @@ class Neo4jManager(KnowledgeBase):
         """
         if not isinstance(statement, str) or not statement.strip():
             raise ValueError("statement must be a non-empty Cypher string")
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"limit must be a whole number of at least 1, got {limit!r}")
+        _limits.check_limit(limit)
         extra = kwargs.get("params") or {}
         if not isinstance(extra, Mapping):
             raise ValueError(f"params must be a mapping, got {type(extra).__name__}")
@@ -331,7 +325,7 @@ class Neo4jManager(KnowledgeBase):
 
     def _take(self, result: Any, limit: int) -> list[Record]:
         """Pull records in batches up to ``limit`` rows and ``max_result_bytes``."""
-        return take_rows(
+        return _limits.take_rows(
             result.fetch,
             lambda row, _number: _record(row),
             max_rows=limit,

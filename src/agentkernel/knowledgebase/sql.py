@@ -12,7 +12,7 @@ The URL comes from the constructor, else from ``AGENTKERNEL_SQL_URL`` (read when
 is constructed, never at import).
 
 Read-only is enforced twice. First every statement passes the same guard as Starburst (see
-``agentkernel.knowledgebase._sqlguard``: one read-only statement, parsed in the database's
+``agentkernel.knowledgebase._sql.guard``: one read-only statement, parsed in the database's
 dialect, calling only functions on the dialect's allow-list or in ``allowed_functions``; a
 SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself is read-only,
 so a write that slipped past parsing (an allowed function that writes, say) is refused by the
@@ -64,7 +64,7 @@ to the pool, as SQLAlchemy does for any connection). Other dialects are refused 
 construction unless ``enforce_session_read_only=False`` (then only the guard and the rollback
 protect the data; a WARNING says so).
 
-Rows come back as records (see ``agentkernel.knowledgebase._sqlrecords``). With
+Rows come back as records (see ``agentkernel.knowledgebase._sql.records``). With
 ``derives_schema=True`` the manager describes itself from the database: its tables and views
 with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 """
@@ -79,29 +79,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
-from agentkernel.knowledgebase._limits import (
-    DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_TIMEOUT_SECONDS,
-    at_deadline,
-    check_limits,
-    take_rows,
-)
-from agentkernel.knowledgebase._sqlguard import (
-    ACCEPTED,
-    GuardedStatement,
-    allowed_function_names,
-    guard_statement,
-)
-from agentkernel.knowledgebase._sqlrecords import row_to_record
-from agentkernel.knowledgebase.base import KnowledgeBase
+from agentkernel.knowledgebase import _limits
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
-from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+from agentkernel.knowledgebase.model import Record
 
 try:
     import sqlalchemy as sa
     import sqlalchemy.exc as sa_exc
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("sqlalchemy", "sql", feature="SQLManager") from exc
+
+from agentkernel.knowledgebase._sql.backend import SQLBackend
+from agentkernel.knowledgebase._sql.guard import ACCEPTED, GuardedStatement
+from agentkernel.knowledgebase._sql.records import row_to_record
 
 __all__ = ["SQLManager", "SQLQueryError", "SQLRefusedError"]
 
@@ -150,8 +140,10 @@ _DUCKDB_CONFIG = {
 }
 
 
-class SQLManager(KnowledgeBase):
+class SQLManager(SQLBackend):
     """Read-only SQL over any SQLAlchemy URL (PostgreSQL, DuckDB, SQLite, ...)."""
+
+    _server_time_limit = "the server's statement_timeout"
 
     def __init__(
         self,
@@ -162,8 +154,8 @@ class SQLManager(KnowledgeBase):
         derives_schema: bool = False,
         db_schema: str | None = None,
         max_rows: int = 1000,
-        timeout_seconds: float | None = DEFAULT_TIMEOUT_SECONDS,
-        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
+        timeout_seconds: float | None = _limits.DEFAULT_TIMEOUT_SECONDS,
+        max_result_bytes: int | None = _limits.DEFAULT_MAX_RESULT_BYTES,
         max_tables: int = 100,
         enforce_session_read_only: bool = True,
         allowed_functions: Iterable[str] = (),
@@ -187,7 +179,7 @@ class SQLManager(KnowledgeBase):
             enforce_session_read_only: Refuse a dialect whose sessions this manager cannot
                 make read-only; ``False`` accepts it with a WARNING.
             allowed_functions: Functions the statement guard accepts besides the dialect's
-                built-ins without side effects (``agentkernel.knowledgebase._sqlfunctions``):
+                built-ins without side effects (``agentkernel.knowledgebase._sql.functions``):
                 ``"fn"`` for an unqualified call, ``"schema.fn"`` for a qualified one. List
                 only functions that change nothing and read no files.
             allow_privileged_role: Connect even as a PostgreSQL role that may read or
@@ -201,14 +193,12 @@ class SQLManager(KnowledgeBase):
                 ``allowed_functions``.
         """
         super().__init__(
-            capabilities=KnowledgeCapabilities(
-                kinds=["structured"],
-                query=True,
-                query_language="sql",
-                writable=False,
-                derives_schema=derives_schema,
-            ),
-            name=name,
+            name,
+            max_rows,
+            timeout_seconds,
+            max_result_bytes,
+            allowed_functions,
+            derives_schema=derives_schema,
         )
         raw = url if url is not None else os.environ.get(ENV_URL, "")
         if not raw:
@@ -223,13 +213,8 @@ class SQLManager(KnowledgeBase):
         self.dialect = _SQLGLOT_DIALECTS.get(self.backend)
         self.description = description
         self.db_schema = db_schema
-        self.max_rows = max_rows
-        self.timeout_seconds, self.max_result_bytes = check_limits(
-            f"SQLManager '{name}'", timeout_seconds, max_result_bytes
-        )
         self.max_tables = max_tables
         self.enforce_session_read_only = enforce_session_read_only
-        self.allowed_functions = allowed_function_names(allowed_functions)
         self.allow_privileged_role = allow_privileged_role
         self._engine_options = dict(engine_options or {})
         self._engine: sa.Engine | None = None
@@ -308,32 +293,14 @@ class SQLManager(KnowledgeBase):
             derived["tables"] = self._describe_tables()
         return derived
 
-    def query(self, statement: str, limit: int = 3, **kwargs: Any) -> list[Record]:
-        """Run one read-only SQL statement in the database's dialect.
-
-        Args:
-            statement: SELECT, WITH ... SELECT, VALUES, SHOW, DESCRIBE or EXPLAIN.
-            limit: Appended as ``LIMIT <limit>`` to a SELECT that carries none; the most
-                rows returned for statements that take no LIMIT.
-            **kwargs: ``params``: a mapping bound to ``:name`` placeholders.
-
-        Returns:
-            One record per row (see ``agentkernel.knowledgebase._sqlrecords``).
-
-        Raises:
-            SQLRefusedError: The statement is not exactly one read-only statement.
-            SQLQueryError: The database reported an error or could not be reached.
-        """
-        guarded = guard_statement(
-            statement, dialect=self.dialect, limit=limit, allowed_functions=self.allowed_functions
-        )
-        params = kwargs.get("params")
+    def _parameters(self, params: Any) -> Mapping[str, Any] | None:
         if params is not None and not isinstance(params, Mapping):
             raise SQLQueryError("params must be a mapping of :name placeholders to values.")
-        if guarded.limit_appended or not guarded.has_own_limit:
-            cap, row_cap = limit, f"limit={limit}"
-        else:
-            cap, row_cap = self.max_rows, f"max_rows={self.max_rows}"
+        return params
+
+    def _execute(
+        self, guarded: GuardedStatement, params: Mapping[str, Any] | None, cap: int, row_cap: str
+    ) -> list[Record]:
         if params:
             stream = self.backend == "postgresql" and guarded.kind in ("select", "values")
             with self._bound(guarded.sql, params, stream=stream) as result:
@@ -395,7 +362,7 @@ class SQLManager(KnowledgeBase):
         row_cap: str,
     ) -> list[Record]:
         source = self._source_label()
-        return take_rows(
+        return _limits.take_rows(
             fetchmany,
             lambda row, number: row_to_record(columns, row, number, source),
             max_rows=cap,
@@ -486,17 +453,6 @@ class SQLManager(KnowledgeBase):
             ):
                 raise SQLQueryError(self._timeout_message()) from exc
             raise self._query_error(exc) from exc
-
-    def _timeout_message(self) -> str:
-        limit = (
-            f"timeout_seconds={self.timeout_seconds:g}"
-            if self.timeout_seconds
-            else "the server's statement_timeout"
-        )
-        return (
-            f"The statement was stopped after {limit}; "
-            "ask for less (a narrower WHERE, fewer joins, a LIMIT)."
-        )
 
     def _query_error(self, exc: sa_exc.SQLAlchemyError) -> SQLQueryError:
         if isinstance(exc, sa_exc.DBAPIError):
@@ -645,7 +601,7 @@ class _Deadline:
 
             self.connection.set_progress_handler(past_deadline, _SQLITE_STEPS)
         elif self.backend == "duckdb":
-            self._cancel = at_deadline(self.seconds, self._interrupt)
+            self._cancel = _limits.at_deadline(self.seconds, self._interrupt)
         return self
 
     def __exit__(self, *_exc: object) -> None:

@@ -30,7 +30,7 @@ Trino, without a password: credentials are never sent in clear text (a password 
 
 The manager is read-only: it declares ``query`` (SQL) and not ``writable``, so ``write_kb``
 declines it and ``write()`` raises ``KnowledgeCapabilityError``. Every statement passes the
-shared guard first (see ``agentkernel.knowledgebase._sqlguard``): one read-only statement
+shared guard first (see ``agentkernel.knowledgebase._sql.guard``): one read-only statement
 (SELECT, WITH ... SELECT, VALUES, SHOW, DESCRIBE, EXPLAIN), decided by parsing the Trino
 dialect, never a prefix check, calling only Trino built-ins without side effects, the
 connectors' ``system.sheet`` and pass-through ``system.query`` (whose query must pass the
@@ -67,13 +67,11 @@ from agentkernel.knowledgebase._limits import (
     DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_TIMEOUT_SECONDS,
     at_deadline,
-    check_limits,
     take_rows,
 )
-from agentkernel.knowledgebase._sqlrecords import row_to_record
-from agentkernel.knowledgebase.base import KnowledgeBase
+from agentkernel.knowledgebase._sql.records import row_to_record
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
-from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+from agentkernel.knowledgebase.model import Record
 
 # Both SDKs of the 'trino' extra are checked here, before the guard module would name the
 # 'sql' extra for a missing sqlglot: a Starburst user installs 'trino'.
@@ -87,12 +85,8 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra(exc.name or "trino", "trino", feature="StarburstManager") from exc
 
-from agentkernel.knowledgebase._sqlguard import (
-    ACCEPTED,
-    GuardedStatement,
-    allowed_function_names,
-    guard_statement,
-)
+from agentkernel.knowledgebase._sql.backend import SQLBackend
+from agentkernel.knowledgebase._sql.guard import ACCEPTED, GuardedStatement
 
 __all__ = ["SQLQueryError", "SQLRefusedError", "StarburstManager"]
 
@@ -109,12 +103,15 @@ ENV_HTTP_SCHEME = "STARBURST_HTTP_SCHEME"
 _DEFAULT_PORTS = {"https": 443, "http": 8080}
 
 
-class StarburstManager(KnowledgeBase):
+class StarburstManager(SQLBackend):
     """Read-only SQL over Starburst Galaxy (or any Trino) through the official client.
 
     The Trino schema is ``db_schema`` (the ``schema=`` keyword), so the inherited
     ``schema()`` method keeps working and ``get_schemas()`` reports this backend.
     """
+
+    dialect = "trino"
+    _server_time_limit = "the cluster's time limit"
 
     def __init__(
         self,
@@ -167,7 +164,7 @@ class StarburstManager(KnowledgeBase):
             legacy_prepared_statements: How the client binds ``params``: ``True`` uses
                 PREPARE/EXECUTE, ``False`` EXECUTE IMMEDIATE, ``None`` probes the server.
             allowed_functions: Functions the statement guard accepts besides Trino's built-ins
-                without side effects (``agentkernel.knowledgebase._sqlfunctions``): ``"fn"``
+                without side effects (``agentkernel.knowledgebase._sql.functions``): ``"fn"``
                 for an unqualified call, ``"catalog.schema.fn"`` for a connector's table
                 function. List only functions that change nothing and read no files.
             source: The ``X-Trino-Source`` the cluster sees.
@@ -176,12 +173,7 @@ class StarburstManager(KnowledgeBase):
             AKConfigError: No host or user, a bad port or scheme, a password over HTTP, or
                 a limit that is not a positive number.
         """
-        super().__init__(
-            capabilities=KnowledgeCapabilities(
-                kinds=["structured"], query=True, query_language="sql", writable=False
-            ),
-            name=name,
-        )
+        super().__init__(name, max_rows, timeout_seconds, max_result_bytes, allowed_functions)
         env_host = host or os.environ.get(ENV_HOST, "")
         parsed = urlsplit(env_host) if "://" in env_host else None
         self.host = (parsed.hostname or "") if parsed else env_host.strip()
@@ -201,12 +193,7 @@ class StarburstManager(KnowledgeBase):
         self.verify = verify
         self.request_timeout = request_timeout
         self.max_attempts = max_attempts
-        self.max_rows = max_rows
-        self.timeout_seconds, self.max_result_bytes = check_limits(
-            f"StarburstManager '{name}'", timeout_seconds, max_result_bytes
-        )
         self.legacy_prepared_statements = legacy_prepared_statements
-        self.allowed_functions = allowed_function_names(allowed_functions)
         self.source = source
         self._connection: Any = None
         self.connect()
@@ -258,16 +245,16 @@ class StarburstManager(KnowledgeBase):
             http_session=_session(self.verify),
             host=self.host,
             port=self.port,
+            http_scheme=self.http_scheme,
             user=self.user,
+            auth=auth,
             catalog=self.catalog,
             schema=self.db_schema,
-            http_scheme=self.http_scheme,
-            auth=auth,
+            session_properties=_time_limits(self.timeout_seconds),
             request_timeout=self.request_timeout,
             max_attempts=self.max_attempts,
             legacy_prepared_statements=self.legacy_prepared_statements,
             source=self.source,
-            session_properties=_time_limits(self.timeout_seconds),
         )
         logger.debug("StarburstManager %r targets %s", self.backend_name, self.target)
 
@@ -298,32 +285,6 @@ class StarburstManager(KnowledgeBase):
         derived["statements"] = ACCEPTED
         return derived
 
-    def query(self, statement: str, limit: int = 3, **kwargs: Any) -> list[Record]:
-        """Run one read-only SQL statement (Trino dialect).
-
-        Args:
-            statement: SELECT, WITH ... SELECT, VALUES, SHOW, DESCRIBE or EXPLAIN.
-            limit: Appended as ``LIMIT <limit>`` to a SELECT that carries none; the most
-                rows returned for statements that take no LIMIT.
-            **kwargs: ``params``: a sequence bound to ``?`` placeholders by the server.
-
-        Returns:
-            One record per row (see ``agentkernel.knowledgebase._sqlrecords``).
-
-        Raises:
-            SQLRefusedError: The statement is not exactly one read-only statement.
-            SQLQueryError: Trino reported an error, refused the credentials, or is unreachable.
-        """
-        guarded = guard_statement(
-            statement, dialect="trino", limit=limit, allowed_functions=self.allowed_functions
-        )
-        params = kwargs.get("params")
-        if params is not None and (
-            isinstance(params, str | bytes) or not isinstance(params, Sequence)
-        ):
-            raise SQLQueryError("params must be a list of values for the '?' placeholders.")
-        return self._execute(guarded, list(params) if params else None, limit)
-
     def close(self) -> None:
         """Close the client's HTTP session; the next query opens a new one."""
         connection, self._connection = self._connection, None
@@ -335,15 +296,18 @@ class StarburstManager(KnowledgeBase):
 
     # -- internals -----------------------------------------------------------------------
 
+    def _parameters(self, params: Any) -> list[Any] | None:
+        if params is not None and (
+            isinstance(params, str | bytes) or not isinstance(params, Sequence)
+        ):
+            raise SQLQueryError("params must be a list of values for the '?' placeholders.")
+        return list(params) if params else None
+
     def _execute(
-        self, guarded: GuardedStatement, params: list[Any] | None, limit: int
+        self, guarded: GuardedStatement, params: list[Any] | None, cap: int, row_cap: str
     ) -> list[Record]:
         if self._connection is None:
             self.connect()
-        if guarded.limit_appended or not guarded.has_own_limit:
-            cap, row_cap = limit, f"limit={limit}"
-        else:
-            cap, row_cap = self.max_rows, f"max_rows={self.max_rows}"
         cursor = self._connection.cursor()
         expired = threading.Event()
         stop_timer = None
@@ -382,17 +346,6 @@ class StarburstManager(KnowledgeBase):
             except Exception:
                 logger.debug("cancelling the rest of a Trino result failed", exc_info=True)
         return records
-
-    def _timeout_message(self) -> str:
-        limit = (
-            f"timeout_seconds={self.timeout_seconds:g}"
-            if self.timeout_seconds
-            else "the cluster's time limit"
-        )
-        return (
-            f"The query was stopped after {limit}; ask for less (a narrower WHERE, fewer "
-            "joins, a LIMIT)."
-        )
 
     def _source_label(self) -> str:
         where = ".".join(p for p in (self.catalog, self.db_schema, self.table_name) if p)

@@ -12,8 +12,9 @@ only ``create_knowledge_server`` pulls in the optional ``mcp`` SDK, when it is t
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
     from agentkernel.knowledgestore.base import KnowledgeStore
@@ -40,29 +41,28 @@ if TYPE_CHECKING:
     from agentkernel.knowledgestore.tools import create_knowledge_tools
     from agentkernel.mcp.store import create_knowledge_server, serve_knowledge_store
 
-_MODEL = "agentkernel.knowledgestore.model"
-# public name -> module that defines it
-_EXPORTS: dict[str, str] = {
-    "KnowledgeStore": "agentkernel.knowledgestore.base",
-    "KnowledgeStoreError": "agentkernel.knowledgestore.errors",
-    "FileKnowledgeStore": "agentkernel.knowledgestore.file_store",
-    "create_file_knowledge_store": "agentkernel.knowledgestore.file_store",
-    "SQLiteKnowledgeStore": "agentkernel.knowledgestore.sqlite_store",
-    "create_knowledge_tools": "agentkernel.knowledgestore.tools",
-    "create_knowledge_server": "agentkernel.mcp.store",
-    "serve_knowledge_store": "agentkernel.mcp.store",
-    "BUILT_IN_PAGE_TYPES": _MODEL,
-    "CheckReport": _MODEL,
-    "FieldChanges": _MODEL,
-    "KnowledgePage": _MODEL,
-    "NewPage": _MODEL,
-    "PageInfo": _MODEL,
-    "PageLink": _MODEL,
-    "PageType": _MODEL,
-    "SearchHit": _MODEL,
-    "is_slug": _MODEL,
-    "linked_ids": _MODEL,
-    "parse_id": _MODEL,
+# module -> the public names it defines, imported on first access
+_HOMES: dict[str, tuple[str, ...]] = {
+    "agentkernel.knowledgestore.base": ("KnowledgeStore",),
+    "agentkernel.knowledgestore.errors": ("KnowledgeStoreError",),
+    "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
+    "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
+    "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
+    "agentkernel.mcp.store": ("create_knowledge_server", "serve_knowledge_store"),
+    "agentkernel.knowledgestore.model": (
+        "BUILT_IN_PAGE_TYPES",
+        "CheckReport",
+        "FieldChanges",
+        "KnowledgePage",
+        "NewPage",
+        "PageInfo",
+        "PageLink",
+        "PageType",
+        "SearchHit",
+        "is_slug",
+        "linked_ids",
+        "parse_id",
+    ),
 }
 
 __all__ = [
@@ -89,14 +89,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

@@ -2,8 +2,9 @@
 
 ::
 
-    KnowledgeError                 (agentkernel.knowledgebase.errors)
-    └── KnowledgeStoreError        a refusal: bad id or slug, a link to nowhere, an edit that
+    AKError                        (agentkernel.errors)
+    └── KnowledgeError             (agentkernel.knowledgebase.errors)
+        └── KnowledgeStoreError    a refusal: bad id or slug, a link to nowhere, an edit that
                                    matches nothing or several places, a page that exists already
 
 Every refusal carries a message a model can act on: what was wrong and how to fix it. The
@@ -14,6 +15,8 @@ error: ``read()`` returns ``None``.
 from __future__ import annotations
 
 from agentkernel.knowledgebase.errors import KnowledgeError
+
+__all__ = ["KnowledgeStoreError"]
 
 
 class KnowledgeStoreError(KnowledgeError):

@@ -13,19 +13,17 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from agentkernel import _lazy_exports
 from agentkernel.openai._tools import OpenAIToolBuilder
 
 if TYPE_CHECKING:
     from agentkernel.openai.module import OpenAIModule
 
+# module -> the public names it defines, imported on first access
+_HOMES = {"agentkernel.openai.module": ("OpenAIModule",)}
+
 __all__ = ["OpenAIModule", "OpenAIToolBuilder"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "OpenAIModule":
-        from agentkernel.openai.module import OpenAIModule
-
-        return OpenAIModule
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

@@ -37,6 +37,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from agentkernel.retrieval._slots import SlotKeyed, Slots
 from agentkernel.retrieval.analysis import (
     QUERY_STOPWORDS,
     parse_query,
@@ -106,7 +107,7 @@ class Hit(NamedTuple):
 Fields = Mapping[str, "str | Iterable[str] | None"]
 
 
-class SearchIndex:
+class SearchIndex(SlotKeyed):
     """BM25F over weighted fields, updated document by document.
 
     Not thread-safe by itself, searches included (they fill caches): its owner serialises
@@ -165,10 +166,8 @@ class SearchIndex:
         self._doc_length: list[float] = []
         self._multiplier: list[float] = []
         self._title_key: list[frozenset[str]] = []
-        self._key_of: list[Hashable] = []
         self._status: dict[int, str] = {}
-        self._slot_of: dict[Hashable, int] = {}
-        self._free: list[int] = []
+        self._slots: Slots[Hashable] = Slots()
         # each title is filed under one of its words, its *anchor* (the word in fewest titles
         # when it was added): a title inside a query is found from its anchor, once
         self._title_count: dict[str, int] = {}  # title word -> titles holding it
@@ -181,16 +180,10 @@ class SearchIndex:
         self._impact_norms: tuple[float, float] | None = None
         self._length_array: Any = None
 
-    def __len__(self) -> int:
-        return len(self._slot_of)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._slot_of
-
     @property
     def capacity(self) -> int:
         """Slots allocated: the most documents ever live at once (freed slots are reused)."""
-        return len(self._key_of)
+        return len(self._slots.key_of)
 
     def status(self, key: Hashable) -> str | None:
         """Return the status a document was added with, or ``None``.
@@ -201,7 +194,7 @@ class SearchIndex:
         Returns:
             The status, lower-cased, when one was given.
         """
-        slot = self._slot_of.get(key)
+        slot = self._slots.slot_of.get(key)
         return None if slot is None else self._status.get(slot)
 
     def add(self, key: Hashable, fields: Fields, *, status: str | None = None) -> None:
@@ -218,18 +211,16 @@ class SearchIndex:
         pairs = _pairs_of(fields) if self._phrase_boost else b""
         title = fields.get(self._title_field)
         title_key = _title_key(title) if isinstance(title, str) else _NO_TITLE
-        slot = self._free.pop() if self._free else len(self._key_of)
+        slot = self._slots.take(key)
         state = (status or "").strip().lower()
         multiplier = STATUS_PENALTY.get(state, 1.0)
-        if slot == len(self._key_of):
-            self._key_of.append(key)
+        if slot == len(self._doc_terms):
             self._doc_terms.append(tuple(counts))
             self._doc_length.append(length)
             self._multiplier.append(multiplier)
             self._title_key.append(title_key)
             self._pairs.append(pairs)
         else:
-            self._key_of[slot] = key
             self._doc_terms[slot] = tuple(counts)
             self._doc_length[slot] = length
             self._multiplier[slot] = multiplier
@@ -237,7 +228,6 @@ class SearchIndex:
             self._pairs[slot] = pairs
         if state:
             self._status[slot] = state
-        self._slot_of[key] = slot
         self._total_length += length
         if title_key:
             count = self._title_count
@@ -269,14 +259,13 @@ class SearchIndex:
         Returns:
             Whether it was indexed.
         """
-        slot = self._slot_of.pop(key, None)
+        slot = self._slots.release(key)
         if slot is None:
             return False
         self._total_length -= self._doc_length[slot]
         self._doc_length[slot] = 0.0
         self._multiplier[slot] = 1.0
         self._status.pop(slot, None)
-        self._key_of[slot] = None
         anchor = self._anchor.pop(slot, None)
         if anchor is not None:
             holders = self._anchored[anchor]
@@ -303,8 +292,7 @@ class SearchIndex:
             if not bucket:
                 del postings[term]
         self._doc_terms[slot] = ()
-        self._free.append(slot)
-        if not self._slot_of:
+        if not self._slots:
             self._total_length = 0.0  # no float drift carried into the next collection
         return True
 
@@ -318,7 +306,7 @@ class SearchIndex:
         Returns:
             Hits, best first; ties broken by slot order.
         """
-        if limit <= 0 or not self._slot_of:
+        if limit <= 0 or not self._slots:
             return []
         postings = self._postings
         weights, query_key = parse_query(query)
@@ -337,7 +325,7 @@ class SearchIndex:
             if needles:
                 self._phrase_rule(candidates, needles)
             ranked = self._rank(candidates, exact, contained)
-            complete = len(raw) < pool or len(self._slot_of) <= pool
+            complete = len(raw) < pool or len(self._slots) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
             # title matches (all already candidates) can rise above what they scored (the
             # phrase rule lifts candidates only: it re-ranks the pool)
@@ -347,7 +335,7 @@ class SearchIndex:
             ):
                 break
             pool *= 4
-        key_of = self._key_of
+        key_of = self._slots.key_of
         return [Hit(key_of[slot], score) for slot, _tier, score in ranked[:limit]]
 
     # -- scoring ------------------------------------------------------------------------
@@ -442,12 +430,12 @@ class SearchIndex:
         return rows
 
     def _idf(self, term: str) -> float:
-        count = len(self._slot_of)
+        count = len(self._slots)
         frequency = len(self._postings[term])
         return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
 
     def _norms(self) -> tuple[float, float]:
-        count = len(self._slot_of)
+        count = len(self._slots)
         average = self._total_length / count if self._total_length > 0 else 1.0
         return self._k1 * (1.0 - self._b), self._k1 * self._b / average
 
@@ -517,7 +505,7 @@ class SearchIndex:
         norm_base: float,
         norm_scale: float,
     ) -> list[tuple[int, float]]:
-        size = len(self._key_of)
+        size = len(self._slots.key_of)
         lengths = self._lengths(np, size)
         scores = np.zeros(size)
         gain_scale = self._k1 + 1.0

@@ -24,6 +24,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 
+from agentkernel.retrieval._slots import SlotKeyed, Slots
 from agentkernel.retrieval.embedders import Embedder, EmbedderError, load_embedder, text_hash
 from agentkernel.retrieval.vectorcache import VectorCache, default_cache_dir
 
@@ -97,7 +98,7 @@ def blend(
     return ordered[:limit]
 
 
-class SemanticIndex:
+class SemanticIndex(SlotKeyed):
     """Unit vectors of live documents, ranked by cosine similarity to a query.
 
     Thread-safe.
@@ -129,17 +130,9 @@ class SemanticIndex:
         """Texts this index sent to the embedder (cache misses), for tests and benches."""
         self.degraded: str | None = None
         self._lock = threading.RLock()
-        self._slot: dict[str, int] = {}
-        self._keys: list[str | None] = []
-        self._free: list[int] = []
+        self._slots: Slots[str] = Slots()
         self._matrix = np.zeros((0, self.dimension), dtype=np.float32)
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._slot)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._slot
 
     @property
     def description(self) -> str:
@@ -218,19 +211,13 @@ class SemanticIndex:
             vector: Its unit vector.
         """
         with self._lock:
-            slot = self._slot.get(key)
+            slot = self._slots.slot_of.get(key)
             if slot is None:
-                if self._free:
-                    slot = self._free.pop()
-                    self._keys[slot] = key
-                else:
-                    slot = len(self._keys)
-                    self._keys.append(key)
-                    if slot >= len(self._matrix):
-                        grown = np.zeros((max(64, 2 * len(self._matrix)), self.dimension), "f4")
-                        grown[: len(self._matrix)] = self._matrix
-                        self._matrix = grown
-                self._slot[key] = slot
+                slot = self._slots.take(key)
+                if slot >= len(self._matrix):
+                    grown = np.zeros((max(64, 2 * len(self._matrix)), self.dimension), "f4")
+                    grown[: len(self._matrix)] = self._matrix
+                    self._matrix = grown
             self._matrix[slot] = vector
 
     def remove(self, key: str) -> None:
@@ -240,11 +227,9 @@ class SemanticIndex:
             key: The document key.
         """
         with self._lock:
-            slot = self._slot.pop(key, None)
+            slot = self._slots.release(key)
             if slot is not None:
-                self._keys[slot] = None
                 self._matrix[slot] = 0.0
-                self._free.append(slot)
 
     def missing(self, keys: Sequence[str]) -> list[str]:
         """The keys among ``keys`` that have no vector yet (after a failed embedding).
@@ -256,7 +241,7 @@ class SemanticIndex:
             Those without a vector.
         """
         with self._lock:
-            return [k for k in keys if k not in self._slot]
+            return [k for k in keys if k not in self._slots]
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]] | None:
         """Rank documents by cosine similarity to the query.
@@ -273,12 +258,13 @@ class SemanticIndex:
         if vector is None:
             return None
         with self._lock:
-            used = len(self._keys)
-            if not self._slot or limit < 1:
+            used = len(self._slots.key_of)
+            if not self._slots or limit < 1:
                 return []
             scores = self._matrix[:used] @ vector
-            keys = list(self._keys)
-        for slot in self._free:
+            keys = list(self._slots.key_of)
+            free = list(self._slots.free)
+        for slot in free:
             if slot < used:
                 scores[slot] = -np.inf
         take = min(limit, used)

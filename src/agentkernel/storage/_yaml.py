@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from agentkernel.errors import AKError
+
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -87,7 +89,7 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _RESOLVERS: dict[Any, list[tuple[str, Any]]] = _Loader.yaml_implicit_resolvers
 
 
-class _Decline(Exception):
+class _Decline(AKError):
     """The text is outside the subset; the caller must use the YAML loader."""
 
 

@@ -13,12 +13,13 @@ from typing import Any
 
 import yaml
 
+from agentkernel.errors import AKError
 from agentkernel.storage._yaml import dump_yaml, load_yaml, simple_mapping
 
 __all__ = ["FrontmatterError", "dump_yaml", "load_yaml", "parse", "read_mapping", "render", "split"]
 
 
-class FrontmatterError(ValueError):
+class FrontmatterError(AKError, ValueError):
     """A document's frontmatter is missing or is not a YAML mapping."""
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from agentkernel.errors import AKError
 from agentkernel.storage import frontmatter
 
 RESERVED_NAMES = frozenset({"index.md", "log.md"})
@@ -24,7 +25,7 @@ TRUST_MACHINE = "machine-confirmed"
 TRUST_HUMAN = "human-reviewed"
 
 
-class ConceptError(ValueError):
+class ConceptError(AKError, ValueError):
     """A document cannot be read as an OKF concept; the message says why."""
 
 

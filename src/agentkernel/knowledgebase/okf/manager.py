@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.errors import echo
+from agentkernel.knowledgebase._limits import is_positive
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
@@ -166,15 +167,11 @@ class OKFManager(DocumentKnowledgeBase):
             EmbedderError: The embedder cannot be built, or the cache holds vectors of
                 another dimension under its model id.
         """
-        if refresh_seconds is not None and (
-            isinstance(refresh_seconds, bool)
-            or not isinstance(refresh_seconds, int | float)
-            or not refresh_seconds > 0
-        ):
+        if refresh_seconds is not None and not is_positive(refresh_seconds):
             raise ValueError(
                 f"refresh_seconds must be a positive number or None, got {refresh_seconds!r}"
             )
-        if isinstance(max_concepts, bool) or not isinstance(max_concepts, int) or max_concepts < 1:
+        if not is_positive(max_concepts, whole=True):
             raise ValueError(f"max_concepts must be a positive integer, got {max_concepts!r}")
         if write_actor is not None and (
             not isinstance(write_actor, str) or not write_actor.strip()

@@ -3,7 +3,7 @@ r"""Names in SQL resolved the way the server resolves them, for the statement gu
 The guard judges functions and relations by name, so it must see the name the server will
 look up, not the text the agent typed: ``pg_catalog.U&"pg_r\0065ad_file"`` is PostgreSQL's
 ``pg_read_file``, ``"Upper"`` is not ``upper`` there but is in DuckDB, and ``public.lower``
-is not the built-in. The rules per dialect are listed in ``_sqlfunctions``. Anything this
+is not the built-in. The rules per dialect are listed in ``functions``. Anything this
 module cannot resolve raises :class:`UnresolvedName`, and the guard refuses the statement.
 """
 
@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from sqlglot import exp
 from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]
 
+from agentkernel.errors import AKError
+
 # PostgreSQL cuts identifiers to NAMEDATALEN - 1 bytes
 _PG_MAX_IDENTIFIER_BYTES = 63
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -22,7 +24,7 @@ _QUOTES = frozenset('"`[')
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
-class UnresolvedName(ValueError):
+class UnresolvedName(AKError, ValueError):
     """A name the guard cannot resolve as the server would; the message says which."""
 
 

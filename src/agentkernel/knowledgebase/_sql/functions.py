@@ -1,6 +1,6 @@
 r"""The SQL guard's allow-lists: built-in functions without side effects, per dialect.
 
-``agentkernel.knowledgebase._sqlguard`` accepts a function call, or a function used as a table
+``agentkernel.knowledgebase._sql.guard`` accepts a function call, or a function used as a table
 source (``FROM fn(...)``, ``LATERAL fn(...)``, ``TABLE(fn(...))``), only when its name, resolved
 the way the server resolves it, is listed here for the backend's dialect or was passed by the
 user as ``allowed_functions=`` to ``SQLManager`` / ``StarburstManager``. The lists hold

@@ -14,7 +14,7 @@ accepted                  notes
 ``SHOW``                  per dialect: Trino ``SHOW TABLES|SCHEMAS|CATALOGS|COLUMNS|CREATE|
                           FUNCTIONS|SESSION|STATS|GRANTS|ROLES ...``, DuckDB ``SHOW TABLES``,
                           PostgreSQL ``SHOW <parameter>`` for the session parameters listed
-                          in ``_sqlfunctions.POSTGRES_SHOW_PARAMETERS`` (not file locations,
+                          in ``functions.POSTGRES_SHOW_PARAMETERS`` (not file locations,
                           not ``SHOW ALL``); SQLite has no SHOW
 ``DESCRIBE`` / ``DESC``   a table, a query (which must itself pass), or Trino's
                           ``DESCRIBE INPUT|OUTPUT <prepared statement>``
@@ -29,7 +29,7 @@ Inside an accepted statement, every part must be something the guard knows to be
   is accepted only when its name, resolved as the server resolves it (``U&"..."``
   identifiers decoded, quoting and letter case per dialect, schema qualification such as
   ``pg_catalog.fn``), is on the dialect's list of built-ins without side effects
-  (``agentkernel.knowledgebase._sqlfunctions``) or in the ``allowed_functions`` the user
+  (``agentkernel.knowledgebase._sql.functions``) or in the ``allowed_functions`` the user
   passed to the manager. Anything else, ``pg_read_file``, ``lo_import``, ``nextval``,
   ``pg_sleep``, ``set_config``, ``dblink``, DuckDB's ``read_csv`` and ``getenv``, SQLite's
   ``load_extension`` and ``fts3_tokenizer``, a user's own function, is refused with a message
@@ -45,7 +45,7 @@ Inside an accepted statement, every part must be something the guard knows to be
   configuration, credentials or replication state are refused by name
   (``pg_settings``, ``pg_file_settings``, ``pg_hba_file_rules``, ``pg_authid``, ``pg_shadow``,
   ``duckdb_settings``, SQLite's ``sqlite_dbpage``, Trino's ``system.runtime``, Iceberg's
-  ``$files`` ..., see ``_sqlfunctions.REFUSED_RELATIONS``), as is a DuckDB table name that
+  ``$files`` ..., see ``functions.REFUSED_RELATIONS``), as is a DuckDB table name that
   DuckDB would read as a file (``FROM 'x.csv'``). Ordinary tables are the database's to
   protect, through the privileges of the role the manager connects as.
 
@@ -74,7 +74,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from agentkernel.errors import AKConfigError, missing_extra
+from agentkernel.errors import AKConfigError, AKError, missing_extra
 from agentkernel.knowledgebase.errors import SQLRefusedError
 
 try:
@@ -83,8 +83,8 @@ try:
     from sqlglot.errors import SqlglotError
     from sqlglot.tokens import Token, TokenType  # type: ignore[attr-defined]
 
-    from agentkernel.knowledgebase import _sqlfunctions as lists
-    from agentkernel.knowledgebase._sqlnames import (
+    from agentkernel.knowledgebase._sql import functions as lists
+    from agentkernel.knowledgebase._sql.names import (
         UnresolvedName,
         ascii_lower,
         decode_unicode_identifiers,
@@ -263,7 +263,7 @@ def _normalised(names: frozenset[str]) -> frozenset[str]:
     return allowed_function_names(names)
 
 
-class _Refusal(Exception):
+class _Refusal(AKError):
     """Why a statement (or a statement nested in it) is refused; worded by the caller."""
 
 
