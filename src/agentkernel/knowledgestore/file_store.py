@@ -45,24 +45,21 @@ import posixpath
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
+from agentkernel.knowledgestore._cataloged import CatalogedStore, View
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
-from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
-    STATUS_RETIRED,
     CheckReport,
-    FieldChanges,
     KnowledgePage,
     NewPage,
     PageInfo,
     PageType,
-    SearchHit,
     is_slug,
     linked_ids,
 )
@@ -114,7 +111,7 @@ def _folder_token(path: Path) -> _FolderToken:
     return info.st_dev, info.st_ino, info.st_mtime_ns
 
 
-class FileKnowledgeStore(KnowledgeStore):
+class FileKnowledgeStore(CatalogedStore):
     """A :class:`KnowledgeStore` over the markdown files of one folder (an OKF bundle)."""
 
     def __init__(
@@ -343,16 +340,13 @@ class FileKnowledgeStore(KnowledgeStore):
         assert entry is not None
         return _flows.Page(page.id, page.page_type.name, page.title, page.fields, entry.content)
 
-    def types(self) -> tuple[PageType, ...]:
-        """Return the page types this store holds."""
-        return self._registry.types
-
-    def list(self) -> list[PageInfo]:
-        """Return every page but the retired ones, by type, then slug."""
-        with self._mutex:
-            self._refresh()
-            infos = [entry.info for entry in self._catalog.entries()]
-        return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
+    def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
+        with self._writing():
+            page = self._find(page_id)
+            # the page file may have been edited in place since the last refresh
+            self._revalidate(page.id)
+            page = self._find(page_id)
+            self._save_changed(page, change(lambda other: self._view(self._find(other))))
 
     def read(self, page_id: str) -> KnowledgePage | None:
         """Return a page with the pages linking to it, or ``None``.
@@ -379,30 +373,6 @@ class FileKnowledgeStore(KnowledgeStore):
             content=entry.content,
             linked_from=linked_from,
         )
-
-    def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
-        """Find pages by words in their title, aliases or content, best first.
-
-        Args:
-            query: Words to look for.
-            limit: How many hits at most.
-
-        Returns:
-            The hits; retired pages are left out, superseded ones rank below current ones.
-
-        Raises:
-            KnowledgeStoreError: A bad limit, or a query that is not text or far too long.
-        """
-        limit = _pages.require_limit(limit)
-        with self._mutex:
-            self._refresh()
-            return self._catalog.search(query, limit)
-
-    def index(self) -> str:
-        """Return the catalog, linked by id; ``""`` when there is no page."""
-        with self._mutex:
-            self._refresh()
-            return self._catalog.index()
 
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
         """Return the latest log entries, newest first.
@@ -605,76 +575,6 @@ class FileKnowledgeStore(KnowledgeStore):
             self._write_index()
             self._settle()
         return [page.id for page in valid]
-
-    def edit(
-        self, page_id: str, old_text: str, new_text: str, fields: FieldChanges | None = None
-    ) -> None:
-        """Replace the one occurrence of ``old_text`` in a page.
-
-        Args:
-            page_id: ``type/slug``.
-            old_text: Text as ``read()`` returned it; must occur exactly once.
-            new_text: The replacement.
-            fields: Field changes.
-
-        Raises:
-            KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
-        """
-        with self._writing():
-            page = self._find(page_id)
-            self._revalidate(page.id)
-            page = self._find(page_id)
-            changed = _flows.edited(self._view(page), old_text, new_text, fields, self._exists)
-            self._save_changed(page, changed)
-
-    def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
-        """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
-
-        Args:
-            page_id: ``type/slug``.
-            content: The new body.
-            fields: Field changes.
-
-        Raises:
-            KnowledgeStoreError: No such page, or a link to nowhere.
-        """
-        with self._writing():
-            page = self._find(page_id)
-            changed = _flows.rewritten(self._view(page), content, fields, self._exists)
-            self._save_changed(page, changed)
-
-    def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
-        """Mark a page superseded by another.
-
-        Args:
-            page_id: The outdated page.
-            by: Its replacement.
-            reason: Why, optionally.
-
-        Raises:
-            KnowledgeStoreError: Either page missing, the same page, or a retired page.
-        """
-        with self._writing():
-            page = self._find(page_id)
-            replacement = self._find(by)
-            changed = _flows.superseded(self._view(page), self._view(replacement), reason)
-            self._save_changed(page, changed)
-
-    def retire(self, page_id: str, reason: str) -> None:
-        """Retire a page: it leaves the listing, the index and the search, and is kept.
-
-        Args:
-            page_id: ``type/slug``.
-            reason: Why.
-
-        Raises:
-            KnowledgeStoreError: No such page, no reason, or already retired.
-        """
-        why = _pages.require_reason(reason)
-        with self._writing():
-            page = self._find(page_id)
-            changed = _flows.retired(self._view(page), why)
-            self._save_changed(page, changed)
 
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         """Add an entry at the top of ``log.md``, under today's date.

@@ -20,23 +20,20 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
+from agentkernel.knowledgestore._cataloged import CatalogedStore, View
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
-from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
-    STATUS_RETIRED,
     CheckReport,
-    FieldChanges,
     KnowledgePage,
     NewPage,
     PageInfo,
     PageType,
-    SearchHit,
     linked_ids,
     parse_id,
 )
@@ -147,7 +144,7 @@ def _view(row: _Row) -> _flows.Page:
     return _flows.Page(row.id, row.type, row.title, row.fields, row.content)
 
 
-class SQLiteKnowledgeStore(KnowledgeStore):
+class SQLiteKnowledgeStore(CatalogedStore):
     """A :class:`KnowledgeStore` in a SQLite database file (or ``":memory:"``)."""
 
     def __init__(
@@ -335,6 +332,11 @@ class SQLiteKnowledgeStore(KnowledgeStore):
         new = replace(row, title=changed.title, fields=changed.fields, content=changed.content)
         self._put(db, new, new=False)
 
+    def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
+        with self._write() as db:
+            row = self._find(page_id)
+            self._put_changed(db, row, change(lambda other: _view(self._find(other))))
+
     def _exists(self, page_id: str) -> bool:
         return self._get(page_id) is not None
 
@@ -385,17 +387,6 @@ class SQLiteKnowledgeStore(KnowledgeStore):
 
     # -- reading -------------------------------------------------------------------------
 
-    def types(self) -> tuple[PageType, ...]:
-        """Return the page types this store holds."""
-        return self._registry.types
-
-    def list(self) -> list[PageInfo]:
-        """Return every page but the retired ones, by type, then slug."""
-        with self._mutex:
-            self._refresh()
-            infos = [entry.info for entry in self._catalog.entries()]
-        return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
-
     def read(self, page_id: str) -> KnowledgePage | None:
         """Return a page with the pages linking to it, or ``None``.
 
@@ -419,30 +410,6 @@ class SQLiteKnowledgeStore(KnowledgeStore):
             ]
         linked_from = sorted(sources, key=self._catalog.order)
         return KnowledgePage(**vars(self._info(row)), content=row.content, linked_from=linked_from)
-
-    def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
-        """Find pages by words in their title, aliases or content, best first.
-
-        Args:
-            query: Words to look for.
-            limit: How many hits at most.
-
-        Returns:
-            The hits; retired pages are left out, superseded ones rank below current ones.
-
-        Raises:
-            KnowledgeStoreError: A bad limit, or a query that is not text or far too long.
-        """
-        limit = _pages.require_limit(limit)
-        with self._mutex:
-            self._refresh()
-            return self._catalog.search(query, limit)
-
-    def index(self) -> str:
-        """Return the catalog, linked by id; ``""`` when there is no page."""
-        with self._mutex:
-            self._refresh()
-            return self._catalog.index()
 
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
         """Return the latest log entries, newest first.
@@ -500,74 +467,6 @@ class SQLiteKnowledgeStore(KnowledgeStore):
                 )
                 self._put(db, row, new=True)
         return [page.id for page in valid]
-
-    def edit(
-        self, page_id: str, old_text: str, new_text: str, fields: FieldChanges | None = None
-    ) -> None:
-        """Replace the one occurrence of ``old_text`` in a page.
-
-        Args:
-            page_id: ``type/slug``.
-            old_text: Text as ``read()`` returned it; must occur exactly once.
-            new_text: The replacement.
-            fields: Field changes.
-
-        Raises:
-            KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
-        """
-        with self._write() as db:
-            row = self._find(page_id)
-            changed = _flows.edited(_view(row), old_text, new_text, fields, self._exists)
-            self._put_changed(db, row, changed)
-
-    def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
-        """Replace a page's whole content (a summary's ``ingested`` is stamped anew).
-
-        Args:
-            page_id: ``type/slug``.
-            content: The new body.
-            fields: Field changes.
-
-        Raises:
-            KnowledgeStoreError: No such page, or a link to nowhere.
-        """
-        with self._write() as db:
-            row = self._find(page_id)
-            changed = _flows.rewritten(_view(row), content, fields, self._exists)
-            self._put_changed(db, row, changed)
-
-    def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
-        """Mark a page superseded by another.
-
-        Args:
-            page_id: The outdated page.
-            by: Its replacement.
-            reason: Why, optionally.
-
-        Raises:
-            KnowledgeStoreError: Either page missing, the same page, or a retired page.
-        """
-        with self._write() as db:
-            row = self._find(page_id)
-            replacement = self._find(by)
-            changed = _flows.superseded(_view(row), _view(replacement), reason)
-            self._put_changed(db, row, changed)
-
-    def retire(self, page_id: str, reason: str) -> None:
-        """Retire a page: it leaves the listing, the index and the search, and is kept.
-
-        Args:
-            page_id: ``type/slug``.
-            reason: Why.
-
-        Raises:
-            KnowledgeStoreError: No such page, no reason, or already retired.
-        """
-        why = _pages.require_reason(reason)
-        with self._write() as db:
-            row = self._find(page_id)
-            changed = _flows.retired(_view(row), why)
-            self._put_changed(db, row, changed)
 
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         """Add an entry to the log, dated today.
