@@ -50,6 +50,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import override
+
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
 from agentkernel.knowledgestore._cataloged import CatalogedStore, View
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
@@ -348,15 +350,8 @@ class FileKnowledgeStore(CatalogedStore):
             page = self._find(page_id)
             self._save_changed(page, change(lambda other: self._view(self._find(other))))
 
+    @override
     def read(self, page_id: str) -> KnowledgePage | None:
-        """Return a page with the pages linking to it, or ``None``.
-
-        Args:
-            page_id: ``type/slug``.
-
-        Returns:
-            The page, retired ones included.
-        """
         if not isinstance(page_id, str):
             return None
         page_id = page_id.strip()
@@ -374,15 +369,8 @@ class FileKnowledgeStore(CatalogedStore):
             linked_from=linked_from,
         )
 
+    @override
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
-        """Return the latest log entries, newest first.
-
-        Args:
-            limit: How many at most.
-
-        Returns:
-            Entries as ``## [date] operation | what`` (and ``- pages: ...``).
-        """
         limit = _pages.require_limit(limit)
         with self._mutex:
             self._refresh()
@@ -541,18 +529,8 @@ class FileKnowledgeStore(CatalogedStore):
         head = frontmatter.render({"okf_version": _OKF_VERSION}, "")
         atomic_write(self._root / "index.md", [head, *self._disk_index.chunks()], durable=False)
 
+    @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
-        """Create several pages, links among them allowed: all of them, or none.
-
-        Args:
-            pages: The pages.
-
-        Returns:
-            Their ids.
-
-        Raises:
-            KnowledgeStoreError: The first problem found; nothing is written then.
-        """
         with self._writing():
             valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
             written: list[_Stored] = []
@@ -576,17 +554,8 @@ class FileKnowledgeStore(CatalogedStore):
             self._settle()
         return [page.id for page in valid]
 
+    @override
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
-        """Add an entry at the top of ``log.md``, under today's date.
-
-        Args:
-            operation: The operation.
-            what: What was done, in one line.
-            pages: The ids of the pages it touched.
-
-        Raises:
-            KnowledgeStoreError: An empty operation or description, or a page that is no id.
-        """
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
         with self._writing():
             entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
@@ -597,15 +566,8 @@ class FileKnowledgeStore(CatalogedStore):
             atomic_write(self._root / "log.md", text)
             self._settle()
 
+    @override
     def write_overview(self, content: str) -> None:
-        """Replace ``overview.md``.
-
-        Args:
-            content: Markdown; its links must resolve.
-
-        Raises:
-            KnowledgeStoreError: A link to a page that does not exist.
-        """
         content = _pages.normalize_content(content)
         with self._writing():
             _pages.require_links_resolve(content, self._exists)

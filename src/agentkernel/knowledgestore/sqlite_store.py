@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from typing_extensions import override
+
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
 from agentkernel.knowledgestore._cataloged import CatalogedStore, View
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
@@ -387,15 +389,8 @@ class SQLiteKnowledgeStore(CatalogedStore):
 
     # -- reading -------------------------------------------------------------------------
 
+    @override
     def read(self, page_id: str) -> KnowledgePage | None:
-        """Return a page with the pages linking to it, or ``None``.
-
-        Args:
-            page_id: ``type/slug``.
-
-        Returns:
-            The page, retired ones included.
-        """
         if not isinstance(page_id, str) or parse_id(page_id) is None:
             return None
         with self._mutex:
@@ -411,15 +406,8 @@ class SQLiteKnowledgeStore(CatalogedStore):
         linked_from = sorted(sources, key=self._catalog.order)
         return KnowledgePage(**vars(self._info(row)), content=row.content, linked_from=linked_from)
 
+    @override
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
-        """Return the latest log entries, newest first.
-
-        Args:
-            limit: How many at most.
-
-        Returns:
-            Entries as ``## [date] operation | what`` (and ``- pages: ...``).
-        """
         limit = _pages.require_limit(limit)
         with self._mutex:
             rows = self._db.execute(
@@ -447,18 +435,8 @@ class SQLiteKnowledgeStore(CatalogedStore):
 
     # -- writing -------------------------------------------------------------------------
 
+    @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
-        """Create several pages, links among them allowed: all of them, or none.
-
-        Args:
-            pages: The pages.
-
-        Returns:
-            Their ids.
-
-        Raises:
-            KnowledgeStoreError: The first problem found; nothing is written then.
-        """
         with self._write() as db:
             valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
             for page in valid:
@@ -468,17 +446,8 @@ class SQLiteKnowledgeStore(CatalogedStore):
                 self._put(db, row, new=True)
         return [page.id for page in valid]
 
+    @override
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
-        """Add an entry to the log, dated today.
-
-        Args:
-            operation: The operation.
-            what: What was done, in one line.
-            pages: The ids of the pages it touched.
-
-        Raises:
-            KnowledgeStoreError: An empty operation or description, or a page that is no id.
-        """
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
         with self._write() as db:
             db.execute(
@@ -486,15 +455,8 @@ class SQLiteKnowledgeStore(CatalogedStore):
                 (_pages.utc_today(), op, text, json.dumps(ids)),
             )
 
+    @override
     def write_overview(self, content: str) -> None:
-        """Replace the overview.
-
-        Args:
-            content: Markdown; its links must resolve.
-
-        Raises:
-            KnowledgeStoreError: A link to a page that does not exist.
-        """
         content = _pages.normalize_content(content)
         with self._write() as db:
             _pages.require_links_resolve(content, self._exists)
