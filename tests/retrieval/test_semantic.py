@@ -322,6 +322,20 @@ def test_semantic_index_reuses_the_cache_for_the_same_text(
     assert index.embedded == 3
 
 
+def test_a_text_embedded_alone_matches_its_vector_from_a_batch(minilm: Embedder) -> None:
+    # queries and write-throughs take the one-text path; the cache was filled by batches
+    import torch
+
+    texts = [body for _, _, body in CONCEPTS.values()] + ["sales", "why twice?", "x" * 3000]
+    threads = torch.get_num_threads()
+    batch = np.asarray(minilm.embed(texts), dtype=np.float32)
+    alone = np.asarray([minilm.embed([text])[0] for text in texts], dtype=np.float32)
+    assert alone.shape == batch.shape == (len(texts), minilm.dimension)
+    assert np.allclose(np.linalg.norm(alone, axis=1), 1.0, atol=1e-5)
+    assert float(np.min(np.sum(alone * batch, axis=1))) >= 0.9999
+    assert torch.get_num_threads() == threads  # the one-thread switch is put back
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
