@@ -56,9 +56,9 @@ class OldPath:
         return rows
 
 
-def timed(call: Callable[[], object]) -> tuple[float, float]:
+def timed(call: Callable[..., object], *args: object) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.thread_time()
-    call()
+    call(*args)
     return (time.perf_counter() - wall) * 1e3, (time.thread_time() - cpu) * 1e3
 
 
@@ -97,15 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, embedder in (("old", old), ("new", new))
     }
     samples: dict[str, list[tuple[float, float]]] = {}
-    for name, embedder in (("old", old), ("new", new)):  # warm both paths once
+    for embedder in (old, new):  # warm both paths once
         embedder.embed(["warm up"])
     for i in range(args.queries):
         for name, embedder in (("old", old), ("new", new))[:: 1 if i % 2 else -1]:
-            q = queries[i]
-            samples.setdefault(f"{name} embed", []).append(timed(lambda: embedder.embed([q])))
-            s = queries[args.queries + i]
-            manager = managers[name]
-            samples.setdefault(f"{name} search", []).append(timed(lambda: manager.search(s, 10)))
+            embed = timed(embedder.embed, [queries[i]])
+            samples.setdefault(f"{name} embed", []).append(embed)
+            search = timed(managers[name].search, queries[args.queries + i], 10)
+            samples.setdefault(f"{name} search", []).append(search)
     load = os.getloadavg()
     print(
         f"{args.queries} distinct queries per arm, interleaved; torch default threads "
