@@ -36,6 +36,19 @@ Lists = tuple[list[tuple[str, float]], list[tuple[str, float]]]  # lexical, dens
 Fusion = Callable[[Lists], list[str]]
 
 
+def minmax_blend(
+    lexical: list[tuple[str, float]], dense: list[tuple[str, float]], weight: float
+) -> list[str]:
+    """The fusion before (for comparison): min-max normalised scores, weighted and summed."""
+    scores: dict[str, float] = {}
+    for ranking, share in ((lexical, weight), (dense, 1.0 - weight)):
+        if ranking:
+            high, low = ranking[0][1], ranking[-1][1] if len(ranking) > 1 else 0.0
+            for key, value in ranking:
+                scores[key] = scores.get(key, 0.0) + share * (value - low) / ((high - low) or 1.0)
+    return sorted(scores, key=lambda key: -scores[key])[:10]
+
+
 def fusions() -> dict[str, Fusion]:
     from agentkernel.retrieval.semantic import blend, fuse
 
@@ -56,8 +69,11 @@ def fusions() -> dict[str, Fusion]:
                     k,
                 )
             ]
-        for weight in (0.2, 0.3, 0.4, 0.5, 0.6):
-            out[f"min-max blend, lexical {weight}, top {n}"] = lambda pair, w=weight, n=n: [
+        out[f"min-max blend, lexical 0.4, top {n} (before)"] = lambda pair, n=n: minmax_blend(
+            pair[0][:n], pair[1][:n], 0.4
+        )
+        for weight in (0.3, 0.4, 0.45, 0.5, 0.6):
+            out[f"z-score blend, lexical {weight}, top {n}"] = lambda pair, w=weight, n=n: [
                 key for key, _ in blend(pair[0][:n], dense_top(pair[1], n), 10, w)
             ]
     return out
