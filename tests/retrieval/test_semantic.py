@@ -27,7 +27,7 @@ from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFM
 from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 from agentkernel.retrieval import Embedder, EmbedderError, load_embedder
 from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
-from agentkernel.retrieval.semantic import SemanticIndex, fuse
+from agentkernel.retrieval.semantic import SemanticIndex, blend, fuse
 from agentkernel.retrieval.vectorcache import COMPACT_AT, VectorCache
 from tests.support.embeddings_server import EmbeddingsServer, serve
 
@@ -310,6 +310,18 @@ def test_chroma_takes_the_same_embedder(tmp_path: Path, minilm: Embedder) -> Non
 def test_fusion_rewards_documents_both_rankings_agree_on() -> None:
     fused = fuse([["a", "b", "c"], ["c", "a", "d"]], 3)
     assert [key for key, _ in fused] == ["a", "c", "b"]
+
+
+def test_blending_ranks_agreement_first_and_is_scale_free() -> None:
+    lexical = [("a", 12.0), ("b", 11.5), ("c", 3.0)]  # BM25F: one scale
+    dense = [("c", 0.61), ("a", 0.60), ("d", 0.20)]  # cosine: another
+    fused = blend(lexical, dense, 4)
+    assert [key for key, _ in fused][:2] == ["a", "c"]  # high in both, then top of one
+    assert fused[0][1] == 1.0 and all(0.0 <= score <= 1.0 for _, score in fused)
+    scaled = blend([(k, v * 1000) for k, v in lexical], dense, 4)
+    assert [key for key, _ in scaled] == [key for key, _ in fused]
+    tied = blend([("x", 1.0), ("y", 1.0)], [], 2)  # equal scores keep the lexical order
+    assert [key for key, _ in tied] == ["x", "y"]
 
 
 def test_semantic_index_reuses_the_cache_for_the_same_text(
