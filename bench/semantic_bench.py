@@ -9,7 +9,7 @@ Quality (top-1, MRR@10, R@10), over the same sets as ``retrieval_bench.py``:
 
 "lexical" is ``OKFManager`` without an embedder, "dense" the same bundle's vectors alone
 (cosine), "hybrid" ``OKFManager(embedder=...)`` (what an agent gets). The fusion variants
-table re-fuses the same two candidate lists (top 50 each) with other constants.
+table re-fuses the same two candidate lists (top 100 each) with other constants.
 
 Cost, on the paraphrase bundle: cold embedding throughput (documents embedded with no cache),
 the walk without an embedder against a warm start with every vector cached, the query p50 of
@@ -109,7 +109,7 @@ def score(search: Ranked, pairs: Sequence[tuple[str, str]]) -> dict[str, Any]:
 
 
 def variants(lexical: Any, hybrid: Any, pairs: Sequence[tuple[str, str]]) -> dict[str, float]:
-    """top-1 and R@10 of fusion methods over the same candidate lists (top 50 of each)."""
+    """top-1 and R@10 of fusion methods over the same candidate lists (top CANDIDATES of each)."""
     from agentkernel.retrieval.semantic import CANDIDATES, blend, fuse
 
     out: dict[str, list[float]] = {}
@@ -123,8 +123,8 @@ def variants(lexical: Any, hybrid: Any, pairs: Sequence[tuple[str, str]]) -> dic
         for k in (1, 10, 60):
             fused = fuse([[key for key, _ in lex], [key for key, _ in den]], 10, k)
             methods[f"RRF k={k}"] = [str(key) for key, _ in fused]
-        for weight in (0.3, 0.4, 0.5, 0.6):
-            methods[f"min-max blend, lexical {weight}"] = [
+        for weight in (0.3, 0.4, 0.45, 0.5, 0.6):
+            methods[f"z-score blend, lexical {weight}"] = [
                 key for key, _ in blend(lex, den, 10, weight)
             ]
         for name, ranked in methods.items():

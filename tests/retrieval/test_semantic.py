@@ -25,7 +25,7 @@ from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFM
 from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 from agentkernel.retrieval import Embedder, EmbedderError, load_embedder
 from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
-from agentkernel.retrieval.semantic import SemanticIndex, fuse
+from agentkernel.retrieval.semantic import SemanticIndex, blend, fuse
 from agentkernel.retrieval.vectorcache import COMPACT_AT, VectorCache
 from tests.support import require_extra
 from tests.support.embeddings_server import EmbeddingsServer, serve
@@ -313,6 +313,18 @@ def test_fusion_rewards_documents_both_rankings_agree_on() -> None:
     assert [key for key, _ in fused] == ["a", "c", "b"]
 
 
+def test_blending_ranks_agreement_first_and_is_scale_free() -> None:
+    lexical = [("a", 12.0), ("b", 11.5), ("c", 3.0)]  # BM25F: one scale
+    dense = [("c", 0.61), ("a", 0.60), ("d", 0.20)]  # cosine: another
+    fused = blend(lexical, dense, 4)
+    assert [key for key, _ in fused][:2] == ["a", "c"]  # high in both, then top of one
+    assert fused[0][1] == 1.0 and all(0.0 <= score <= 1.0 for _, score in fused)
+    scaled = blend([(k, v * 1000) for k, v in lexical], dense, 4)
+    assert [key for key, _ in scaled] == [key for key, _ in fused]
+    tied = blend([("x", 1.0), ("y", 1.0)], [], 2)  # equal scores keep the lexical order
+    assert [key for key, _ in tied] == ["x", "y"]
+
+
 def test_semantic_index_reuses_the_cache_for_the_same_text(
     tmp_path: Path, minilm: Embedder
 ) -> None:
@@ -321,6 +333,20 @@ def test_semantic_index_reuses_the_cache_for_the_same_text(
     assert index.embedded == 2
     index.vectors_for(["beta", "gamma"])
     assert index.embedded == 3
+
+
+def test_a_text_embedded_alone_matches_its_vector_from_a_batch(minilm: Embedder) -> None:
+    # queries and write-throughs take the one-text path; the cache was filled by batches
+    import torch
+
+    texts = [body for _, _, body in CONCEPTS.values()] + ["sales", "why twice?", "x" * 3000]
+    threads = torch.get_num_threads()
+    batch = np.asarray(minilm.embed(texts), dtype=np.float32)
+    alone = np.asarray([minilm.embed([text])[0] for text in texts], dtype=np.float32)
+    assert alone.shape == batch.shape == (len(texts), minilm.dimension)
+    assert np.allclose(np.linalg.norm(alone, axis=1), 1.0, atol=1e-5)
+    assert float(np.min(np.sum(alone * batch, axis=1))) >= 0.9999
+    assert torch.get_num_threads() == threads  # the one-thread switch is put back
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -129,7 +129,7 @@ class FileKnowledgeStore(CatalogedStore):
         Args:
             knowledge_dir: The folder; created on the first write.
             page_types: Declared page types, besides the built-ins.
-            embedder: Makes ``search()`` hybrid (lexical and dense, fused by rank): an
+            embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL. ``None``: lexical only, and no embedding code is imported.
             cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).

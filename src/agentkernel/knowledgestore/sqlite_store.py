@@ -165,7 +165,7 @@ class SQLiteKnowledgeStore(CatalogedStore):
         Args:
             path: The database file, or ``":memory:"``.
             page_types: Declared page types, besides the built-ins.
-            embedder: Makes ``search()`` hybrid (lexical and dense, fused by rank): an
+            embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL. ``None``: lexical only, and no embedding code is imported.
             cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).

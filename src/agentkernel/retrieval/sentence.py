@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,13 @@ logger = logging.getLogger(__name__)
 
 _CONFIGS = ("modules.json", "config.json", "sentence_bert_config.json", "1_Pooling/config.json")
 _WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+SMALL_BATCH = 4
+"""Texts at most embedded on one torch thread (a query): see :func:`_one_thread`."""
+
+_threads_lock = threading.Lock()
+_one_thread_users = 0
+_threads_before = 0
 
 
 class SentenceTransformerEmbedder:
@@ -76,6 +85,7 @@ class SentenceTransformerEmbedder:
         name = folder.parent.name if folder.name == "model" else folder.name
         self.model_id: str = f"st:{name}:{size}:{_fingerprint(folder)}"
         self._batch_size = batch_size
+        self._device = device
         self.path = folder
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -93,17 +103,68 @@ class SentenceTransformerEmbedder:
         if not texts:
             return []
         try:
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=self._batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+            if len(texts) <= SMALL_BATCH and self._device == "cpu":
+                with _one_thread():
+                    vectors = self._forward(texts)
+            else:
+                vectors = self._encode(texts)
         except Exception as exc:
             raise EmbedderError(f"embedding failed: {type(exc).__name__}: {exc}") from exc
         rows: list[list[float]] = vectors.tolist()
         return rows
+
+    def _forward(self, texts: Sequence[str]) -> Any:
+        """Embed a few texts by one call of the model's modules (what ``encode`` runs).
+
+        ``encode`` adds ~1.5 ms of CPU a call around the same forward pass (length sorting,
+        batching, device moves); the vectors are the same to float rounding (the bench
+        checks cosine >= 0.9999 against the batch path the cache was filled by).
+        """
+        import torch
+
+        model = self._model
+        prepare = getattr(model, "preprocess", None) or model.tokenize  # ST < 5: tokenize
+        with torch.inference_mode():
+            embedded = model(prepare(list(texts)))["sentence_embedding"]
+            return torch.nn.functional.normalize(embedded, p=2, dim=1).numpy()
+
+    def _encode(self, texts: Sequence[str]) -> Any:
+        return self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+
+
+@contextmanager
+def _one_thread() -> Iterator[None]:
+    """Run torch on one intra-op thread while a short text is embedded.
+
+    A query of ~10 word pieces is too small to split: on a shared CPU the second thread's
+    barrier waits (OpenMP spins, then sleeps, while the other core runs someone else) made a
+    query 5-10x slower than on one thread (bench/RESULTS.md, issue 16's query latency). The
+    setting is per process, so concurrent short embeddings share one switch: the first sets
+    one thread, the last restores the count it found; a long batch running meanwhile in
+    another thread only runs on one thread for that while, with the same results.
+    """
+    import torch
+
+    global _one_thread_users, _threads_before
+    with _threads_lock:
+        if _one_thread_users == 0:
+            _threads_before = torch.get_num_threads()
+            if _threads_before != 1:
+                torch.set_num_threads(1)
+        _one_thread_users += 1
+    try:
+        yield
+    finally:
+        with _threads_lock:
+            _one_thread_users -= 1
+            if _one_thread_users == 0 and _threads_before != 1:
+                torch.set_num_threads(_threads_before)
 
 
 def _fingerprint(folder: Path) -> str:

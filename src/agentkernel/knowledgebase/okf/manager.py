@@ -152,7 +152,7 @@ class OKFManager(DocumentKnowledgeBase):
                 ``aws_region``, ``allow_http``...), as Lance names them.
             index_fallback: ``"walk"`` to walk the store when the index cannot be opened
                 (said in the diagnostics); ``None`` makes that an error.
-            embedder: Makes search hybrid (lexical and dense, fused by rank): an
+            embedder: Makes search hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL for :func:`~agentkernel.retrieval.load_embedder`. ``None``: lexical only.
             cache_dir: The vector cache root (outside the bundle); ``None`` for
