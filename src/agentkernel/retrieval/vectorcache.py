@@ -23,7 +23,6 @@ import logging
 import os
 import re
 import struct
-import tempfile
 import threading
 import uuid
 from collections.abc import Sequence
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from agentkernel.retrieval.embedders import EmbedderError
+from agentkernel.storage._fs import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class VectorCache:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            _atomic_write(meta, json.dumps(wanted).encode())
+            atomic_write(meta, json.dumps(wanted).encode())
         except OSError as exc:
             self._read_only(exc)
 
@@ -206,7 +206,7 @@ class VectorCache:
             return
         name = f"{uuid.uuid4().hex}.vec"
         try:
-            _atomic_write(self.folder / name, _encode(list(keys), array, self.dimension))
+            atomic_write(self.folder / name, _encode(list(keys), array, self.dimension))
         except OSError as exc:
             self._read_only(exc)
             return
@@ -222,7 +222,7 @@ class VectorCache:
             return
         name = f"{uuid.uuid4().hex}.vec"
         try:
-            _atomic_write(self.folder / name, _encode(keys, vectors, self.dimension))
+            atomic_write(self.folder / name, _encode(keys, vectors, self.dimension))
             for old in merged:
                 (self.folder / old).unlink(missing_ok=True)
         except OSError as exc:
@@ -236,16 +236,3 @@ class VectorCache:
 def _encode(keys: list[bytes], vectors: np.ndarray, dimension: int) -> bytes:
     array = np.ascontiguousarray(vectors, dtype="<f4")
     return _HEADER.pack(_MAGIC, dimension, len(keys)) + b"".join(keys) + array.tobytes()
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=target.suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
