@@ -59,6 +59,14 @@ class DocumentTree:
         """
         return list(self._tokens)
 
+    def tokens(self) -> dict[str, str]:
+        """Return every document path known with its change token.
+
+        Returns:
+            ``{path: token}``.
+        """
+        return dict(self._tokens)
+
     def has_directory(self, path: str) -> bool:
         """Tell whether a directory holds any known document (``""`` is the root).
 
@@ -95,8 +103,13 @@ class DocumentTree:
         """
         return self._concepts_under[directory]
 
-    def _add_document(self, path: str, token: str, *, concept: bool) -> None:
-        """Record a document the tree does not hold yet (remove a held one first)."""
+    def _add_document(self, path: str, token: str, *, concept: bool) -> str | None:
+        """Record a document the tree does not hold yet (remove a held one first).
+
+        Returns:
+            The concept id the tree keeps (one string object a caller may share), or ``None``
+            for another document.
+        """
         self._tokens[path] = token
         directory = posixpath.dirname(path)
         ancestors = _ancestors(directory)
@@ -104,10 +117,13 @@ class DocumentTree:
             if self._documents_under[ancestor] == 0:
                 self._child_dirs.setdefault(posixpath.dirname(ancestor), {})[ancestor] = None
             self._documents_under[ancestor] += 1
-        if concept:
-            self._child_concepts.setdefault(directory, {})[path[:-3]] = None
-            for ancestor in [*ancestors, ""]:
-                self._concepts_under[ancestor] += 1
+        if not concept:
+            return None
+        cid = path[:-3]
+        self._child_concepts.setdefault(directory, {})[cid] = None
+        for ancestor in [*ancestors, ""]:
+            self._concepts_under[ancestor] += 1
+        return cid
 
     def _remove_document(self, path: str) -> bool:
         """Forget a document path; whether it was held."""
