@@ -282,7 +282,9 @@ def synthetic_concepts(real: list[Concept], count: int, seed: int) -> list[Conce
         random.Random(seed + k).shuffle(words)
         name = f"{base.title}-syn{k}"
         body = " ".join(words) + "\n"
-        made.append(Concept(f"{base.section}/{name}", name, base.description, base.section, body, True))
+        made.append(
+            Concept(f"{base.section}/{name}", name, base.description, base.section, body, True)
+        )
     return made
 
 

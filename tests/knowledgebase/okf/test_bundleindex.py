@@ -52,6 +52,7 @@ HOSTILE: dict[str, str | bytes] = {
     "notes/deep/er/leaf.md": concept("Note", "Leaf", body="see [orders](/tables/orders.md)"),
     "notes/it's.md": concept("Note", "Quote in the path"),
     "a,b.md": concept("Note", "Comma"),
+    "notes/shout.MD": concept("Note", "Upper-case suffix"),
     "notes/stale.md": concept("Note", "Old", stale_after="2020-01-01T00:00:00Z"),
 }
 
@@ -76,6 +77,11 @@ def assert_same(walked: OKFManager, indexed: OKFManager) -> None:
     assert without_index(indexed.schema()) == without_index(walked.schema())
     assert indexed.get_description() == walked.get_description()
     assert indexed.diagnostics == walked.diagnostics
+    # the change tokens the view reads on demand are the walk's, path for path
+    tokens = walked._served.tokens()
+    assert indexed._served.tokens() == tokens
+    assert {p: indexed._served.token_of(p) for p in tokens} == tokens
+    assert indexed._served.token_of("tables/none.md") is None
     directories = [""]
     seen: set[str] = set()
     while directories:

@@ -175,7 +175,7 @@ class IndexView(DocumentTree):
         Returns:
             The token, or ``None`` when the index has no such document.
         """
-        token = self._tokens.get(path)
+        token = super().token_of(path)
         if token != _UNREAD:
             return token
         found = self.dataset.to_table(
@@ -189,7 +189,7 @@ class IndexView(DocumentTree):
         Returns:
             ``{path: token}``.
         """
-        held = dict(self._tokens)
+        held = super().tokens()
         unread = {path for path, token in held.items() if token == _UNREAD}
         for batch in self.dataset.to_batches(columns=["path", "token"], batch_size=_LOAD_BATCH):
             for path, token in zip(
