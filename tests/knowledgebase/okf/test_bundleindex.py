@@ -312,3 +312,22 @@ def test_config_index_is_served_and_resolved_against_the_config_file(tmp_path: P
                 }
             }
         )
+
+
+def test_indexes_another_indexer_created_first_are_kept_not_an_error(tmp_path: Path) -> None:
+    from agentkernel.knowledgebase.okf.bundleindex import _lance, indexer
+
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    first = str(tmp_path / "first.lance")
+    index_bundle(LocalDocumentStore(root, writable=False), first)
+    # two indexers that both created the table (its rows, no index yet) race to index it
+    database, name = _lance.connect(str(tmp_path / "kb.lance"), None)
+    database.create_table(name, indexer.open_table(first, None).to_arrow())
+    winner, loser = database.open_table(name), database.open_table(name)
+    indexer._create_indexes(winner)
+    indexer._create_indexes(loser)  # Lance: "preempted by concurrent transaction CreateIndex"
+    expected = {"terms", *indexer._SCALAR_COLUMNS}
+    assert indexer._indexed_columns(database.open_table(name)) == expected
+    assert len(database.open_table(name).list_indices()) == len(expected)
+    walked, indexed = pair(root, tmp_path / "kb.lance")
+    assert_same(walked, indexed)
