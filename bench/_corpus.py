@@ -14,6 +14,13 @@ candidate version. One concept per package:
   order), is skipped;
 * 10,000 of the remaining packages are drawn with a seeded RNG.
 
+A bundle larger than the usable packages (about 60,000; the index bench's 100,000) holds every
+real package plus a clearly labelled **synthetic block** (:func:`synthetic_concepts`): extra
+concept ``k`` copies a real package drawn with the seed, named ``<package>-syn<k>`` (a distinct
+id and title), type ``package``, tags ``[<section>, synthetic]``, its description kept and its
+body's words shuffled with ``random.Random(seed + k)`` (same words, new order, so no two bodies
+repeat a real one's phrases).
+
 The bundle and the query set are written once into a cache directory and reused.
 """
 
@@ -49,6 +56,7 @@ class Concept:
     description: str
     section: str
     body: str
+    synthetic: bool = False
 
     @property
     def path(self) -> str:
@@ -56,7 +64,7 @@ class Concept:
 
     @property
     def tags(self) -> list[str]:
-        return [self.section]
+        return [self.section, "synthetic"] if self.synthetic else [self.section]
 
     def render(self) -> str:
         data = {
@@ -255,6 +263,31 @@ def make_queries(concepts: list[Concept], count: int, seed: int) -> list[Query]:
     return queries
 
 
+def synthetic_concepts(real: list[Concept], count: int, seed: int) -> list[Concept]:
+    """``count`` synthetic concepts made from real ones (see the module docstring).
+
+    Args:
+        real: The usable packages.
+        count: How many to make.
+        seed: The bench seed.
+
+    Returns:
+        The concepts, ``k`` = 1 .. ``count``.
+    """
+    rng = random.Random(seed)
+    made: list[Concept] = []
+    for k in range(1, count + 1):
+        base = real[rng.randrange(len(real))]
+        words = base.body.split()
+        random.Random(seed + k).shuffle(words)
+        name = f"{base.title}-syn{k}"
+        body = " ".join(words) + "\n"
+        made.append(
+            Concept(f"{base.section}/{name}", name, base.description, base.section, body, True)
+        )
+    return made
+
+
 def _fingerprint(concepts: list[Concept]) -> str:
     digest = hashlib.sha256()
     for concept in concepts:
@@ -290,8 +323,11 @@ def prepare(
         log(f"corpus: building a {size}-concept OKF bundle in {bundle} (first run only)")
         everything = collect_concepts(log)
         if len(everything) < size:
-            raise SystemExit(f"only {len(everything)} usable packages, fewer than {size}")
-        picked = random.Random(seed).sample(everything, size)
+            extra = size - len(everything)
+            log(f"  {len(everything)} usable packages: adding {extra} synthetic concepts")
+            picked = everything + synthetic_concepts(everything, extra, seed)
+        else:
+            picked = random.Random(seed).sample(everything, size)
         concepts = sorted(picked, key=lambda c: c.id)
         tmp = bundle.with_name("bundle.tmp")
         if tmp.exists():
@@ -309,6 +345,7 @@ def prepare(
             "source": "Debian " + ", ".join(Path(f).name for f in _translation_files()),
             "available": len(everything),
             "size": size,
+            "synthetic": max(0, size - len(everything)),
             "seed": seed,
             "fingerprint": _fingerprint(concepts),
             "bytes": sum(len(c.render().encode()) for c in concepts),

@@ -52,6 +52,7 @@ HOSTILE: dict[str, str | bytes] = {
     "notes/deep/er/leaf.md": concept("Note", "Leaf", body="see [orders](/tables/orders.md)"),
     "notes/it's.md": concept("Note", "Quote in the path"),
     "a,b.md": concept("Note", "Comma"),
+    "notes/shout.MD": concept("Note", "Upper-case suffix"),
     "notes/stale.md": concept("Note", "Old", stale_after="2020-01-01T00:00:00Z"),
 }
 
@@ -76,6 +77,11 @@ def assert_same(walked: OKFManager, indexed: OKFManager) -> None:
     assert without_index(indexed.schema()) == without_index(walked.schema())
     assert indexed.get_description() == walked.get_description()
     assert indexed.diagnostics == walked.diagnostics
+    # the change tokens the view reads on demand are the walk's, path for path
+    tokens = walked._served.tokens()
+    assert indexed._served.tokens() == tokens
+    assert {p: indexed._served.token_of(p) for p in tokens} == tokens
+    assert indexed._served.token_of("tables/none.md") is None
     directories = [""]
     seen: set[str] = set()
     while directories:
@@ -306,3 +312,22 @@ def test_config_index_is_served_and_resolved_against_the_config_file(tmp_path: P
                 }
             }
         )
+
+
+def test_indexes_another_indexer_created_first_are_kept_not_an_error(tmp_path: Path) -> None:
+    from agentkernel.knowledgebase.okf.bundleindex import _lance, indexer
+
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    first = str(tmp_path / "first.lance")
+    index_bundle(LocalDocumentStore(root, writable=False), first)
+    # two indexers that both created the table (its rows, no index yet) race to index it
+    database, name = _lance.connect(str(tmp_path / "kb.lance"), None)
+    database.create_table(name, indexer.open_table(first, None).to_arrow())
+    winner, loser = database.open_table(name), database.open_table(name)
+    indexer._create_indexes(winner)
+    indexer._create_indexes(loser)  # Lance: "preempted by concurrent transaction CreateIndex"
+    expected = {"terms", *indexer._SCALAR_COLUMNS}
+    assert indexer._indexed_columns(database.open_table(name)) == expected
+    assert len(database.open_table(name).list_indices()) == len(expected)
+    walked, indexed = pair(root, tmp_path / "kb.lance")
+    assert_same(walked, indexed)

@@ -622,7 +622,7 @@ class OKFManager(DocumentKnowledgeBase):
     def _index_lag(self, view: IndexView) -> list[str]:
         """List the bundle and say how far the index is behind it (empty when it is not)."""
         listing = {f.path: f.token for f in self._store.walk("") if f.path.lower().endswith(".md")}
-        held = {p: view.token_of(p) for p in view.paths()}
+        held = view.tokens()
         new = sum(1 for p in listing if p not in held)
         changed = sum(1 for p, t in listing.items() if p in held and held[p] != t)
         gone = sum(1 for p in held if p not in listing)

@@ -34,10 +34,13 @@ class DocumentTree:
 
     def __init__(self) -> None:
         """Start empty."""
+        # a concept at ``<id>.md`` keeps its token in its directory's entry (one string for
+        # both the id and the path); other documents, and concepts with another spelling of
+        # the suffix, are keyed by path here
         self._tokens: dict[str, str] = {}
         self._documents_under: Counter[str] = Counter()
         self._concepts_under: Counter[str] = Counter()  # "" counts every concept
-        self._child_concepts: dict[str, dict[str, None]] = {}
+        self._child_concepts: dict[str, dict[str, str | None]] = {}
         self._child_dirs: dict[str, dict[str, None]] = {}
 
     def token_of(self, path: str) -> str | None:
@@ -49,7 +52,10 @@ class DocumentTree:
         Returns:
             The token the document's entry was built from.
         """
-        return self._tokens.get(path)
+        token = self._tokens.get(path)
+        if token is None and path.endswith(_SUFFIX):
+            token = self._child_concepts.get(posixpath.dirname(path), {}).get(path[:-3])
+        return token
 
     def paths(self) -> list[str]:
         """Return every document path known (concepts, reserved, skipped).
@@ -57,7 +63,25 @@ class DocumentTree:
         Returns:
             The paths.
         """
-        return list(self._tokens)
+        return list(self._tokens) + [
+            cid + _SUFFIX
+            for siblings in self._child_concepts.values()
+            for cid, token in siblings.items()
+            if token is not None
+        ]
+
+    def tokens(self) -> dict[str, str]:
+        """Return every document path known with its change token.
+
+        Returns:
+            ``{path: token}``.
+        """
+        found = dict(self._tokens)
+        for siblings in self._child_concepts.values():
+            found.update(
+                (cid + _SUFFIX, token) for cid, token in siblings.items() if token is not None
+            )
+        return found
 
     def has_directory(self, path: str) -> bool:
         """Tell whether a directory holds any known document (``""`` is the root).
@@ -95,28 +119,42 @@ class DocumentTree:
         """
         return self._concepts_under[directory]
 
-    def _add_document(self, path: str, token: str, *, concept: bool) -> None:
-        """Record a document the tree does not hold yet (remove a held one first)."""
-        self._tokens[path] = token
+    def _add_document(self, path: str, token: str, *, concept: bool) -> str | None:
+        """Record a document the tree does not hold yet (remove a held one first).
+
+        Returns:
+            The concept id the tree keeps (one string object a caller may share), or ``None``
+            for another document.
+        """
+        plain = concept and path.endswith(_SUFFIX)
+        if not plain:
+            self._tokens[path] = token
         directory = posixpath.dirname(path)
         ancestors = _ancestors(directory)
         for ancestor in ancestors:
             if self._documents_under[ancestor] == 0:
                 self._child_dirs.setdefault(posixpath.dirname(ancestor), {})[ancestor] = None
             self._documents_under[ancestor] += 1
-        if concept:
-            self._child_concepts.setdefault(directory, {})[path[:-3]] = None
-            for ancestor in [*ancestors, ""]:
-                self._concepts_under[ancestor] += 1
+        if not concept:
+            return None
+        cid = path[:-3]
+        self._child_concepts.setdefault(directory, {})[cid] = token if plain else None
+        for ancestor in [*ancestors, ""]:
+            self._concepts_under[ancestor] += 1
+        return cid
 
     def _remove_document(self, path: str) -> bool:
         """Forget a document path; whether it was held."""
-        if self._tokens.pop(path, None) is None:
-            return False
         directory = posixpath.dirname(path)
-        ancestors = _ancestors(directory)
         siblings = self._child_concepts.get(directory, {})
-        if path[:-3] in siblings:  # it was a concept
+        if self._tokens.pop(path, None) is not None:
+            concept = path[:-3] in siblings
+        elif path.endswith(_SUFFIX) and siblings.get(path[:-3]) is not None:
+            concept = True
+        else:
+            return False
+        ancestors = _ancestors(directory)
+        if concept:
             del siblings[path[:-3]]
             if not siblings:
                 del self._child_concepts[directory]
@@ -134,6 +172,9 @@ class DocumentTree:
                 if not children:
                     self._child_dirs.pop(parent, None)
         return True
+
+
+_SUFFIX = ".md"
 
 
 def _ancestors(directory: str) -> list[str]:

@@ -30,6 +30,8 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_CONCEPTS = 5_000_000
 _SCALAR_COLUMNS = ("path", "id", "dir", "title_key")
+# how Lance words a commit that lost to another writer's (nothing of it was written)
+_CONFLICTS = ("commit conflict", "incompatible transaction", "preempted by concurrent")
 _DELETE_BATCH = 2000
 
 
@@ -136,7 +138,15 @@ def index_bundle(
                     latest,
                 )
                 continue
-            commit(table, upserts, result.drops)
+            try:
+                commit(table, upserts, result.drops)
+            except Exception as exc:
+                if not _is_conflict(exc):
+                    raise
+                logger.info(
+                    "another indexer committed to %s first (%s); diffing again", index_uri, exc
+                )
+                continue
             _refresh_indexes(table)
         return IndexStats(
             result.listed,
@@ -253,23 +263,46 @@ def _latest_version(table: Any) -> int:
     return int(table.version)
 
 
+def _is_conflict(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(marker in text for marker in _CONFLICTS)
+
+
 def _create_indexes(table: Any) -> None:
+    """Create the full-text and scalar indexes; one another indexer made first is kept."""
     from lancedb.index import FTS, BTree
 
-    table.create_index(
-        "terms",
-        config=FTS(
-            with_position=False,
-            base_tokenizer="whitespace",
-            lower_case=False,
-            stem=False,
-            remove_stop_words=False,
-            ascii_folding=False,
-            max_token_length=None,
-        ),
-    )
-    for column in _SCALAR_COLUMNS:
-        table.create_index(column, config=BTree())
+    configs: list[tuple[str, Any]] = [
+        (
+            "terms",
+            FTS(
+                with_position=False,
+                base_tokenizer="whitespace",
+                lower_case=False,
+                stem=False,
+                remove_stop_words=False,
+                ascii_folding=False,
+                max_token_length=None,
+            ),
+        )
+    ]
+    configs += [(column, BTree()) for column in _SCALAR_COLUMNS]
+    for column, config in configs:
+        for _ in range(5):
+            if column in _indexed_columns(table):
+                break
+            try:
+                table.create_index(column, config=config)
+                break
+            except Exception as exc:
+                if not _is_conflict(exc):
+                    raise
+                # two indexers that both created the table race to index it: see theirs
+                table.checkout_latest()
+
+
+def _indexed_columns(table: Any) -> set[str]:
+    return {column for index in table.list_indices() for column in index.columns}
 
 
 def _refresh_indexes(table: Any) -> None:

@@ -1,8 +1,9 @@
 """A reader's view of a bundle index: what ``OKFManager(store, index=...)`` serves from.
 
-Opening holds four short columns of every row (path, kind, type, token) and derives the
-directory tree, the type counts and the concept ids from them; everything else (titles,
-descriptions, trust, ...) is read per row when a listing or a search shows it. Reserved
+Opening streams three short columns of every row (path, kind, type) in batches and derives
+the directory tree, the type counts and the concept ids from them, one string per id and one
+per type name; everything else (titles, descriptions, trust, change tokens, ...) is read per
+row when a listing, a search or a refresh asks for it. Reserved
 files and skipped documents (few) are held whole. The view answers the same questions as the
 in-process :class:`~agentkernel.knowledgebase.okf.manifest.Manifest`
 (:class:`~agentkernel.knowledgebase.okf.manifest.BundleContents`), so browsing code serves
@@ -38,6 +39,9 @@ _CACHE_ROWS = 4096
 _POOL_EXTRA = 16
 _RANK_COLUMNS = ["id", "kind", "status", "title_key"]
 _IN_BATCH = 500
+_LOAD_BATCH = 8192
+_LOAD_COLUMNS = ["path", "kind", "type"]
+_UNREAD = ""  # the token of a row whose token is still in the dataset, not in memory
 
 
 class IndexView(DocumentTree):
@@ -162,23 +166,58 @@ class IndexView(DocumentTree):
 
     # -- internals ------------------------------------------------------------------------
 
+    def token_of(self, path: str) -> str | None:
+        """Return a document's change token, reading it from the index when not held.
+
+        Args:
+            path: Bundle-relative path.
+
+        Returns:
+            The token, or ``None`` when the index has no such document.
+        """
+        token = super().token_of(path)
+        if token != _UNREAD:
+            return token
+        found = self.dataset.to_table(
+            columns=["token"], filter=f"path = '{_escape(path)}'", limit=1
+        ).column("token")
+        return str(found[0]) if len(found) else None
+
+    def tokens(self) -> dict[str, str]:
+        """Return every document path with its change token (one scan of two columns).
+
+        Returns:
+            ``{path: token}``.
+        """
+        held = super().tokens()
+        unread = {path for path, token in held.items() if token == _UNREAD}
+        for batch in self.dataset.to_batches(columns=["path", "token"], batch_size=_LOAD_BATCH):
+            for path, token in zip(
+                batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True
+            ):
+                if path in unread:
+                    held[path] = token
+        return held
+
     def _load(self) -> None:
-        found = self.dataset.to_table(columns=rows.LIGHT_COLUMNS)
-        paths = found.column("path").to_pylist()
-        kinds = found.column("kind").to_pylist()
-        types = found.column("type").to_pylist()
-        tokens = found.column("token").to_pylist()
+        # batches keep the Python strings of one batch alive at a time, not of every row
         others: list[str] = []
-        for path, kind, kind_type, token in zip(paths, kinds, types, tokens, strict=True):
-            if kind == rows.KIND_CONCEPT:
-                self._add(path, kind, kind_type, token)
-            else:
-                others.append(path)
+        names: dict[str, str] = {}  # one string object per type name
+        for batch in self.dataset.to_batches(
+            columns=_LOAD_COLUMNS, batch_size=_LOAD_BATCH, scan_in_order=True
+        ):
+            paths, kinds, types = (batch.column(i).to_pylist() for i in range(3))
+            for path, kind, kind_type in zip(paths, kinds, types, strict=True):
+                if kind == rows.KIND_CONCEPT:
+                    name = names.setdefault(kind_type or "", kind_type or "")
+                    self._add(path, kind, name, _UNREAD)
+                else:
+                    others.append(path)
         if others:
             wanted = ["path", "kind", "token", "size", "text", "reason"]
             for start in range(0, len(others), _IN_BATCH):
-                batch = others[start : start + _IN_BATCH]
-                where = f"path IN ({_quoted(batch)})"
+                batch_paths = others[start : start + _IN_BATCH]
+                where = f"path IN ({_quoted(batch_paths)})"
                 for row in self.dataset.to_table(columns=wanted, filter=where).to_pylist():
                     self._add_other(row)
 
@@ -195,10 +234,9 @@ class IndexView(DocumentTree):
         self._add(path, kind, None, row["token"])
 
     def _add(self, path: str, kind: str, kind_type: str | None, token: str) -> None:
-        concept = kind == rows.KIND_CONCEPT
-        self._add_document(path, token, concept=concept)
-        if concept:
-            self._ids[path[:-3]] = kind_type or ""
+        cid = self._add_document(path, token, concept=kind == rows.KIND_CONCEPT)
+        if cid is not None:
+            self._ids[cid] = kind_type or ""
             self.types[kind_type or ""] += 1
 
     def _forget(self, path: str) -> None:
