@@ -181,10 +181,18 @@ print(LocalDocumentStore(sys.argv[1]).writable)
 @pytest.mark.skipif(os.geteuid() != 0, reason="switching to an unprivileged user needs root")
 def test_probe_finds_a_directory_an_unprivileged_user_cannot_write() -> None:
     root = Path(tempfile.mkdtemp(prefix="ak-readonly-"))  # in /tmp, reachable by 'nobody'
+    # a copy of the package 'nobody' can read, wherever (and however private) the checkout is
+    lib = Path(tempfile.mkdtemp(prefix="ak-lib-"))
     try:
         root.chmod(0o755)
+        lib.chmod(0o755)
+        shutil.copytree(
+            REPO / "src" / "agentkernel",
+            lib / "agentkernel",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
         (root / "a.md").write_text("x")
-        src = str(REPO / "src")
+        src = str(lib)
         outputs = []
         for python in (sys.executable, "/usr/bin/python3.11", "/usr/bin/python3"):
             try:
@@ -208,3 +216,4 @@ def test_probe_finds_a_directory_an_unprivileged_user_cannot_write() -> None:
         assert sorted(os.listdir(root)) == ["a.md"]
     finally:
         shutil.rmtree(root)
+        shutil.rmtree(lib)
