@@ -20,6 +20,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,9 @@ from agentkernel.knowledgestore.model import (
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
+
+_SETUP_SECONDS = 30.0
+"""How long opening waits for another process that is setting the database up."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -190,14 +194,22 @@ class SQLiteKnowledgeStore(CatalogedStore):
     def _open(self, path: str) -> sqlite3.Connection:
         """Connect to ``path``, creating the tables when missing (a write)."""
         db = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
-        try:
-            if path != ":memory:":
-                db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            db.close()
-            raise KnowledgeStoreError(f"Can't set up the knowledge database {path}: {exc}") from exc
-        return db
+        deadline = time.monotonic() + _SETUP_SECONDS
+        while True:
+            try:
+                if path != ":memory:":
+                    db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(_SCHEMA)
+                return db
+            except sqlite3.DatabaseError as exc:
+                # Two processes creating the database at once: the switch to WAL can fail
+                # "locked" at once, without SQLite's busy wait; the setup is idempotent.
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
+                db.close()
+                message = f"Can't set up the knowledge database {path}: {exc}"
+                raise KnowledgeStoreError(message) from exc
 
     def _holds_store(self) -> bool:
         """Whether the file exists and holds the store's tables; looked up without writing."""
