@@ -203,8 +203,9 @@ class SQLiteKnowledgeStore(CatalogedStore):
                 return db
             except sqlite3.DatabaseError as exc:
                 # Two processes creating the database at once: the switch to WAL can fail
-                # "locked" at once, without SQLite's busy wait; the setup is idempotent.
-                if "locked" in str(exc) and time.monotonic() < deadline:
+                # SQLITE_BUSY at once, without SQLite's busy wait; the setup is idempotent.
+                busy = getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_BUSY
+                if busy and time.monotonic() < deadline:
                     time.sleep(0.02)
                     continue
                 db.close()
