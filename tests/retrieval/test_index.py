@@ -126,6 +126,24 @@ def test_field_weights_rank_title_over_body() -> None:
     assert not index.remove("nope")
 
 
+def test_a_word_ranks_by_the_field_it_is_in_title_aliases_and_tags_description_body() -> None:
+    # The same word, once, in one field of otherwise alike documents of equal length: the
+    # issue's order (title, then aliases and tags, then description, then body) is BM25F's.
+    filler = "plain words here"
+    index = plain()  # no title rules: the order comes from the field weights alone
+    for field in ("title", "aliases", "tags", "description", "body"):
+        fields = dict.fromkeys(("title", "aliases", "tags", "description", "body"), filler)
+        fields[field] = f"{filler} zebra"
+        index.add(field, fields)
+    ranked = index.search("zebra", 5)
+    order = [key for key, _ in ranked]
+    assert order[0] == "title" and order[-2:] == ["description", "body"]
+    assert set(order[1:3]) == {"aliases", "tags"}
+    scores = dict(ranked)
+    assert scores["aliases"] == scores["tags"]
+    assert scores["title"] > scores["aliases"] > scores["description"] > scores["body"]
+
+
 def test_scorers_agree_after_the_index_grows_past_its_caches() -> None:
     indexes = [SearchIndex(vectorized=mode) for mode in MODES]
     for index in indexes:

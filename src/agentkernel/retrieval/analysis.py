@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import Stemmer
 
@@ -192,39 +191,27 @@ def analyze(text: str) -> list[str]:
     return terms
 
 
-def term_counts(text: str) -> dict[str, int]:
-    """Count the terms of document text (what :func:`analyze` gives, tallied).
-
-    Each distinct word is expanded once, so a long body costs one pass in C to count its
-    words and one cache lookup per distinct word.
+def word_counts_of(counted: Iterable[tuple[Mapping[str, int], float]]) -> dict[str, float]:
+    """Turn word counts into term counts, each group of words weighed by its own factor.
 
     Args:
-        text: Any text.
+        counted: ``(word to count, weight)`` pairs, e.g. all of a document's words at 1 and
+            a heavier field's words at the part of its weight above 1.
 
     Returns:
-        Term to count.
+        Term to weighted count.
     """
-    return term_counts_of(words(text))
-
-
-def term_counts_of(found: Iterable[str]) -> dict[str, int]:
-    """Count the terms of words already split by :func:`words` (repeats count again).
-
-    Args:
-        found: Raw words.
-
-    Returns:
-        Term to count.
-    """
-    counts: dict[str, int] = {}
+    counts: dict[str, float] = {}
     get = counts.get
     cache = _expansions
-    for word, count in Counter(found).items():
-        terms = cache.get(word)
-        if terms is None:
-            terms = expand(word)
-        for term in terms:
-            counts[term] = get(term, 0) + count
+    for found, weight in counted:
+        for word, count in found.items():
+            terms = cache.get(word)
+            if terms is None:
+                terms = expand(word)
+            gain = count if weight == 1 else count * weight
+            for term in terms:
+                counts[term] = get(term, 0) + gain
     return counts
 
 

@@ -90,18 +90,22 @@ def arrow_schema() -> Any:
 
 
 def weighted_terms(concept: Concept) -> str:
-    """The terms the in-memory engine counts for a concept, each repeated by its weight.
+    """The terms the in-memory engine counts for a concept, each repeated by its count.
+
+    Lance's full-text index has one field and counts repetitions, so each weighted count is
+    rounded to whole repetitions (at least one): the engine's small field weights (title
+    1.25 down to body 1, in steps of 1/16) would otherwise take 16 copies of every word, so
+    the index ranks as with flat weights, which tie the graded ones on held-out queries
+    (``bench/RESULTS.md``, issue 12).
 
     Args:
         concept: The concept.
 
     Returns:
-        Space-separated terms; a term of weighted frequency ``f`` appears ``f * scale``
-        times (the engine's weights are multiples of ``1 / scale``).
+        Space-separated terms.
     """
-    counts, _ = _WEIGHTS._count(search_fields(concept))  # the engine's own weighting
-    scale = _WEIGHTS._scale
-    return " ".join(" ".join([term] * round(count * scale)) for term, count in counts.items())
+    counts, _ = _WEIGHTS._count(search_fields(concept))  # the engine's own analysis
+    return " ".join(" ".join([term] * max(1, round(count))) for term, count in counts.items())
 
 
 def title_key(title: str) -> str:
