@@ -281,3 +281,5 @@ def test_cli_and_config_index_with_an_embedder(
     query = "money paid for purchases"
     assert ranking(kb.search(query, 1))[0][0] == ranking(walked.search(query, 1))[0][0]
     assert kb.semantic is not None and kb.semantic.embedded == 1  # the query; no concept
+    assert len(kb.semantic.cache) == 0  # its vectors came from the index: the cache is unread
+    assert len(walked.semantic.cache) == 4

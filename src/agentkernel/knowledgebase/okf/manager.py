@@ -191,7 +191,8 @@ class OKFManager(DocumentKnowledgeBase):
         if embedder is not None:
             from agentkernel.retrieval.semantic import SemanticIndex
 
-            semantic = SemanticIndex(embedder, cache_dir)
+            # serving an index, the vectors come from it: the cache is read when a write embeds
+            semantic = SemanticIndex(embedder, cache_dir, preload_cache=index is None)
         super().__init__(
             store, okf_capabilities(writable=True, semantic=semantic is not None), name or None
         )
