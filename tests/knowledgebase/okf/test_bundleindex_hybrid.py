@@ -283,3 +283,46 @@ def test_cli_and_config_index_with_an_embedder(
     assert kb.semantic is not None and kb.semantic.embedded == 1  # the query; no concept
     assert len(kb.semantic.cache) == 0  # its vectors came from the index: the cache is unread
     assert len(walked.semantic.cache) == 4
+
+
+class Switchable(Renamed):
+    """MiniLM (its own model id) that can be switched off, as an endpoint goes down."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner, inner.model_id)
+        self.down = False
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from agentkernel.retrieval import EmbedderError
+
+        if self.down:
+            raise EmbedderError("the embedding endpoint is down")
+        return super().embed(texts)
+
+
+def test_a_write_while_the_embedder_is_down_is_embedded_by_the_next_indexer_run(
+    minilm: Embedder, tmp_path: Path
+) -> None:
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    store = LocalDocumentStore(root, writable=True)
+    index, cache = str(tmp_path / "kb.lance"), tmp_path / "vectors"
+    index_bundle(store, index, embedder=minilm, cache_dir=cache)
+    flaky = Switchable(minilm)
+    common: dict[str, Any] = {"index": index, "cache_dir": cache, "refresh_seconds": None}
+    writer = OKFManager(store, embedder=flaky, **common)
+    reader = OKFManager(store, embedder=minilm, **common)
+    reader.search("orders", 1)  # the reader holds the index's vectors
+    flaky.down = True
+    text = "Parcel delivery areas\nThe regions couriers serve, and their shipping fees."
+    [cid] = writer.write([{"text": text, "metadata": {}}])  # acknowledged, served lexically
+    [row] = [r for r in open_table(index, None).to_arrow().to_pylist() if r["id"] == cid]
+    assert row["vectors"] is None
+    reader.reload()
+    assert reader.semantic is not None
+    assert cid in [k for k, _ in ranking(reader.search("parcel delivery areas", 5))]
+    assert cid not in [k for k, _ in reader.semantic.search("couriers", 100) or []]
+    healed = index_bundle(store, index, embedder=minilm, cache_dir=cache)
+    assert (healed.reads, healed.embedded) == (1, 1)
+    reader.reload()
+    reader.search("couriers", 1)
+    assert cid in [k for k, _ in reader.semantic.search("where do couriers go", 100) or []]

@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 _BATCH = 4096
 _IN_BATCH = 500
+_BARE = ""  # the token held for a concept whose row had no vector
 
 
 class IndexModelError(EmbedderError):
@@ -112,7 +113,8 @@ class IndexVectors:
                 self.semantic.remove(cid)
             wanted = [cid for cid, token in current.items() if self._tokens.get(cid) != token]
         for cid, token, vectors in _read(view, wanted):
-            self._tokens[cid] = token
+            # a row without a vector is read again at the next version (an indexer may add it)
+            self._tokens[cid] = token if vectors is not None else _BARE
             if vectors is None:
                 self.semantic.remove(cid)  # written without a vector (the embedder was down)
             else:
@@ -130,7 +132,7 @@ class IndexVectors:
         """
         if self.version is None:
             return  # not loaded yet: the first sync reads it from the index
-        self._tokens[cid] = token
+        self._tokens[cid] = token if vector is not None else _BARE
         if vector is None:
             self.semantic.remove(cid)
         else:
