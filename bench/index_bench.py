@@ -314,7 +314,7 @@ def question_quality(cache: Path | None = None) -> dict[str, float]:
 
     embedding: dict[str, Any] = {} if cache is None else {"embedder": EMBEDDER, "cache_dir": cache}
     rows = [json.loads(line) for line in (HERE / "questions.jsonl").read_text().splitlines()]
-    totals = {"memory": 0.0, "index": 0.0}
+    totals = {"memory": 0.0, "index": 0.0, "same_top1": 0.0, "same_top5": 0.0}
     count = 0
     with tempfile.TemporaryDirectory() as scratch:
         for name, root in rb.bundle_roots(rb.SHARED).items():
@@ -332,6 +332,14 @@ def question_quality(cache: Path | None = None) -> dict[str, float]:
                     return [str(r["metadata"]["id"]) for r in kb.search(query, k)]
 
                 totals[mode] += rb.score(search, pairs)["top1"] * len(pairs)
+            for question, _ in pairs:
+                # do the two modes show the same concepts, in the same order?
+                shown = [
+                    [r["metadata"]["id"] for r in kb.search(question, 5)]
+                    for kb in managers.values()
+                ]
+                totals["same_top1"] += shown[0][:1] == shown[1][:1]
+                totals["same_top5"] += shown[0] == shown[1]
             count += len(pairs)
     return {mode: value / count for mode, value in totals.items()} | {"n": float(count)}
 
@@ -439,7 +447,10 @@ def render_hybrid(
         f"Question set ({int(quality['n'])} questions), top-1: hybrid in memory "
         f"{quality['memory']:.3f}, hybrid from the index {quality['index']:.3f} "
         f"(difference {quality['index'] - quality['memory']:+.3f}); lexical in memory "
-        f"{lexical['memory']:.3f}, lexical from the index {lexical['index']:.3f}.",
+        f"{lexical['memory']:.3f}, lexical from the index {lexical['index']:.3f}. The two "
+        f"modes show the same top-1 concept for {quality['same_top1']:.3f} of the questions "
+        f"hybrid ({lexical['same_top1']:.3f} lexical), the same top-5 list for "
+        f"{quality['same_top5']:.3f} ({lexical['same_top5']:.3f}).",
         "",
     ]
     return "\n".join(lines)

@@ -157,6 +157,9 @@ class OKFManager(DocumentKnowledgeBase):
             embedder: Makes search hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL for :func:`~agentkernel.retrieval.load_embedder`. ``None``: lexical only.
+                With ``index``, the concepts' vectors come from the index, which must have
+                been built with the same embedder (``agentkernel-kb index --embedder``); an
+                index without vectors is served lexically, with a WARNING.
             cache_dir: The vector cache root (outside the bundle); ``None`` for
                 ``$XDG_CACHE_HOME/agentkernel/vectors``. Only used with an embedder.
 
@@ -167,7 +170,8 @@ class OKFManager(DocumentKnowledgeBase):
             OSError: The store cannot be listed (a misconfigured store fails here).
             KnowledgeError: ``index`` names no readable index and no fallback was asked for.
             EmbedderError: The embedder cannot be built, or the cache holds vectors of
-                another dimension under its model id.
+                another dimension under its model id, or the index holds vectors of another
+                model (``IndexModelError``).
         """
         if refresh_seconds is not None and not is_positive(refresh_seconds):
             raise ValueError(
