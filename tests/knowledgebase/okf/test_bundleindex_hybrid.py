@@ -135,23 +135,27 @@ def test_real_bundles_search_hybrid_from_the_index_as_in_memory(
     assert_same(walked, indexed)  # browse, fetch, schema and description too
 
 
-def test_only_new_and_changed_concepts_are_embedded(minilm: Embedder, tmp_path: Path) -> None:
+def test_only_new_and_changed_concepts_are_embedded(
+    where: tuple[str, dict[str, str]], minilm: Embedder, tmp_path: Path
+) -> None:
+    index, options = where
     root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
     store = LocalDocumentStore(root, writable=False)
-    index, cache = str(tmp_path / "kb.lance"), tmp_path / "vectors"
+    cache = tmp_path / "vectors"
+    embedding: dict[str, Any] = {"storage_options": options, "embedder": minilm, "cache_dir": cache}
     concepts = len(OKFManager(store, refresh_seconds=None).served_concepts())
-    first = index_bundle(store, index, embedder=minilm, cache_dir=cache)
+    first = index_bundle(store, index, **embedding)
     assert (first.embedded, first.committed) == (concepts, True)
-    again = index_bundle(store, index, embedder=minilm, cache_dir=cache)
+    again = index_bundle(store, index, **embedding)
     assert (again.reads, again.embedded, again.committed) == (0, 0, False)
     (root / "tables/orders.md").write_text(concept("Table", "Orders v2", "one row per sale"))
     (root / "tables/refunds.md").write_text(concept("Table", "Refunds", "money given back"))
-    changed = index_bundle(store, index, embedder=minilm, cache_dir=cache)
+    changed = index_bundle(store, index, **embedding)
     assert (changed.reads, changed.embedded) == (2, 2)
     # another index of the same bundle, same cache: every text was embedded before
-    other = index_bundle(store, str(tmp_path / "other.lance"), embedder=minilm, cache_dir=cache)
+    other = index_bundle(store, index.replace("kb.lance", "other.lance"), **embedding)
     assert (other.reads, other.embedded) == (first.reads + 1, 0)
-    rows = open_table(index, None).to_arrow().to_pylist()
+    rows = open_table(index, options).to_arrow().to_pylist()
     held = {r["id"]: r["vectors"] for r in rows if r["kind"] == "concept"}
     assert len(held) == concepts + 1 and all(v and len(v[0]) == 384 for v in held.values())
 
@@ -200,24 +204,27 @@ def test_a_lexical_index_gets_vectors_and_readers_pick_them_up(
     assert kb._index_vectors.read == loaded + 1
 
 
-def test_vectors_of_two_models_are_never_mixed(minilm: Embedder, tmp_path: Path) -> None:
+def test_vectors_of_two_models_are_never_mixed(
+    where: tuple[str, dict[str, str]], minilm: Embedder, tmp_path: Path
+) -> None:
+    index, options = where
     root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
     store = LocalDocumentStore(root, writable=False)
-    index, cache = str(tmp_path / "kb.lance"), tmp_path / "vectors"
-    built = index_bundle(store, index, embedder=minilm, cache_dir=cache)
+    cache = tmp_path / "vectors"
+    built = index_bundle(store, index, storage_options=options, embedder=minilm, cache_dir=cache)
     other = Renamed(minilm, "another-model")
     (root / "tables/orders.md").write_text(concept("Table", "Orders v2"))
     with pytest.raises(dense.IndexModelError, match=r"holds vectors of st:.*another-model"):
-        index_bundle(store, index, embedder=other, cache_dir=cache)
+        index_bundle(store, index, storage_options=options, embedder=other, cache_dir=cache)
     with pytest.raises(dense.IndexModelError, match="with that embedder"):
-        index_bundle(store, index)  # changed concepts would be left without vectors
-    assert open_table(index, None).version == built.version  # nothing was written
+        index_bundle(store, index, storage_options=options)  # changed concepts: no vectors
+    assert open_table(index, options).version == built.version  # nothing was written
     with pytest.raises(dense.IndexModelError, match="never mixed"):
-        OKFManager(store, index=index, embedder=other, cache_dir=cache)
+        OKFManager(store, index=index, index_options=options, embedder=other, cache_dir=cache)
     from agentkernel.cli import main
 
-    status = main(["index", str(root), "--to", index, "--quiet", "--embedder", "nonexistent"])
-    assert status == 2
+    argv = ["index", str(root), "--to", index, "--quiet", "--embedder", "nonexistent"]
+    assert main(argv + [f"--index-option={k}={v}" for k, v in options.items()]) == 2
 
 
 def test_write_through_embeds_and_upserts_the_vector_before_acknowledging(
