@@ -9,7 +9,9 @@
     ├── MissingExtraError          also an ImportError: an optional SDK is not installed; the
     │                              message names the extra to install
     ├── EmbedderError              also a RuntimeError (agentkernel.retrieval): an embedder
-    │                              cannot be built or cannot embed
+    │   │                          cannot be built or cannot embed
+    │   └── IndexModelError        (agentkernel.knowledgebase.okf.bundleindex.dense) a bundle
+    │                              index holds vectors of another model
     ├── ConceptError               also a ValueError (agentkernel.knowledgebase.okf.concept):
     │                              a document cannot be read as an OKF concept
     ├── FrontmatterError           also a ValueError (agentkernel.knowledgebase.okf.frontmatter):

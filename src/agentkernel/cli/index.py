@@ -2,7 +2,9 @@
 
 Run it as a job after each bundle change, or on a schedule: it lists the bundle, reads only
 new and changed documents, and commits one new version of the index, which every
-``OKFManager(store, index=...)`` picks up at its next refresh.
+``OKFManager(store, index=...)`` picks up at its next refresh. With ``--embedder`` the index
+also holds each concept's vectors (only new and changed concepts are embedded, through the
+vector cache), for ``OKFManager(store, index=..., embedder=...)``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from agentkernel.cli._bundle import BUNDLE_HELP
+from agentkernel.cli._bundle import BUNDLE_HELP, add_embedder_argument
 from agentkernel.errors import AKConfigError
 
 
@@ -38,6 +40,7 @@ def register(subparsers: Any) -> None:
         "--max-concepts", type=int, default=None, help="the most concepts indexed (5,000,000)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_embedder_argument(parser)  # --embedder: store each concept's vectors, for hybrid search
     parser.set_defaults(handler=run)
 
 
@@ -76,11 +79,14 @@ def run(args: argparse.Namespace) -> int:
             storage_options=options,
             max_concepts=args.max_concepts or DEFAULT_MAX_CONCEPTS,
             progress=lambda phase, done, total: update(done, total, phase),
+            embedder=args.embedder,
+            cache_dir=args.vector_cache,
         )
     verdict = f"version {stats.version}" if stats.committed else "unchanged"
     Console().print(
         f"{args.to}: {verdict}; listed {stats.listed}, read {stats.reads}, "
         f"upserted {stats.upserted}, deleted {stats.deleted} in {stats.seconds:.1f} s"
         + (f" ({stats.attempts} attempts)" if stats.attempts > 1 else "")
+        + (f"; embedded {stats.embedded} (model {args.embedder})" if args.embedder else "")
     )
     return 0

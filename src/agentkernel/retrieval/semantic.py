@@ -124,7 +124,11 @@ class SemanticIndex(SlotKeyed):
     """
 
     def __init__(
-        self, embedder: Embedder | str, cache_dir: str | os.PathLike[str] | None = None
+        self,
+        embedder: Embedder | str,
+        cache_dir: str | os.PathLike[str] | None = None,
+        *,
+        preload_cache: bool = True,
     ) -> None:
         """Build the embedder (when named) and open its vector cache.
 
@@ -132,6 +136,7 @@ class SemanticIndex(SlotKeyed):
             embedder: The embedder (documents and queries), or a name, model folder or
                 endpoint URL for :func:`~agentkernel.retrieval.embedders.load_embedder`.
             cache_dir: The vector cache root; ``None`` for :func:`default_cache_dir`.
+            preload_cache: Load the cache's vectors now (``False``: on the first lookup).
 
         Raises:
             EmbedderError: The embedder cannot be built, or the cache holds vectors of
@@ -143,6 +148,7 @@ class SemanticIndex(SlotKeyed):
             cache_dir if cache_dir is not None else default_cache_dir(),
             embedder.model_id,
             int(embedder.dimension),
+            preload=preload_cache,
         )
         self.dimension = int(embedder.dimension)
         self.embedded = 0

@@ -69,13 +69,18 @@ class VectorCache:
     Thread-safe.
     """
 
-    def __init__(self, root: str | os.PathLike[str], model_id: str, dimension: int) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], model_id: str, dimension: int, *, preload: bool = True
+    ) -> None:
         """Open (creating when possible) the model's folder and load its segments.
 
         Args:
             root: The cache root.
             model_id: The embedder's model id.
             dimension: The embedder's dimension.
+            preload: Load the segments now; ``False`` defers that to the first :meth:`get`
+                (a pod serving a bundle index holds its vectors from the index and looks the
+                cache up only when it writes).
 
         Raises:
             EmbedderError: The folder holds vectors of another dimension or another model
@@ -88,8 +93,10 @@ class VectorCache:
         self._lock = threading.Lock()
         self._rows: dict[bytes, np.ndarray] = {}
         self._segments: set[str] = set()
+        self._loaded = False
         self._check_model()
-        self.refresh()
+        if preload:
+            self.refresh()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -142,6 +149,7 @@ class VectorCache:
             return 0
         added = 0
         with self._lock:
+            self._loaded = True
             for name in names:
                 if name in self._segments:
                     continue
@@ -186,6 +194,8 @@ class VectorCache:
         Returns:
             The vectors found, by key.
         """
+        if not self._loaded:
+            self.refresh()
         with self._lock:
             return {k: self._rows[k] for k in keys if k in self._rows}
 

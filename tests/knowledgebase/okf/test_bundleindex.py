@@ -322,7 +322,8 @@ def test_indexes_another_indexer_created_first_are_kept_not_an_error(tmp_path: P
     index_bundle(LocalDocumentStore(root, writable=False), first)
     # two indexers that both created the table (its rows, no index yet) race to index it
     database, name = _lance.connect(str(tmp_path / "kb.lance"), None)
-    database.create_table(name, indexer.open_table(first, None).to_arrow())
+    held = indexer.open_table(first, None).to_arrow()
+    database.create_table(name, held, schema=held.schema)
     winner, loser = database.open_table(name), database.open_table(name)
     indexer._create_indexes(winner)
     indexer._create_indexes(loser)  # Lance: "preempted by concurrent transaction CreateIndex"

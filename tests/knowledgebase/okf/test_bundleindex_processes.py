@@ -99,6 +99,11 @@ def make_bundle(root: Path, count: int) -> Path:
 
 @pytest.fixture(params=["local", "s3"])
 def where(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    return index_location(request, tmp_path)
+
+
+def index_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """An index URI and its options: a tmp folder, or a bucket on the S3 API server."""
     if request.param == "local":
         return str(tmp_path / "kb.lance"), {}
     require_extra("boto3", "aws")

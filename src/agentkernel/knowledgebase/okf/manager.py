@@ -10,7 +10,9 @@ Writes go through to the store and update the manifest and the index in place.
 With ``index=URI`` the manager walks nothing: search, browse and the schema come from a
 shared bundle index (a Lance dataset built by ``agentkernel-kb index``, see
 :mod:`agentkernel.knowledgebase.okf.bundleindex`), a refresh asks the index for its latest
-version, and a write updates the document and then its row.
+version, and a write updates the document and then its row. With an embedder too, hybrid
+search takes the concepts' vectors from the index (built with ``--embedder``, the same model),
+loaded on the first search (:mod:`agentkernel.knowledgebase.okf.bundleindex.dense`).
 """
 
 from __future__ import annotations
@@ -155,6 +157,9 @@ class OKFManager(DocumentKnowledgeBase):
             embedder: Makes search hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL for :func:`~agentkernel.retrieval.load_embedder`. ``None``: lexical only.
+                With ``index``, the concepts' vectors come from the index, which must have
+                been built with the same embedder (``agentkernel-kb index --embedder``); an
+                index without vectors is served lexically, with a WARNING.
             cache_dir: The vector cache root (outside the bundle); ``None`` for
                 ``$XDG_CACHE_HOME/agentkernel/vectors``. Only used with an embedder.
 
@@ -165,7 +170,8 @@ class OKFManager(DocumentKnowledgeBase):
             OSError: The store cannot be listed (a misconfigured store fails here).
             KnowledgeError: ``index`` names no readable index and no fallback was asked for.
             EmbedderError: The embedder cannot be built, or the cache holds vectors of
-                another dimension under its model id.
+                another dimension under its model id, or the index holds vectors of another
+                model (``IndexModelError``).
         """
         if refresh_seconds is not None and not is_positive(refresh_seconds):
             raise ValueError(
@@ -185,16 +191,12 @@ class OKFManager(DocumentKnowledgeBase):
             )
         if index_fallback not in (None, "walk"):
             raise ValueError(f"index_fallback must be 'walk' or None, got {index_fallback!r}")
-        if index is not None and embedder is not None:
-            raise ValueError(
-                "embedder= cannot be combined with index= yet: the bundle index holds no "
-                "vectors; serve the index lexically, or walk the bundle with the embedder."
-            )
         semantic: SemanticIndex | None = None
         if embedder is not None:
             from agentkernel.retrieval.semantic import SemanticIndex
 
-            semantic = SemanticIndex(embedder, cache_dir)
+            # serving an index, the vectors come from it: the cache is read when a write embeds
+            semantic = SemanticIndex(embedder, cache_dir, preload_cache=index is None)
         super().__init__(
             store, okf_capabilities(writable=True, semantic=semantic is not None), name or None
         )
@@ -204,6 +206,8 @@ class OKFManager(DocumentKnowledgeBase):
         self._index_fallback = index_fallback
         self._view: IndexView | None = None
         self._writer: Any = None  # the lancedb table write-through commits to, on first write
+        self._index_vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
+        self._index_lexical: str | None = None  # why an index with an embedder serves lexically
         self._index_notes: list[str] = []
         self._description = description
         self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
@@ -327,11 +331,22 @@ class OKFManager(DocumentKnowledgeBase):
                 return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
         from agentkernel.retrieval.semantic import CANDIDATES
 
+        pool = max(limit, CANDIDATES)
         with self._lock:
-            lexical = self._manifest.index.search(query, max(limit, CANDIDATES))
-        fused = semantic.hybrid(query, [(str(h.key), h.score) for h in lexical], limit)
-        ranked = [(str(h.key), h.score) for h in lexical[:limit]] if fused is None else fused
+            view = self._view
+            if view is not None:
+                candidates = view.ranked(query, limit if self._index_lexical else pool)
+                if self._index_lexical:
+                    return [summary_record(c, now, s) for c, s in view.records(candidates)]
+                self._index_vectors.sync(view)  # the vectors of this version, read once
+            else:
+                hits = self._manifest.index.search(query, pool)
+                candidates = [(str(h.key), h.score) for h in hits]
+        fused = semantic.hybrid(query, candidates, limit)
+        ranked = candidates[:limit] if fused is None else fused
         with self._lock:
+            if view is not None:
+                return [summary_record(c, now, s) for c, s in view.records(ranked)]
             held = self._manifest.concepts
             return [summary_record(held[k], now, s) for k, s in ranked if k in held]
 
@@ -492,7 +507,12 @@ class OKFManager(DocumentKnowledgeBase):
                     "version": self._view.version,
                     "indexed_at": self._view.meta.get("indexed_at"),
                 }
-        schema["search"] = self._semantic.description if self._semantic else "lexical (BM25F)"
+        if self._semantic is None:
+            schema["search"] = "lexical (BM25F)"
+        elif self._index_lexical:
+            schema["search"] = f"lexical only: {self._index_lexical}"
+        else:
+            schema["search"] = self._semantic.description
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -568,6 +588,7 @@ class OKFManager(DocumentKnowledgeBase):
             logger.warning("OKF bundle %s: %s", self._store.location, note)
             self._index_notes = [note]
             return False
+        self._index_lexical = self._check_vectors(view, raise_errors=True)
         with self._lock:
             self._view = view
             self._walk_diagnostics = list(view.meta.get("diagnostics") or [])
@@ -595,6 +616,7 @@ class OKFManager(DocumentKnowledgeBase):
             else:
                 fresh = IndexView(dataset.checkout_version(latest))
             notes = self._index_lag(fresh) if check_bundle else self._index_notes
+            lexical = self._check_vectors(fresh, raise_errors=False)
         except Exception as exc:
             self._note_refresh_failure("index refresh", f"index version {current.version}", exc)
             if raise_errors:
@@ -602,12 +624,46 @@ class OKFManager(DocumentKnowledgeBase):
             return None
         with self._lock:
             self._view = fresh
+            self._index_lexical = lexical
             self._walk_diagnostics = list(fresh.meta.get("diagnostics") or [])
             self._index_notes = notes
             self._refresh_error = None
         stats = RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
         self.last_refresh = stats
         return stats
+
+    def _check_vectors(self, view: IndexView, *, raise_errors: bool) -> str | None:
+        """Check the index's vectors against the embedder; why search is lexical, or ``None``.
+
+        Raises:
+            IndexModelError: (``raise_errors``) the index holds another model's vectors.
+        """
+        if self._semantic is None:
+            return None
+        from agentkernel.knowledgebase.okf.bundleindex import dense
+
+        where = self._index_location()
+        recorded = view.meta.get("embedder") if dense.has_vectors(view.dataset) else None
+        reason = None
+        if recorded is None:
+            reason = (
+                f"the bundle index {where} holds no vectors (it was built without an "
+                f"embedder); index it with --embedder {self._semantic.embedder.model_id}"
+            )
+        else:
+            try:
+                dense.check_model(recorded, self._semantic, where)
+            except dense.IndexModelError as exc:
+                if raise_errors:
+                    raise
+                reason = str(exc)
+        if reason is not None:
+            if reason != self._index_lexical:
+                logger.warning("OKF bundle %s: search is lexical only: %s", where, reason)
+            return reason
+        if self._index_vectors is None:
+            self._index_vectors = dense.IndexVectors(self._semantic)
+        return None
 
     def _note_refresh_failure(self, what: str, serving: str, exc: Exception) -> None:
         """Log a failed refresh and keep its message for the diagnostics; the old state serves."""
@@ -815,22 +871,29 @@ class OKFManager(DocumentKnowledgeBase):
         concept = concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
         vector = self._embed([concept]).get(concept.id)  # before the write is acknowledged
         if self._view is not None:
-            self._upsert_row(concept)
+            self._upsert_row(concept, vector)
         with self._lock:
             if self._view is not None:
                 self._view.put_concept(concept)
+                if self._index_vectors is not None and not self._index_lexical:
+                    self._index_vectors.put(concept.id, concept.token, vector)
             else:
                 self._manifest.put_concept(concept, vector)
         return concept.id
 
-    def _upsert_row(self, concept: Concept) -> None:
-        """Write a concept's row to the index before the write is acknowledged."""
+    def _upsert_row(self, concept: Concept, vector: np.ndarray | None) -> None:
+        """Write a concept's row (and its vector) to the index before the write is acknowledged.
+
+        The vector goes in only when the index holds this embedder's vectors: an index without
+        vectors gets none from one writer (the indexer embeds them all, with one model).
+        """
         from agentkernel.knowledgebase.okf.bundleindex import rows
         from agentkernel.knowledgebase.okf.bundleindex.indexer import commit, open_table
 
         if self._writer is None:
             self._writer = open_table(self._index_uri or "", self._index_options)
-        commit(self._writer, [rows.concept_row(concept)], [])
+        keep = vector if self._index_vectors is not None and not self._index_lexical else None
+        commit(self._writer, [rows.concept_row(concept, keep)], [])
         # serve the version holding the row: search runs over the dataset, not this process
         self._refresh_index(raise_errors=True, check_bundle=False)
 

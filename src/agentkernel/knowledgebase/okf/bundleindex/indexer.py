@@ -10,21 +10,35 @@ Two indexers at once: each notes the version it diffed against; if another commi
 before its own, it diffs again against the newer version (unchanged documents cost no read)
 and tries again, up to ``attempts`` times, then stops with :class:`IndexConflictError`.
 Lance's own commit protocol keeps the dataset consistent whichever commit wins.
+
+With an embedder, each new or changed concept is embedded (through the content-keyed vector
+cache: a text any process embedded with this model before is not embedded again) and its
+vector(s) committed in its row, in the same version; the model is recorded in the meta row.
+Concepts the index holds without a vector (an index built without an embedder, or a write
+acknowledged while the embedder was down) are read again and embedded. An index holding
+another model's vectors is refused (:class:`~.dense.IndexModelError`), with or without an
+embedder: its vectors are never mixed with others, nor left missing for changed concepts.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.okf.bundleindex import _lance, rows
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits, ScanResult, scan
 from agentkernel.storage.base import DocumentStore
+
+if TYPE_CHECKING:
+    from agentkernel.retrieval.embedders import Embedder
+    from agentkernel.retrieval.semantic import SemanticIndex
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +66,7 @@ class IndexStats:
         committed: Whether this run committed a version (``False``: nothing had changed).
         attempts: Diffs it took (more than one when another indexer committed first).
         seconds: Wall time.
+        embedded: Concept texts sent to the embedder (vector cache misses).
     """
 
     listed: int
@@ -62,6 +77,7 @@ class IndexStats:
     committed: bool
     attempts: int
     seconds: float
+    embedded: int = 0
 
 
 Progress = Callable[[str, int, int], None]
@@ -78,6 +94,8 @@ def index_bundle(
     read_workers: int = 8,
     attempts: int = 5,
     progress: Progress | None = None,
+    embedder: Embedder | str | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
 ) -> IndexStats:
     """Bring the index at ``index_uri`` up to date with the bundle in ``store``.
 
@@ -91,37 +109,67 @@ def index_bundle(
         read_workers: Concurrent reads on a network store.
         attempts: Diffs tried when other indexers commit first.
         progress: Called with (phase, done, total) as the run advances.
+        embedder: Stores each concept's vector(s) too: an
+            :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint URL
+            for :func:`~agentkernel.retrieval.load_embedder` (as ``search --embedder``).
+        cache_dir: The vector cache root; ``None`` for the default (see
+            :func:`~agentkernel.retrieval.vectorcache.default_cache_dir`).
 
     Returns:
         What the run did.
 
     Raises:
         IndexConflictError: Other indexers committed first ``attempts`` times in a row.
+        IndexModelError: The index holds vectors of another model, or holds vectors and no
+            embedder was given; nothing was written.
+        EmbedderError: The embedder cannot be built, or failed; nothing was written.
         OSError: The bundle cannot be listed.
     """
     started = time.perf_counter()
     limits = ScanLimits(max_concepts, head_bytes, max_document_bytes, read_workers)
     database, name = _lance.connect(index_uri, storage_options)
+    semantic = None
+    if embedder is not None:
+        from agentkernel.retrieval.semantic import SemanticIndex
+
+        semantic = SemanticIndex(embedder, cache_dir)
+    where = _lance.describe(index_uri)
     for attempt in range(1, attempts + 1):
         table = _open_or_none(database, name)
+        if table is not None and not _with_vectors_column(table):
+            continue  # another indexer changed the schema first
         version = table.version if table is not None else 0
-        known = _known_tokens(table)
+        recorded = _meta(table).get("embedder")
+        _check_embedder(recorded, semantic, where)
+        known = _known_tokens(table, unembedded=semantic is not None)
         if progress:
             progress("listing", 0, 0)
         reading = (lambda done, total: progress("reading", done, total)) if progress else None
         at = datetime.now(UTC)
         result = scan(store, known, limits, reading)
-        upserts = _rows(result, store, limits, at)
+        vectors, model = _embed(semantic, result.concepts, recorded, progress)
+        upserts = _rows(result, store, limits, at, vectors, model)
         changed = _changes(result) or table is None or _meta_changed(table, upserts[-1])
+        embedded = semantic.embedded if semantic is not None else 0
         if not changed:
             return IndexStats(
-                result.listed, result.reads, 0, 0, version, False, attempt, _since(started)
+                result.listed,
+                result.reads,
+                0,
+                0,
+                version,
+                False,
+                attempt,
+                _since(started),
+                embedded,
             )
         if progress:
             progress("committing", 0, 0)
         if table is None:
             try:
-                table = database.create_table(name, rows.to_table(upserts), mode="create")
+                table = database.create_table(
+                    name, rows.to_table(upserts), schema=rows.arrow_schema(), mode="create"
+                )
             except (ValueError, OSError) as exc:
                 if "exist" not in str(exc).lower():
                     raise
@@ -157,6 +205,7 @@ def index_bundle(
             True,
             attempt,
             _since(started),
+            embedded,
         )
     raise IndexConflictError(
         f"Index {_lance.describe(index_uri)}: other indexers committed first {attempts} times "
@@ -173,6 +222,7 @@ def commit(table: Any, upserts: list[dict[str, Any]], deletes: Iterable[str]) ->
         upserts: Rows keyed by path.
         deletes: Paths whose rows go.
     """
+    _with_vectors_column(table)
     gone = sorted(set(deletes) - {row["path"] for row in upserts})
     merge = table.merge_insert("path").when_matched_update_all().when_not_matched_insert_all()
     if gone:
@@ -212,20 +262,101 @@ def _open_or_none(database: Any, name: str) -> Any | None:
         return None
 
 
-def _known_tokens(table: Any | None) -> dict[str, str]:
+def _known_tokens(table: Any | None, *, unembedded: bool = False) -> dict[str, str]:
+    """Every row's token; with ``unembedded``, concepts without a vector as unknown (re-read)."""
     if table is None:
         return {}
     found = table.search().select(["path", "token", "kind"]).limit(None).to_arrow()
     paths = found.column("path").to_pylist()
     tokens = found.column("token").to_pylist()
     kinds = found.column("kind").to_pylist()
-    return {p: t or "" for p, t, k in zip(paths, tokens, kinds, strict=True) if k != rows.KIND_META}
+    known = {
+        p: t or "" for p, t, k in zip(paths, tokens, kinds, strict=True) if k != rows.KIND_META
+    }
+    if unembedded:
+        where = f"kind = '{rows.KIND_CONCEPT}' AND {rows.VECTORS} IS NULL"
+        bare = table.search().where(where).select(["path"]).limit(None).to_arrow()
+        for path in bare.column("path").to_pylist():
+            known[path] = ""
+    return known
+
+
+def _with_vectors_column(table: Any) -> bool:
+    """Add the (all-null) vectors column to an index built before it existed.
+
+    Returns:
+        ``False`` when another indexer committed first (diff again).
+    """
+    import pyarrow as pa
+
+    if rows.VECTORS in table.schema.names:
+        return True
+    try:
+        table.add_columns(pa.field(rows.VECTORS, rows.vectors_type()))
+    except Exception as exc:
+        if not _is_conflict(exc):
+            raise
+        return False
+    return True
+
+
+def _check_embedder(
+    recorded: Mapping[str, Any] | None, semantic: SemanticIndex | None, where: str
+) -> None:
+    from agentkernel.knowledgebase.okf.bundleindex import dense
+
+    if semantic is not None:
+        dense.check_model(recorded, semantic, where)
+    elif recorded is not None:
+        raise dense.IndexModelError(
+            f"the bundle index {where} holds vectors of {recorded.get('model_id')}; index it "
+            f"with that embedder (--embedder), so changed concepts get vectors too. Nothing "
+            "was written."
+        )
+
+
+def _embed(
+    semantic: SemanticIndex | None,
+    concepts: list[Any],
+    recorded: Mapping[str, Any] | None,
+    progress: Progress | None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The new and changed concepts' vectors, and the model record for the meta row."""
+    if semantic is None:
+        return {}, None
+    from agentkernel.knowledgebase.okf.bundleindex import dense
+    from agentkernel.knowledgebase.okf.vectors import embed_concepts
+    from agentkernel.retrieval.embedders import EmbedderError
+
+    total = len(concepts)
+    step = (lambda done: progress("embedding", done, total)) if progress else None
+    vectors = embed_concepts(semantic, concepts, step)
+    if concepts and not vectors:
+        raise EmbedderError(
+            f"embedding with {semantic.embedder.model_id} failed ({semantic.degraded}); "
+            "nothing was written to the index. Run the indexer again when the embedder works."
+        )
+    ndim = next((int(v.ndim) for v in vectors.values()), int((recorded or {}).get("ndim", 1)))
+    return vectors, dense.model_record(semantic, ndim)
+
+
+def _meta(table: Any | None) -> dict[str, Any]:
+    if table is None:
+        return {}
+    held = table.search().where(f"path = '{rows.META_PATH}'").select(["text"]).to_list()
+    return dict(json.loads(held[0]["text"] or "{}")) if held else {}
 
 
 def _rows(
-    result: ScanResult, store: DocumentStore, limits: ScanLimits, at: datetime
+    result: ScanResult,
+    store: DocumentStore,
+    limits: ScanLimits,
+    at: datetime,
+    vectors: Mapping[str, Any] | None = None,
+    model: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    found = [rows.concept_row(c) for c in result.concepts]
+    held = vectors or {}
+    found = [rows.concept_row(c, held.get(c.id)) for c in result.concepts]
     found += [rows.reserved_row(r) for r in result.reserved]
     found += [rows.skipped_row(s) for s in result.skipped]
     diagnostics = result.store_diagnostics + result.errors
@@ -236,6 +367,7 @@ def _rows(
             diagnostics=diagnostics,
             bundle=store.label,
             at=at,
+            embedder=model,
         )
     )
     return found
@@ -246,12 +378,10 @@ def _changes(result: ScanResult) -> bool:
 
 
 def _meta_changed(table: Any, meta: dict[str, Any]) -> bool:
-    import json
-
-    held = table.search().where(f"path = '{rows.META_PATH}'").select(["text"]).to_list()
-    if not held:
+    before = _meta(table)
+    if not before:
         return True
-    before = json.loads(held[0]["text"])
+    before.setdefault("embedder", None)  # an index built before vectors were recorded
     after = json.loads(meta["text"])
     before.pop("indexed_at", None)
     after.pop("indexed_at", None)

@@ -30,6 +30,7 @@ KIND_SKIPPED = "skipped"
 KIND_META = "meta"
 META_PATH = ""
 SCHEMA_VERSION = 1
+VECTORS = "vectors"
 
 # columns a reader holds for every row (the rest are read per row, on demand)
 LIGHT_COLUMNS = ["path", "kind", "type", "token"]
@@ -85,8 +86,24 @@ def arrow_schema() -> Any:
             ("title_key", text),
             ("text", text),
             ("reason", text),
+            (VECTORS, vectors_type()),
         ]
     )
+
+
+def vectors_type() -> Any:
+    """The type of the vectors column: a list of parts, each a list of float32.
+
+    A list of lists holds 1..k vectors per concept (whatever
+    :func:`agentkernel.knowledgebase.okf.vectors.embed_concepts` gives) in the concept's own
+    row, so one commit carries a concept's text and its vectors together.
+
+    Returns:
+        A ``pyarrow.DataType``.
+    """
+    import pyarrow as pa
+
+    return pa.list_(pa.list_(pa.float32()))
 
 
 def weighted_terms(concept: Concept) -> str:
@@ -134,11 +151,12 @@ def query_title_key(query: str) -> frozenset[str]:
     return frozenset(plain_key(query))
 
 
-def concept_row(concept: Concept) -> dict[str, Any]:
+def concept_row(concept: Concept, vectors: Any = None) -> dict[str, Any]:
     """The row of a concept.
 
     Args:
         concept: As a walk parsed it.
+        vectors: Its vector(s) from ``embed_concepts``, when the index holds vectors.
 
     Returns:
         The row.
@@ -158,6 +176,7 @@ def concept_row(concept: Concept) -> dict[str, Any]:
         "links": link_targets(concept.body_head),
         "terms": weighted_terms(concept),
         "title_key": title_key(concept.title),
+        VECTORS: vectors,
     }
 
 
@@ -186,7 +205,13 @@ def skipped_row(entry: Skipped) -> dict[str, Any]:
 
 
 def meta_row(
-    *, truncated: bool, max_concepts: int, diagnostics: Iterable[str], bundle: str, at: datetime
+    *,
+    truncated: bool,
+    max_concepts: int,
+    diagnostics: Iterable[str],
+    bundle: str,
+    at: datetime,
+    embedder: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The row describing the walk the index was built from.
 
@@ -196,6 +221,8 @@ def meta_row(
         diagnostics: The store's and the walk's diagnostics.
         bundle: The bundle's location.
         at: When the indexer listed the bundle.
+        embedder: The model the vectors come from (``model_id``, ``dimension``, ``ndim``:
+            whether a concept's vectors are one vector or a 2-D array), ``None`` without.
 
     Returns:
         The row.
@@ -207,6 +234,7 @@ def meta_row(
         "diagnostics": list(diagnostics),
         "bundle": bundle,
         "indexed_at": at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "embedder": dict(embedder) if embedder is not None else None,
     }
     return {**_blank(META_PATH, KIND_META, "", 0), "text": json.dumps(payload)}
 
@@ -244,14 +272,47 @@ def to_table(rows: list[dict[str, Any]]) -> Any:
     """Turn rows into a ``pyarrow.Table`` of the dataset's schema.
 
     Args:
-        rows: Rows from the functions above.
+        rows: Rows from the functions above; a concept row may carry its vectors under
+            :data:`VECTORS` (a 1-D or 2-D ``numpy`` array), the others none.
 
     Returns:
         The table.
     """
     import pyarrow as pa
 
-    return pa.Table.from_pylist(rows, schema=arrow_schema())
+    schema = arrow_schema()
+    vectors = [row.get(VECTORS) for row in rows]
+    plain = [{k: v for k, v in row.items() if k != VECTORS} for row in rows]
+    table = pa.Table.from_pylist(plain, schema=schema.remove(schema.get_field_index(VECTORS)))
+    return table.append_column(schema.field(VECTORS), vectors_array(vectors))
+
+
+def vectors_array(values: list[Any]) -> Any:
+    """Build the vectors column from numpy arrays without a Python float per value.
+
+    Args:
+        values: Per row a 1-D vector, a 2-D array (one row per part) or ``None``.
+
+    Returns:
+        A ``pyarrow`` array of :func:`vectors_type`.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    parts = [None if v is None else np.atleast_2d(np.asarray(v, dtype=np.float32)) for v in values]
+    outer = [0]
+    inner = [0]
+    flat: list[Any] = []
+    for array in parts:
+        if array is not None:
+            flat.append(array.reshape(-1))
+            base, width = inner[-1], array.shape[1]
+            inner.extend(base + width * (i + 1) for i in range(array.shape[0]))
+        outer.append(len(inner) - 1)
+    numbers = pa.array(np.concatenate(flat) if flat else np.zeros(0, np.float32), pa.float32())
+    lists = pa.ListArray.from_arrays(pa.array(inner, pa.int32()), numbers)
+    mask = pa.array([array is None for array in parts], pa.bool_())
+    return pa.ListArray.from_arrays(pa.array(outer, pa.int32()), lists, mask=mask)
 
 
 def _blank(path: str, kind: str, token: str, size: int) -> dict[str, Any]:
@@ -276,6 +337,7 @@ def _blank(path: str, kind: str, token: str, size: int) -> dict[str, Any]:
         "title_key": None,
         "text": None,
         "reason": None,
+        VECTORS: None,
     }
 
 

@@ -84,7 +84,7 @@ class IndexView(DocumentTree):
         missing = [cid for cid in ids if cid in self._ids and cid not in self._cache]
         for start in range(0, len(missing), _IN_BATCH):
             batch = missing[start : start + _IN_BATCH]
-            for found in self._select(f"id IN ({_quoted(batch)})", len(batch)):
+            for found in self._select(f"id IN ({quoted(batch)})", len(batch)):
                 self._remember(found)
 
     def concept(self, cid: str) -> Concept | None:
@@ -127,6 +127,30 @@ class IndexView(DocumentTree):
         Returns:
             ``(concept, score)`` pairs, best first.
         """
+        return self.records(self.ranked(query, limit))
+
+    def records(self, ranked: list[tuple[str, float]]) -> list[tuple[Concept, float]]:
+        """Read the rows of ranked concepts (one read for those not cached).
+
+        Args:
+            ranked: ``(concept id, score)`` best first.
+
+        Returns:
+            ``(concept, score)`` in the same order, without ids the view does not hold.
+        """
+        self.prefetch([cid for cid, _ in ranked])
+        return [(concept, score) for cid, score in ranked if (concept := self.concept(cid))]
+
+    def ranked(self, query: str, limit: int) -> list[tuple[str, float]]:
+        """Rank concept ids for a query (the engine's rules over Lance's BM25), reading no row.
+
+        Args:
+            query: Free text.
+            limit: The most results.
+
+        Returns:
+            ``(concept id, score)`` pairs, best first.
+        """
         import lance.query
 
         queries: Any = lance.query
@@ -161,8 +185,7 @@ class IndexView(DocumentTree):
                 value *= 1.0 + DEFAULT_TITLE_BOOST * len(title) / len(query_key)
             ranked[cid] = (exact, value)
         best = sorted(ranked, key=lambda cid: (-ranked[cid][0], -ranked[cid][1], cid))[:limit]
-        self.prefetch(best)  # one read for the summaries of what is shown
-        return [(concept, ranked[cid][1]) for cid in best if (concept := self.concept(cid))]
+        return [(cid, ranked[cid][1]) for cid in best]
 
     # -- internals ------------------------------------------------------------------------
 
@@ -217,7 +240,7 @@ class IndexView(DocumentTree):
             wanted = ["path", "kind", "token", "size", "text", "reason"]
             for start in range(0, len(others), _IN_BATCH):
                 batch_paths = others[start : start + _IN_BATCH]
-                where = f"path IN ({_quoted(batch_paths)})"
+                where = f"path IN ({quoted(batch_paths)})"
                 for row in self.dataset.to_table(columns=wanted, filter=where).to_pylist():
                     self._add_other(row)
 
@@ -301,5 +324,13 @@ def _escape(value: str) -> str:
     return value.replace("'", "''")
 
 
-def _quoted(values: list[str]) -> str:
+def quoted(values: list[str]) -> str:
+    """Quote values for a Lance ``IN (...)`` filter.
+
+    Args:
+        values: Strings.
+
+    Returns:
+        ``'a', 'b'`` with quotes doubled.
+    """
     return ", ".join(f"'{_escape(v)}'" for v in values)
