@@ -1,12 +1,13 @@
 """Dense retrieval next to the lexical index: live vectors, cached embedding, fusion.
 
-:class:`SemanticIndex` holds one unit vector per live document, embeds through a
+:class:`SemanticIndex` holds one vector per live document (the weighted sum of the unit
+vectors of its texts, :meth:`SemanticIndex.document_vectors`), embeds through a
 :class:`~agentkernel.retrieval.vectorcache.VectorCache` (a text already embedded by this model,
-in any process, is never embedded again), ranks by cosine similarity and fuses a dense
-ranking with a lexical one by reciprocal rank (:func:`fuse`). When the embedder fails after
-construction (an endpoint down), the index says so in :attr:`SemanticIndex.degraded`, logs a
-WARNING, and its owner serves lexical results; documents left without a vector are embedded
-by the next :meth:`SemanticIndex.vectors_for` that succeeds.
+in any process, is never embedded again), ranks by the dot product with the query's unit vector
+(the weighted sum of the texts' cosine similarities) and fuses a dense ranking with a lexical
+one (:func:`blend`). When the embedder fails after construction (an endpoint down), the index
+says so in :attr:`SemanticIndex.degraded`, logs a WARNING, and its owner serves lexical
+results; documents left without a vector are embedded by the next embedding that succeeds.
 
 Fusion is chosen by measurement on held-out paraphrase queries (``bench/fusion_heldout_bench.py``,
 seeds 99, 7 and 3; never the question set): a weighted sum of standardised scores
@@ -39,6 +40,11 @@ LEXICAL_WEIGHT = 0.45
 
 CANDIDATES = 100
 """Documents each ranking contributes to a fused one."""
+
+TEXT_WEIGHTS = (0.7, 0.3)
+"""The weights of a document's texts (:func:`~agentkernel.retrieval.embedders.document_texts`:
+the whole, then the name) in its vector: its similarity to a query is the weighted sum of
+theirs."""
 
 _EMBED_BATCH = 256
 _QUERY_MEMO = 256
@@ -118,7 +124,7 @@ def blend(
 
 
 class SemanticIndex(SlotKeyed):
-    """Unit vectors of live documents, ranked by cosine similarity to a query.
+    """Vectors of live documents, ranked by their dot product with a query's unit vector.
 
     Thread-safe.
     """
@@ -196,6 +202,42 @@ class SemanticIndex(SlotKeyed):
                 progress(done)
         return [found[key] for key in keys]
 
+    def document_vectors(
+        self, documents: Sequence[Sequence[str]], progress: Progress | None = None
+    ) -> list[np.ndarray] | None:
+        """One vector per document: the weighted sum of its texts' unit vectors.
+
+        A document's cosine similarities to a query, one per text, weighted by
+        :data:`TEXT_WEIGHTS`, sum to its vector's dot product with the query; so one vector
+        per document is kept and searched, and each text is cached on its own (a changed
+        body re-embeds the whole, not the name).
+
+        Args:
+            documents: Each document's texts, as many as :data:`TEXT_WEIGHTS`
+                (:func:`~agentkernel.retrieval.embedders.document_texts`).
+            progress: Called with the count of documents done after each batch.
+
+        Returns:
+            One vector per document, or ``None`` when the embedder failed (see
+            :meth:`vectors_for`).
+
+        Raises:
+            ValueError: A document has another count of texts.
+        """
+        width = len(TEXT_WEIGHTS)
+        if not documents:
+            return []
+        if any(len(texts) != width for texts in documents):
+            raise ValueError(f"each document needs {width} texts (see document_texts)")
+        flat = [text for texts in documents for text in texts]
+        counted = None if progress is None else (lambda done: progress(done // width))
+        vectors = self.vectors_for(flat, counted)
+        if vectors is None:
+            return None
+        weights = np.asarray(TEXT_WEIGHTS, dtype=np.float32)
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(documents), width, -1)
+        return list(np.einsum("w,dwk->dk", weights, rows))
+
     def _embed(self, texts: list[str]) -> np.ndarray | None:
         try:
             rows = self.embedder.embed(texts)
@@ -227,7 +269,7 @@ class SemanticIndex(SlotKeyed):
 
         Args:
             key: The document key.
-            vector: Its unit vector.
+            vector: Its vector (:meth:`document_vectors`, or one unit vector).
         """
         with self._lock:
             slot = self._slots.slot_of.get(key)
@@ -263,7 +305,7 @@ class SemanticIndex(SlotKeyed):
             return [k for k in keys if k not in self._slots]
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]] | None:
-        """Rank documents by cosine similarity to the query.
+        """Rank documents by similarity to the query (dot product with its unit vector).
 
         Args:
             query: The query text.
