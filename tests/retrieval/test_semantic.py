@@ -342,9 +342,7 @@ def test_semantic_index_reuses_the_cache_for_the_same_text(
     assert index.embedded == 3
 
 
-def test_a_document_vector_scores_it_by_the_weighted_sum_of_its_texts(
-    tmp_path: Path, minilm: Embedder
-) -> None:
+def test_a_document_vector_mixes_its_whole_and_its_name(tmp_path: Path, minilm: Embedder) -> None:
     index = SemanticIndex(minilm, tmp_path)
     texts = document_texts("Revenue", "Gross amount from purchases.", "Sum of order value.")
     assert texts == (
@@ -354,8 +352,12 @@ def test_a_document_vector_scores_it_by_the_weighted_sum_of_its_texts(
     [vector] = index.document_vectors([texts]) or []
     whole, name = index.vectors_for(list(texts)) or []
     query = np.asarray(minilm.embed(["sales"])[0], dtype=np.float32)
-    expected = TEXT_WEIGHTS[0] * float(whole @ query) + TEXT_WEIGHTS[1] * float(name @ query)
+    mixed = TEXT_WEIGHTS[0] * whole + TEXT_WEIGHTS[1] * name
+    assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-5)
+    expected = float(mixed @ query) / float(np.linalg.norm(mixed))
     assert float(vector @ query) == pytest.approx(expected, abs=1e-5)
+    # it sits between its two texts: closer to the whole, which weighs more
+    assert float(vector @ whole) > float(vector @ name) > float(whole @ name)
     assert index.embedded == 2  # each text once, then from the cache
     # no body: the whole is the name, embedded once, and the vector is its unit vector
     [bare] = index.document_vectors([document_texts("Churn", "Accounts gone quiet.", "")]) or []

@@ -75,7 +75,7 @@ def document_texts(title: str, description: str, body: str) -> tuple[str, str]:
     """The texts embedded for a concept or a page: the whole, then its name alone.
 
     The whole is :func:`document_text` (title, description, the body's start); the name is
-    the title and the description. A document's vector is their weighted sum
+    the title and the description. A document's vector mixes theirs
     (:meth:`agentkernel.retrieval.semantic.SemanticIndex.document_vectors`): a mean-pooled
     vector of the whole dilutes what the document is among what its body says, and a
     question usually asks for the former.

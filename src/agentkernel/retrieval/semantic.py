@@ -1,13 +1,13 @@
 """Dense retrieval next to the lexical index: live vectors, cached embedding, fusion.
 
-:class:`SemanticIndex` holds one vector per live document (the weighted sum of the unit
-vectors of its texts, :meth:`SemanticIndex.document_vectors`), embeds through a
+:class:`SemanticIndex` holds one unit vector per live document (along the weighted sum of the
+unit vectors of its texts, :meth:`SemanticIndex.document_vectors`), embeds through a
 :class:`~agentkernel.retrieval.vectorcache.VectorCache` (a text already embedded by this model,
-in any process, is never embedded again), ranks by the dot product with the query's unit vector
-(the weighted sum of the texts' cosine similarities) and fuses a dense ranking with a lexical
-one (:func:`blend`). When the embedder fails after construction (an endpoint down), the index
-says so in :attr:`SemanticIndex.degraded`, logs a WARNING, and its owner serves lexical
-results; documents left without a vector are embedded by the next embedding that succeeds.
+in any process, is never embedded again), ranks by cosine similarity and fuses a dense ranking
+with a lexical one (:func:`blend`). When the embedder fails after construction (an endpoint
+down), the index says so in :attr:`SemanticIndex.degraded`, logs a WARNING, and its owner
+serves lexical results; documents left without a vector are embedded by the next embedding
+that succeeds.
 
 Fusion is chosen by measurement on held-out paraphrase queries (``bench/fusion_heldout_bench.py``,
 seeds 99, 7 and 3; never the question set): a weighted sum of standardised scores
@@ -41,10 +41,11 @@ LEXICAL_WEIGHT = 0.45
 CANDIDATES = 100
 """Documents each ranking contributes to a fused one."""
 
-TEXT_WEIGHTS = (0.7, 0.3)
+TEXT_WEIGHTS = (0.8, 0.2)
 """The weights of a document's texts (:func:`~agentkernel.retrieval.embedders.document_texts`:
-the whole, then the name) in its vector: its similarity to a query is the weighted sum of
-theirs."""
+the whole, then the name) in its vector, the unit vector along their weighted sum. Chosen on
+held-out data only (``bench/multivec_heldout_bench.py``): the held-out paraphrase seeds and
+the dev questions over the Debian bundle (``bench/RESULTS.md``, issue 16 session 5)."""
 
 _EMBED_BATCH = 256
 _QUERY_MEMO = 256
@@ -124,7 +125,7 @@ def blend(
 
 
 class SemanticIndex(SlotKeyed):
-    """Vectors of live documents, ranked by their dot product with a query's unit vector.
+    """Unit vectors of live documents, ranked by cosine similarity to a query.
 
     Thread-safe.
     """
@@ -205,12 +206,13 @@ class SemanticIndex(SlotKeyed):
     def document_vectors(
         self, documents: Sequence[Sequence[str]], progress: Progress | None = None
     ) -> list[np.ndarray] | None:
-        """One vector per document: the weighted sum of its texts' unit vectors.
+        """One unit vector per document: along the weighted sum of its texts' unit vectors.
 
-        A document's cosine similarities to a query, one per text, weighted by
-        :data:`TEXT_WEIGHTS`, sum to its vector's dot product with the query; so one vector
-        per document is kept and searched, and each text is cached on its own (a changed
-        body re-embeds the whole, not the name).
+        The whole of a document (title, description, body head) mean-pooled into one vector
+        blurs what the document *is* among what its body says; mixing in its name (title and
+        description) by :data:`TEXT_WEIGHTS` sharpens that, and one vector per document is
+        still kept and searched. Each text is cached on its own (a changed body re-embeds
+        the whole, not the name).
 
         Args:
             documents: Each document's texts, as many as :data:`TEXT_WEIGHTS`
@@ -218,7 +220,7 @@ class SemanticIndex(SlotKeyed):
             progress: Called with the count of documents done after each batch.
 
         Returns:
-            One vector per document, or ``None`` when the embedder failed (see
+            One unit vector per document, or ``None`` when the embedder failed (see
             :meth:`vectors_for`).
 
         Raises:
@@ -236,7 +238,9 @@ class SemanticIndex(SlotKeyed):
             return None
         weights = np.asarray(TEXT_WEIGHTS, dtype=np.float32)
         rows = np.asarray(vectors, dtype=np.float32).reshape(len(documents), width, -1)
-        return list(np.einsum("w,dwk->dk", weights, rows))
+        mixed = np.einsum("w,dwk->dk", weights, rows)
+        norms = np.linalg.norm(mixed, axis=1, keepdims=True)
+        return list(mixed / np.where(norms > 0, norms, 1.0))
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
         try:
@@ -269,7 +273,7 @@ class SemanticIndex(SlotKeyed):
 
         Args:
             key: The document key.
-            vector: Its vector (:meth:`document_vectors`, or one unit vector).
+            vector: Its unit vector (:meth:`document_vectors`).
         """
         with self._lock:
             slot = self._slots.slot_of.get(key)
@@ -305,7 +309,7 @@ class SemanticIndex(SlotKeyed):
             return [k for k in keys if k not in self._slots]
 
     def search(self, query: str, limit: int) -> list[tuple[str, float]] | None:
-        """Rank documents by similarity to the query (dot product with its unit vector).
+        """Rank documents by cosine similarity to the query.
 
         Args:
             query: The query text.

@@ -1,11 +1,11 @@
 """The dense half of an OKF bundle's hybrid search: what is embedded per concept, and when.
 
-A concept's vector is the weighted sum of two embedded texts
-(:func:`agentkernel.retrieval.embedders.document_texts`): its title, description and body head,
-and its title and description alone (weights
-:data:`agentkernel.retrieval.semantic.TEXT_WEIGHTS`). Each text goes through the vector cache,
-so a walk embeds only texts no process has embedded before. One vector per concept, a 1-D
-array (not of unit length: its dot product with a unit query vector is the concept's score).
+A concept's vector is the unit vector along the weighted sum of two embedded texts
+(:func:`agentkernel.retrieval.embedders.document_texts`): its title, description and body
+head, and its title and description alone (weights
+:data:`agentkernel.retrieval.semantic.TEXT_WEIGHTS`, 0.8 and 0.2). Each text goes through the
+vector cache, so a walk embeds only texts no process has embedded before. One vector per
+concept: a 1-D unit array, compared by cosine similarity (a dot product).
 Only imported when an ``OKFManager`` is given an embedder.
 """
 
@@ -36,8 +36,8 @@ def embed_concepts(
         progress: Called with the count of concepts done after each batch.
 
     Returns:
-        One vector (a 1-D array) by concept id; empty when the embedder failed (logged by
-        the index).
+        One unit vector (a 1-D array) by concept id; empty when the embedder failed (logged
+        by the index).
     """
     if not concepts:
         return {}
