@@ -11,16 +11,21 @@ Two held-out sets, never ``bench/questions.jsonl``:
   committed before any engine ran on them.
 
 For each concept several texts are embedded (through the shared vector cache, so each is
-embedded once): ``full`` (what ``vectors.concept_text`` embedded before: title, description,
-body head), ``short`` (title and description), ``lead`` (title, description and the body's
-first paragraph) and ``sentence`` (title, description and the body's first sentence). A
-dense variant scores a concept by one of them, the best of several, or a weighted sum; each
-is fused with the lexical ranking (BM25F, with and without the word-pair phrase rule) by
-``semantic.blend`` at several lexical weights. Tables: top-1, R@10 and MRR@10 per variant.
+embedded once): ``full`` (the whole: title, description, body head, what one vector held
+before), ``short`` (the name: title and description; on the paraphrase bundle the title
+alone), and on request (``--kinds``) ``lead`` (title, description and the body's first
+paragraph) and ``sentence`` (title, description and the body's first sentence). A dense
+variant scores a concept by one of them, the best of several, a weighted sum, or the unit
+vector along a weighted sum (``unit(...)``: what ``SemanticIndex.document_vectors`` keeps);
+each is fused with the lexical ranking (BM25F, with and without the word-pair phrase rule) by
+``semantic.blend`` at lexical weight 0.45; the ``--focus`` variants also at other weights and
+by a gap-adaptive blend (the lexical weight moved, on the logit scale, toward the ranker whose
+top score stands further above its second). Tables: top-1, R@10 and MRR@10 per variant.
 
 Usage:
     python bench/multivec_heldout_bench.py               # both sets
     python bench/multivec_heldout_bench.py --queries 100 --seeds 99
+    python bench/multivec_heldout_bench.py --sets dev --dev-pool cached
 """
 
 from __future__ import annotations
