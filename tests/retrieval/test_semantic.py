@@ -147,6 +147,28 @@ def test_the_cache_is_shared_by_processes_and_a_refresh_embeds_only_what_changed
     assert semantic.embedded - before == 1  # a new body: the whole again, the name is cached
 
 
+def test_with_an_embedder_the_lexical_side_rewards_words_in_order(
+    bundle: Path, tmp_path: Path, minilm: Embedder
+) -> None:
+    # same words, same length: only their order differs
+    write_concept(bundle, "notes/kiwi", "Note kiwi", "", "Each order adds its value here.")
+    write_concept(bundle, "notes/lime", "Note lime", "", "Each adds its order value here.")
+
+    def scores(kb: OKFManager) -> dict[str, float]:
+        hits = kb._manifest.index.search("order value", 10)
+        return {str(h.key): h.score for h in hits}
+
+    lexical = scores(OKFManager(LocalDocumentStore(bundle, writable=False), refresh_seconds=None))
+    assert lexical["notes/lime"] == pytest.approx(lexical["notes/kiwi"])
+    hybrid = OKFManager(
+        LocalDocumentStore(bundle, writable=False),
+        refresh_seconds=None,
+        embedder=minilm,
+        cache_dir=tmp_path / "cache",
+    )
+    assert scores(hybrid)["notes/lime"] > scores(hybrid)["notes/kiwi"]
+
+
 def test_a_write_is_embedded_before_it_is_acknowledged(
     bundle: Path, tmp_path: Path, minilm: Embedder
 ) -> None:
