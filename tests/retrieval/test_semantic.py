@@ -24,8 +24,9 @@ import pytest
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
 from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 from agentkernel.retrieval import Embedder, EmbedderError, load_embedder
+from agentkernel.retrieval.embedders import document_texts
 from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
-from agentkernel.retrieval.semantic import SemanticIndex, blend, fuse
+from agentkernel.retrieval.semantic import TEXT_WEIGHTS, SemanticIndex, blend, fuse
 from agentkernel.retrieval.vectorcache import COMPACT_AT, VectorCache
 from tests.support import require_extra
 from tests.support.embeddings_server import EmbeddingsServer, serve
@@ -111,7 +112,8 @@ def test_the_cache_is_shared_by_processes_and_a_refresh_embeds_only_what_changed
         LocalDocumentStore(bundle), refresh_seconds=None, embedder=minilm, cache_dir=cache
     )
     semantic = kb.semantic
-    assert semantic is not None and semantic.embedded == len(CONCEPTS)
+    # two texts a concept: the whole and its name (title and description)
+    assert semantic is not None and semantic.embedded == 2 * len(CONCEPTS)
     script = textwrap.dedent(
         f"""
         import json
@@ -136,8 +138,35 @@ def test_the_cache_is_shared_by_processes_and_a_refresh_embeds_only_what_changed
     write_concept(bundle, "metrics/revenue", "Revenue", "Net sales after refunds.", "Changed.")
     before = semantic.embedded
     kb.reload()
-    assert semantic.embedded - before == 1
+    assert semantic.embedded - before == 2  # its whole and its name, nothing else
     assert other_process()["embedded"] == 1  # the changed concept too is cached now
+    title, description, _ = CONCEPTS["metrics/churned_accounts"]
+    write_concept(bundle, "metrics/churned_accounts", title, description, "A new body.")
+    before = semantic.embedded
+    kb.reload()
+    assert semantic.embedded - before == 1  # a new body: the whole again, the name is cached
+
+
+def test_with_an_embedder_the_lexical_side_rewards_words_in_order(
+    bundle: Path, tmp_path: Path, minilm: Embedder
+) -> None:
+    # same words, same length: only their order differs
+    write_concept(bundle, "notes/kiwi", "Note kiwi", "", "Each order adds its value here.")
+    write_concept(bundle, "notes/lime", "Note lime", "", "Each adds its order value here.")
+
+    def scores(kb: OKFManager) -> dict[str, float]:
+        hits = kb._manifest.index.search("order value", 10)
+        return {str(h.key): h.score for h in hits}
+
+    lexical = scores(OKFManager(LocalDocumentStore(bundle, writable=False), refresh_seconds=None))
+    assert lexical["notes/lime"] == pytest.approx(lexical["notes/kiwi"])
+    hybrid = OKFManager(
+        LocalDocumentStore(bundle, writable=False),
+        refresh_seconds=None,
+        embedder=minilm,
+        cache_dir=tmp_path / "cache",
+    )
+    assert scores(hybrid)["notes/lime"] > scores(hybrid)["notes/kiwi"]
 
 
 def test_a_write_is_embedded_before_it_is_acknowledged(
@@ -335,6 +364,31 @@ def test_semantic_index_reuses_the_cache_for_the_same_text(
     assert index.embedded == 3
 
 
+def test_a_document_vector_mixes_its_whole_and_its_name(tmp_path: Path, minilm: Embedder) -> None:
+    index = SemanticIndex(minilm, tmp_path)
+    texts = document_texts("Revenue", "Gross amount from purchases.", "Sum of order value.")
+    assert texts == (
+        "Revenue\nGross amount from purchases.\nSum of order value.",
+        "Revenue\nGross amount from purchases.",
+    )
+    [vector] = index.document_vectors([texts]) or []
+    whole, name = index.vectors_for(list(texts)) or []
+    query = np.asarray(minilm.embed(["sales"])[0], dtype=np.float32)
+    mixed = TEXT_WEIGHTS[0] * whole + TEXT_WEIGHTS[1] * name
+    assert float(np.linalg.norm(vector)) == pytest.approx(1.0, abs=1e-5)
+    expected = float(mixed @ query) / float(np.linalg.norm(mixed))
+    assert float(vector @ query) == pytest.approx(expected, abs=1e-5)
+    # it sits between its two texts: closer to the whole, which weighs more
+    assert float(vector @ whole) > float(vector @ name) > float(whole @ name)
+    assert index.embedded == 2  # each text once, then from the cache
+    # no body: the whole is the name, embedded once, and the vector is its unit vector
+    [bare] = index.document_vectors([document_texts("Churn", "Accounts gone quiet.", "")]) or []
+    assert index.embedded == 3 and float(np.linalg.norm(bare)) == pytest.approx(1.0, abs=1e-5)
+    assert index.document_vectors([]) == []
+    with pytest.raises(ValueError, match="2 texts"):
+        index.document_vectors([("only one",)])
+
+
 def test_a_text_embedded_alone_matches_its_vector_from_a_batch(minilm: Embedder) -> None:
     # queries and write-throughs take the one-text path; the cache was filled by batches
     import torch
@@ -362,9 +416,10 @@ def test_the_cli_fills_the_cache_ahead_of_time_and_searches_hybrid(
     cache = str(tmp_path / "vectors")
     first = run_cli("embed", str(bundle), "--vector-cache", cache)
     assert first.returncode == 0, first.stderr
-    assert f"{len(CONCEPTS)} concepts: {len(CONCEPTS)} embedded now" in first.stdout
+    n = len(CONCEPTS)
+    assert f"{n} concepts, {2 * n} texts: {2 * n} embedded now" in first.stdout
     again = run_cli("embed", str(bundle), "--vector-cache", cache)
-    assert f"0 embedded now, {len(CONCEPTS)} already cached" in again.stdout
+    assert f"0 embedded now, {2 * n} already cached" in again.stdout
     found = run_cli(
         "search",
         str(bundle),

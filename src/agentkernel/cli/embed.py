@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from agentkernel.cli._progress import progress_bar
-    from agentkernel.knowledgebase.okf.vectors import embed_concepts
+    from agentkernel.knowledgebase.okf.vectors import concept_texts, embed_concepts
     from agentkernel.retrieval.semantic import SemanticIndex
 
     console = Console(stderr=True)
@@ -49,9 +49,10 @@ def run(args: argparse.Namespace) -> int:
     if concepts and not vectors:
         console.print(f"[red]embedding failed:[/red] {index.degraded}")
         return 1
+    texts = len({text for concept in concepts for text in concept_texts(concept)})
     print(
-        f"{len(concepts)} concepts: {index.embedded} embedded now, "
-        f"{len(concepts) - index.embedded} already cached; model {index.embedder.model_id}; "
+        f"{len(concepts)} concepts, {texts} texts: {index.embedded} embedded now, "
+        f"{texts - index.embedded} already cached; model {index.embedder.model_id}; "
         f"cache {index.cache.folder}"
     )
     return 0

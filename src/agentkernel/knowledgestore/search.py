@@ -33,7 +33,7 @@ from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import STATUS_RETIRED, PageInfo, SearchHit
 from agentkernel.retrieval import Hit, SearchIndex, analyze, analyze_query
 from agentkernel.retrieval.analysis import plain_key
-from agentkernel.retrieval.embedders import document_text
+from agentkernel.retrieval.embedders import document_texts
 from agentkernel.retrieval.index import PHRASE_BOOST
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class PageSearch:
         """
         self._index = SearchIndex(phrase_boost=PHRASE_BOOST)  # a quoted line finds its page
         self.semantic = semantic
-        self._unembedded: dict[str, str] = {}  # page id -> text, embedded by the next search
+        self._unembedded: dict[str, tuple[str, str]] = {}  # page id -> texts, for the next search
         self._shown: dict[str, _Shown] = {}
         self._by_alias: dict[frozenset[str], set[str]] = {}
         self._title_keys: dict[str, frozenset[str]] = {}  # worked out for hits, when first asked
@@ -145,7 +145,7 @@ class PageSearch:
             info.title, info.type, info.status, info.description, alias_keys
         )
         if self.semantic is not None:
-            self._unembedded[info.id] = document_text(info.title, info.description, content)
+            self._unembedded[info.id] = document_texts(info.title, info.description, content)
 
     def drop(self, page_id: str) -> None:
         """Remove a page from the index, if it is there.
@@ -178,7 +178,7 @@ class PageSearch:
         assert semantic is not None
         if self._unembedded:
             ids = list(self._unembedded)
-            vectors = semantic.vectors_for([self._unembedded[i] for i in ids])
+            vectors = semantic.document_vectors([self._unembedded[i] for i in ids])
             if vectors is not None:
                 for page_id, vector in zip(ids, vectors, strict=True):
                     semantic.put(page_id, vector)

@@ -33,6 +33,7 @@ from agentkernel.retrieval.embedders import (
     EmbedderError,
     default_model_path,
     document_text,
+    document_texts,
     load_embedder,
 )
 from agentkernel.retrieval.index import DEFAULT_WEIGHTS, STATUS_PENALTY, Hit, SearchIndex
@@ -49,5 +50,6 @@ __all__ = [
     "analyze_query",
     "default_model_path",
     "document_text",
+    "document_texts",
     "load_embedder",
 ]

@@ -71,6 +71,26 @@ def document_text(title: str, description: str, body: str) -> str:
     return "\n".join(parts)[:MAX_EMBED_CHARS]
 
 
+def document_texts(title: str, description: str, body: str) -> tuple[str, str]:
+    """The texts embedded for a concept or a page: the whole, then its name alone.
+
+    The whole is :func:`document_text` (title, description, the body's start); the name is
+    the title and the description. A document's vector mixes theirs
+    (:meth:`agentkernel.retrieval.semantic.SemanticIndex.document_vectors`): a mean-pooled
+    vector of the whole dilutes what the document is among what its body says, and a
+    question usually asks for the former.
+
+    Args:
+        title: The title.
+        description: The one-line description (may be empty).
+        body: The body (only its start is used).
+
+    Returns:
+        ``(whole, name)``; the same text twice when the body is empty (embedded once).
+    """
+    return document_text(title, description, body), document_text(title, description, "")
+
+
 def text_hash(text: str) -> bytes:
     """The 32-byte content key of an embedded text (SHA-256 of its UTF-8)."""
     return hashlib.sha256(text.encode("utf-8")).digest()

@@ -1,12 +1,13 @@
 """Dense retrieval next to the lexical index: live vectors, cached embedding, fusion.
 
-:class:`SemanticIndex` holds one unit vector per live document, embeds through a
+:class:`SemanticIndex` holds one unit vector per live document (along the weighted sum of the
+unit vectors of its texts, :meth:`SemanticIndex.document_vectors`), embeds through a
 :class:`~agentkernel.retrieval.vectorcache.VectorCache` (a text already embedded by this model,
-in any process, is never embedded again), ranks by cosine similarity and fuses a dense
-ranking with a lexical one by reciprocal rank (:func:`fuse`). When the embedder fails after
-construction (an endpoint down), the index says so in :attr:`SemanticIndex.degraded`, logs a
-WARNING, and its owner serves lexical results; documents left without a vector are embedded
-by the next :meth:`SemanticIndex.vectors_for` that succeeds.
+in any process, is never embedded again), ranks by cosine similarity and fuses a dense ranking
+with a lexical one (:func:`blend`). When the embedder fails after construction (an endpoint
+down), the index says so in :attr:`SemanticIndex.degraded`, logs a WARNING, and its owner
+serves lexical results; documents left without a vector are embedded by the next embedding
+that succeeds.
 
 Fusion is chosen by measurement on held-out paraphrase queries (``bench/fusion_heldout_bench.py``,
 seeds 99, 7 and 3; never the question set): a weighted sum of standardised scores
@@ -39,6 +40,12 @@ LEXICAL_WEIGHT = 0.45
 
 CANDIDATES = 100
 """Documents each ranking contributes to a fused one."""
+
+TEXT_WEIGHTS = (0.8, 0.2)
+"""The weights of a document's texts (:func:`~agentkernel.retrieval.embedders.document_texts`:
+the whole, then the name) in its vector, the unit vector along their weighted sum. Chosen on
+held-out data only (``bench/multivec_heldout_bench.py``): the held-out paraphrase seeds and
+the dev questions over the Debian bundle (``bench/RESULTS.md``, issue 16 session 5)."""
 
 _EMBED_BATCH = 256
 _QUERY_MEMO = 256
@@ -202,6 +209,45 @@ class SemanticIndex(SlotKeyed):
                 progress(done)
         return [found[key] for key in keys]
 
+    def document_vectors(
+        self, documents: Sequence[Sequence[str]], progress: Progress | None = None
+    ) -> list[np.ndarray] | None:
+        """One unit vector per document: along the weighted sum of its texts' unit vectors.
+
+        The whole of a document (title, description, body head) mean-pooled into one vector
+        blurs what the document *is* among what its body says; mixing in its name (title and
+        description) by :data:`TEXT_WEIGHTS` sharpens that, and one vector per document is
+        still kept and searched. Each text is cached on its own (a changed body re-embeds
+        the whole, not the name).
+
+        Args:
+            documents: Each document's texts, as many as :data:`TEXT_WEIGHTS`
+                (:func:`~agentkernel.retrieval.embedders.document_texts`).
+            progress: Called with the count of documents done after each batch.
+
+        Returns:
+            One unit vector per document, or ``None`` when the embedder failed (see
+            :meth:`vectors_for`).
+
+        Raises:
+            ValueError: A document has another count of texts.
+        """
+        width = len(TEXT_WEIGHTS)
+        if not documents:
+            return []
+        if any(len(texts) != width for texts in documents):
+            raise ValueError(f"each document needs {width} texts (see document_texts)")
+        flat = [text for texts in documents for text in texts]
+        counted = None if progress is None else (lambda done: progress(done // width))
+        vectors = self.vectors_for(flat, counted)
+        if vectors is None:
+            return None
+        weights = np.asarray(TEXT_WEIGHTS, dtype=np.float32)
+        rows = np.asarray(vectors, dtype=np.float32).reshape(len(documents), width, -1)
+        mixed = np.einsum("w,dwk->dk", weights, rows)
+        norms = np.linalg.norm(mixed, axis=1, keepdims=True)
+        return list(mixed / np.where(norms > 0, norms, 1.0))
+
     def _embed(self, texts: list[str]) -> np.ndarray | None:
         try:
             rows = self.embedder.embed(texts)
@@ -233,7 +279,7 @@ class SemanticIndex(SlotKeyed):
 
         Args:
             key: The document key.
-            vector: Its unit vector.
+            vector: Its unit vector (:meth:`document_vectors`).
         """
         with self._lock:
             slot = self._slots.slot_of.get(key)

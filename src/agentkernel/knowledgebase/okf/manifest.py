@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval import SearchIndex
+from agentkernel.retrieval.index import PHRASE_BOOST
 
 if TYPE_CHECKING:
     import numpy as np
@@ -109,7 +110,9 @@ class Manifest(DocumentTree):
         self.concepts: dict[str, Concept] = {}
         self.reserved: dict[str, ReservedFile] = {}
         self.skipped: dict[str, Skipped] = {}
-        self.index = SearchIndex()
+        # with vectors, a search embeds its query (~15 ms of CPU), so the word-pair phrase
+        # rule's ~50 us is free; without, it would cost the lexical-only latency target
+        self.index = SearchIndex(phrase_boost=PHRASE_BOOST if vectors is not None else None)
         self.vectors = vectors
         self.truncated = False
 
