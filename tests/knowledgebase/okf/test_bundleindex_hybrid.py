@@ -31,6 +31,7 @@ from agentkernel.knowledgebase.okf.bundleindex.indexer import (  # noqa: E402
     index_bundle,
     open_table,
 )
+from agentkernel.knowledgebase.okf.vectors import concept_texts  # noqa: E402
 from agentkernel.retrieval import Embedder, load_embedder  # noqa: E402
 from agentkernel.retrieval.semantic import CANDIDATES, blend  # noqa: E402
 from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
@@ -81,6 +82,12 @@ def managers(
     return walked, indexed
 
 
+def texts(kb: OKFManager, ids: Sequence[str] | None = None) -> int:
+    """The distinct texts embedded for a manager's concepts (each concept has up to two)."""
+    held = kb.served_concepts()
+    return len({t for c in held if ids is None or c.id in ids for t in concept_texts(c)})
+
+
 def ranking(records: list[dict[str, Any]]) -> list[tuple[str, float]]:
     return [(r["metadata"]["id"], r["metadata"]["score"]) for r in records]
 
@@ -102,7 +109,7 @@ def test_real_bundles_search_hybrid_from_the_index_as_in_memory(
     walked, indexed = managers(root, index, options, minilm, cache)
     assert walked.semantic is not None and indexed.semantic is not None
     # the walk embedded nothing: every vector came from the cache the indexer filled
-    assert (stats.embedded, walked.semantic.embedded) == (len(walked.served_concepts()), 0)
+    assert (stats.embedded, walked.semantic.embedded) == (texts(walked), 0)
     assert indexed.schema()["search"] == walked.schema()["search"]
     assert indexed.schema()["search"].startswith("hybrid")
     for query in QUERIES + PARAPHRASES:
@@ -143,15 +150,17 @@ def test_only_new_and_changed_concepts_are_embedded(
     store = LocalDocumentStore(root, writable=False)
     cache = tmp_path / "vectors"
     embedding: dict[str, Any] = {"storage_options": options, "embedder": minilm, "cache_dir": cache}
-    concepts = len(OKFManager(store, refresh_seconds=None).served_concepts())
+    walked = OKFManager(store, refresh_seconds=None)
+    concepts = len(walked.served_concepts())
     first = index_bundle(store, index, **embedding)
-    assert (first.embedded, first.committed) == (concepts, True)
+    assert (first.embedded, first.committed) == (texts(walked), True)
     again = index_bundle(store, index, **embedding)
     assert (again.reads, again.embedded, again.committed) == (0, 0, False)
     (root / "tables/orders.md").write_text(concept("Table", "Orders v2", "one row per sale"))
     (root / "tables/refunds.md").write_text(concept("Table", "Refunds", "money given back"))
     changed = index_bundle(store, index, **embedding)
-    assert (changed.reads, changed.embedded) == (2, 2)
+    now = OKFManager(store, refresh_seconds=None)
+    assert (changed.reads, changed.embedded) == (2, texts(now, ["tables/orders", "tables/refunds"]))
     # another index of the same bundle, same cache: every text was embedded before
     other = index_bundle(store, index.replace("kb.lance", "other.lance"), **embedding)
     assert (other.reads, other.embedded) == (first.reads + 1, 0)
@@ -188,7 +197,8 @@ def test_a_lexical_index_gets_vectors_and_readers_pick_them_up(
         assert kb.search(query, 5) == lexical.search(query, 5)
     # the indexer with an embedder reads and embeds every concept the index holds bare
     stats = index_bundle(store, index, storage_options=options, embedder=minilm, cache_dir=cache)
-    assert stats.reads == stats.embedded == lexical.schema()["concepts"]
+    walked = OKFManager(store, refresh_seconds=None)
+    assert stats.reads == lexical.schema()["concepts"] and stats.embedded == texts(walked)
     kb.reload()
     assert kb.schema()["search"].startswith("hybrid")
     walked, _ = managers(root, index, options, minilm, cache)
@@ -271,7 +281,8 @@ def test_cli_and_config_index_with_an_embedder(
     argv = ["index", str(root), "--to", index, "--quiet", "--embedder", "default"]
     assert main([*argv, "--vector-cache", cache]) == 0
     assert "read 5, upserted 7, deleted 0" in (out := capsys.readouterr().out)
-    assert "embedded 4 (model default)" in out  # the four concepts (index.md is not embedded)
+    walked = OKFManager(LocalDocumentStore(root, writable=False), refresh_seconds=None)
+    assert f"embedded {texts(walked)} (model default)" in out  # index.md is not embedded
     (tmp_path / "config.yaml").write_text(
         "okf:\n  databases:\n    warehouse:\n      type: local\n      uri: ./bundle\n"
         "      index: ./kb.lance\n      embedder: default\n      vector_cache: ./vectors\n"
@@ -289,7 +300,7 @@ def test_cli_and_config_index_with_an_embedder(
     assert ranking(kb.search(query, 1))[0][0] == ranking(walked.search(query, 1))[0][0]
     assert kb.semantic is not None and kb.semantic.embedded == 1  # the query; no concept
     assert len(kb.semantic.cache) == 0  # its vectors came from the index: the cache is unread
-    assert len(walked.semantic.cache) == 4
+    assert len(walked.semantic.cache) == texts(walked)
 
 
 class Switchable(Renamed):
@@ -329,7 +340,8 @@ def test_a_write_while_the_embedder_is_down_is_embedded_by_the_next_indexer_run(
     assert cid in [k for k, _ in ranking(reader.search("parcel delivery areas", 5))]
     assert cid not in [k for k, _ in reader.semantic.search("couriers", 100) or []]
     healed = index_bundle(store, index, embedder=minilm, cache_dir=cache)
-    assert (healed.reads, healed.embedded) == (1, 1)
+    written = OKFManager(store, refresh_seconds=None)
+    assert (healed.reads, healed.embedded) == (1, texts(written, [cid]))
     reader.reload()
     reader.search("couriers", 1)
     assert cid in [k for k, _ in reader.semantic.search("where do couriers go", 100) or []]
