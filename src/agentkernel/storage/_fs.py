@@ -119,7 +119,7 @@ def temp_name(name: str) -> str:
 
 def atomic_write(
     path: str | os.PathLike[str],
-    data: bytes | str | Sequence[str],
+    data: bytes | str | Sequence[str] | Sequence[bytes],
     *,
     durable: bool = True,
     overwrite: bool = True,
@@ -133,7 +133,7 @@ def atomic_write(
 
     Args:
         path: The destination.
-        data: Bytes, UTF-8 text, or pieces of text written one after the other.
+        data: Bytes, UTF-8 text, or pieces of text or of bytes written one after the other.
         durable: Wait for the disk (the file, then the folder's entry) before returning; skip
             it only for a file that can be rebuilt from the others.
         overwrite: When false, the file is linked into place with ``link(2)``, which fails
@@ -162,7 +162,9 @@ def atomic_write(
             elif isinstance(data, str):
                 handle.write(data.encode("utf-8"))
             else:
-                handle.writelines(piece.encode("utf-8") for piece in data)
+                handle.writelines(
+                    piece.encode("utf-8") if isinstance(piece, str) else piece for piece in data
+                )
             handle.flush()
             with contextlib.suppress(FileNotFoundError):
                 os.fchmod(handle.fileno(), stat.S_IMODE(os.stat(target).st_mode))
