@@ -69,6 +69,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -336,6 +337,8 @@ def _store_worker(
         check = _timed(lambda _, s=store: s.check(), range(CHECKS))
         report = store.check()
         store.close()
+        if size == sizes[0] and len(sizes) > 1:
+            _copy_store(kind, path, scratch / f"small-{path.name}")
         row = {
             "system": kind,
             "variant": variant,
@@ -356,6 +359,93 @@ def _store_worker(
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
+    if len(sizes) > 1:
+        _paired(kind, variant, sizes, pages, scratch / f"small-{path.name}", path, pool)
+
+
+def _copy_store(kind: str, path: Path, copy: Path) -> None:
+    """Keep a copy of the store at the smallest size, for :func:`_paired`."""
+    if kind == "file":
+        shutil.copytree(path, copy)
+        return
+    with sqlite3.connect(path) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    source.close()
+    target.close()
+
+
+def _paired(
+    kind: str,
+    variant: str,
+    sizes: list[int],
+    pages: list[_corpus.Concept],
+    small_path: Path,
+    large_path: Path,
+    pool: Iterable[_corpus.Concept],
+) -> None:
+    """Time each operation on the smallest and the largest store in one window, alternating.
+
+    The sizes above are measured one after the other, minutes apart, on a machine other
+    agents share: a ratio of two such p50s moves with the load in between. Here the copy of
+    the store kept at the smallest size and the grown store are open side by side, and each
+    operation's calls alternate between them (which one goes first alternates too), so both
+    sides see the same load. Creates add pages without links (in both variants: a link must
+    resolve in the store it is created in).
+    """
+    rng = random.Random(SEED + 1)
+    small_size, large_size = sizes[0], sizes[-1]
+    stores = (_open_store(kind, small_path), _open_store(kind, large_path))
+    present = (pages[:small_size], pages[:large_size])
+    for store in stores:
+        store.search("warm up", 1)
+    small, large = stores
+    fresh = iter(pool)
+    calls: dict[str, list[tuple[Callable[[], Any], Callable[[], Any]]]] = {
+        "read": [
+            (partial(small.read, _page_id(a)), partial(large.read, _page_id(b)))
+            for a, b in zip(
+                rng.sample(present[0], READS), rng.sample(present[1], READS), strict=True
+            )
+        ],
+        "search": [
+            (partial(small.search, a, 10), partial(large.search, b, 10))
+            for (a, _), (b, _) in zip(_queries(present[0]), _queries(present[1]), strict=True)
+        ],
+        "check": [(small.check, large.check)] * CHECKS,
+        "edit": [
+            (
+                partial(
+                    small.edit, _page_id(a), f"Package: {a.title}", f"Package: {a.title} (ed.)"
+                ),
+                partial(
+                    large.edit, _page_id(b), f"Package: {b.title}", f"Package: {b.title} (ed.)"
+                ),
+            )
+            for a, b in zip(
+                rng.sample(present[0], EDITS), rng.sample(present[1], EDITS), strict=True
+            )
+        ],
+        "create": [
+            (
+                partial(small.create_many, [_new_page(next(fresh))]),
+                partial(large.create_many, [_new_page(next(fresh))]),
+            )
+            for _ in range(CREATES)
+        ],
+    }
+    cpu: dict[str, list[float]] = {}
+    for op in OPS:
+        times: tuple[list[float], list[float]] = ([], [])
+        for i, pair in enumerate(calls[op]):
+            for side in (0, 1) if i % 2 == 0 else (1, 0):
+                start = time.process_time()
+                pair[side]()
+                times[side].append((time.process_time() - start) * 1000)
+        cpu[op] = [statistics.median(t) for t in times]
+    for store in stores:
+        store.close()
+    row = {"system": kind, "variant": variant, "paired": [small_size, large_size], "cpu": cpu}
+    print(json.dumps(row), flush=True)
 
 
 _FTS_SCHEMA = """
@@ -547,7 +637,8 @@ def _ratio_table(
 
 def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]) -> str:
     """The tables and the targets, as markdown."""
-    at = {(r["system"], r.get("variant", "plain"), r["size"]): r for r in rows}
+    paired = [r for r in rows if "paired" in r]
+    at = {(r["system"], r.get("variant", "plain"), r["size"]): r for r in rows if "size" in r}
     lines = [
         RESULTS_HEADING,
         "",
@@ -589,6 +680,24 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
             "",
         ]
         lines += _ratio_table(at, low, high, "cpu_p50")
+    if paired:
+        lines += [
+            "",
+            f"Paired: the store kept at {low:,} pages and the one grown to {high:,} open side by "
+            "side, calls alternating (`_paired`): CPU p50 at the larger / at the smaller size, "
+            "with the two p50s:",
+            "",
+            "| system, corpus | " + " | ".join(OPS) + " |",
+            "|---|" + "---|" * len(OPS),
+        ]
+        for row in paired:
+            cells = []
+            for op in OPS:
+                x, y = row["cpu"][op]
+                ratio = f"{y / x:.2f}x" if x and y else "-"
+                cells.append(f"{ratio} ({x:.2f} / {y:.2f} ms)")
+            label = _row_label(row["system"], row["variant"])
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Targets at 10,000 pages:", ""]
     for variant in VARIANTS:
         for (system, op), limit in TARGETS.items():
