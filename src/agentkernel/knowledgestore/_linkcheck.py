@@ -145,8 +145,12 @@ class LinkState:
                 if found:
                     dangling[page_id] = found
         flagged = set(dangling)
-        for target in self._missing | self._retired.intersection(self._sources):
-            flagged.update(self._sources[target])
+        sources = self._sources
+        # retired pages are few: each is looked up in the sources (a set's intersection with
+        # a dict would walk the dict, every linked page)
+        linked_retired = [target for target in self._retired if target in sources]
+        for target in [*self._missing, *linked_retired]:
+            flagged.update(sources[target])
         report = _Findings()
         for source in sorted(flagged):
             self._judge(source, self._links[source], report)
