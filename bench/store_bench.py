@@ -23,6 +23,10 @@ median (p50):
 * ``edit``: 100 pages, ``Package: <name>`` replaced by ``Package: <name> (ed.)``;
 * ``check``: 5 calls.
 
+After the largest size, a *paired* pass (:func:`_paired`) times the same operations on a copy
+of the store kept at the smallest size and on the grown store, calls alternating between them,
+so the ratio of the two p50s is not also the ratio of two moments of a shared machine.
+
 Two corpora ("variants") are run, each in its own store: ``plain`` as above, where no page links
 to another (so ``check`` reports every page as an orphan and its answer grows with the store),
 and ``linked``, a wiki whose pages link to each other by this rule, fixed before any run with
