@@ -3,7 +3,7 @@
 Layout::
 
     knowledge/
-      index.md            the catalog (OKF index format), rewritten after every change
+      index.md            the catalog (OKF index format), rewritten when a change alters it
       log.md              the operation log (OKF log format: date groups, newest first)
       overview.md         the living synthesis (type: overview)
       summaries/<slug>.md one folder per page type
