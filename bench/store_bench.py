@@ -23,6 +23,25 @@ median (p50):
 * ``edit``: 100 pages, ``Package: <name>`` replaced by ``Package: <name> (ed.)``;
 * ``check``: 5 calls.
 
+After the largest size, a *paired* pass (:func:`_paired`) times the same operations on a copy
+of the store kept at the smallest size and on the grown store, calls alternating between them,
+so the ratio of the two p50s is not also the ratio of two moments of a shared machine.
+
+Two corpora ("variants") are run, each in its own store: ``plain`` as above, where no page links
+to another (so ``check`` reports every page as an orphan and its answer grows with the store),
+and ``linked``, a wiki whose pages link to each other by this rule, fixed before any run with
+it: each page's content ends with a line ``See also: [<title>](entity/<slug>), ...`` linking
+
+1. the page created just before it in that store (its creation order: the grown pages, then
+   the timed creates, across sizes), so every page but the newest has a page linking to it;
+2. then, in text order, up to 3 more pages created before it whose package name occurs as a
+   whole word (lowercase, ``[a-z0-9][a-z0-9.+-]*[a-z0-9+]``, names of 3 characters or more)
+   in its long description, each once.
+
+Every link resolves when its page is created (a store refuses links to nowhere), no page is
+retired, so ``check`` finds one orphan (the newest page) and no broken link. The queries are
+built from the long descriptions as in ``plain``; only the stores' contents differ.
+
 The peer is SQLite FTS5 queried directly (``porter unicode61`` tokenizer, ``bm25`` with title,
 description and body weighted 10, 5 and 1, the query's words OR-ed): one ``INSERT`` per
 create, one ``SELECT`` by key per read, the same queries for search.
@@ -31,6 +50,7 @@ Usage:
     python bench/store_bench.py                      # 1,000 5,000 10,000 20,000
     python bench/store_bench.py --sizes 1000,5000    # what fits
     python bench/store_bench.py --write-results      # also put the table into RESULTS.md
+    python bench/store_bench.py --variants linked    # only the linked corpus
 """
 
 from __future__ import annotations
@@ -53,6 +73,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +94,9 @@ EDITS = 100
 CHECKS = 5
 BATCH = 500
 SYSTEMS = ("file", "sqlite", "fts5")
+VARIANTS = ("plain", "linked")
+MENTIONS = 3  # linked variant: pages named in a description linked at most
+_NAME_WORD = re.compile(r"[a-z0-9][a-z0-9.+-]*[a-z0-9+]")
 LABELS = {"file": "FileKnowledgeStore", "sqlite": "SQLiteKnowledgeStore", "fts5": "SQLite FTS5"}
 RESULTS_HEADING = "## Knowledge store at scale (store_bench.py)"
 
@@ -105,6 +129,32 @@ def _pages(data: Path, count: int) -> list[_corpus.Concept]:
 
 def _content(concept: _corpus.Concept) -> str:
     return f"{concept.body.strip()}\n\nPackage: {concept.title}."
+
+
+class _Linker:
+    """The linked variant's rule (see the module docstring), applied in creation order."""
+
+    def __init__(self) -> None:
+        self.previous: _corpus.Concept | None = None
+        self.created: dict[str, _corpus.Concept] = {}  # lowercase name -> page
+
+    def content(self, concept: _corpus.Concept) -> str:
+        """The page's content with its ``See also`` line; the page counts as created."""
+        linked: dict[str, _corpus.Concept] = {}
+        if self.previous is not None:
+            linked[self.previous.title] = self.previous
+        mentioned = 0
+        for word in _NAME_WORD.findall(concept.body.lower()):
+            if mentioned == MENTIONS:
+                break
+            page = self.created.get(word)
+            if len(word) >= 3 and page is not None and page.title not in linked:
+                linked[page.title] = page
+                mentioned += 1
+        self.previous = concept
+        self.created[concept.title.lower()] = concept
+        links = ", ".join(f"[{c.title}]({_page_id(c)})" for c in linked.values())
+        return f"{_content(concept)}\n\nSee also: {links}." if links else _content(concept)
 
 
 def _page_id(concept: _corpus.Concept) -> str:
@@ -233,14 +283,18 @@ def _open_store(kind: str, path: Path) -> Any:
     return FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
 
 
-def _new_page(concept: _corpus.Concept) -> Any:
+def _new_page(concept: _corpus.Concept, linker: _Linker | None = None) -> Any:
     from agentkernel.knowledgestore import NewPage
 
     fields = {"description": concept.description, "tags": concept.section}
-    return NewPage("entity", _slug(concept.title), concept.title, _content(concept), fields)
+    content = _content(concept) if linker is None else linker.content(concept)
+    return NewPage("entity", _slug(concept.title), concept.title, content, fields)
 
 
-def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -> None:
+def _store_worker(
+    kind: str, sizes: list[int], pages: list[_corpus.Concept], scratch: Path, variant: str
+) -> None:
+    linker = _Linker() if variant == "linked" else None
     path = scratch / ("knowledge" if kind == "file" else "knowledge.db")
     pool = iter(pages[max(SIZES) :])
     rng = random.Random(SEED)
@@ -249,7 +303,8 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
         store = _open_store(kind, path)
         start = time.perf_counter()
         for first in range(loaded, size, BATCH):
-            store.create_many([_new_page(c) for c in pages[first : min(size, first + BATCH)]])
+            batch = pages[first : min(size, first + BATCH)]
+            store.create_many([_new_page(c, linker) for c in batch])
         grow = time.perf_counter() - start
         store.close()
         loaded = size
@@ -276,7 +331,7 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
         named = _named_hit(lambda q, s=store: [h.id for h in s.search(q, 10)], present)
 
         fresh = [next(pool) for _ in range(CREATES)]
-        create = _timed(lambda page, s=store: s.create_many([page]), map(_new_page, fresh))
+        create = _timed(lambda c, s=store: s.create_many([_new_page(c, linker)]), fresh)
         edit = _timed(
             lambda c, s=store: s.edit(
                 _page_id(c), f"Package: {c.title}", f"Package: {c.title} (ed.)"
@@ -284,9 +339,15 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
             rng.sample(present, EDITS),
         )
         check = _timed(lambda _, s=store: s.check(), range(CHECKS))
+        report = store.check()
         store.close()
+        if size == sizes[0] and len(sizes) > 1:
+            _copy_store(kind, path, scratch / f"small-{path.name}")
         row = {
             "system": kind,
+            "variant": variant,
+            "orphans": len(report.orphans),
+            "broken": len(report.broken_links),
             "size": size,
             "pages": size + CREATES * (sizes.index(size) + 1),
             "grow_s": grow,
@@ -302,6 +363,93 @@ def _store_worker(kind: str, sizes: list[int], pages: list[_corpus.Concept], scr
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
+    if len(sizes) > 1:
+        _paired(kind, variant, sizes, pages, scratch / f"small-{path.name}", path, pool)
+
+
+def _copy_store(kind: str, path: Path, copy: Path) -> None:
+    """Keep a copy of the store at the smallest size, for :func:`_paired`."""
+    if kind == "file":
+        shutil.copytree(path, copy)
+        return
+    with sqlite3.connect(path) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    source.close()
+    target.close()
+
+
+def _paired(
+    kind: str,
+    variant: str,
+    sizes: list[int],
+    pages: list[_corpus.Concept],
+    small_path: Path,
+    large_path: Path,
+    pool: Iterable[_corpus.Concept],
+) -> None:
+    """Time each operation on the smallest and the largest store in one window, alternating.
+
+    The sizes above are measured one after the other, minutes apart, on a machine other
+    agents share: a ratio of two such p50s moves with the load in between. Here the copy of
+    the store kept at the smallest size and the grown store are open side by side, and each
+    operation's calls alternate between them (which one goes first alternates too), so both
+    sides see the same load. Creates add pages without links (in both variants: a link must
+    resolve in the store it is created in).
+    """
+    rng = random.Random(SEED + 1)
+    small_size, large_size = sizes[0], sizes[-1]
+    stores = (_open_store(kind, small_path), _open_store(kind, large_path))
+    present = (pages[:small_size], pages[:large_size])
+    for store in stores:
+        store.search("warm up", 1)
+    small, large = stores
+    fresh = iter(pool)
+    calls: dict[str, list[tuple[Callable[[], Any], Callable[[], Any]]]] = {
+        "read": [
+            (partial(small.read, _page_id(a)), partial(large.read, _page_id(b)))
+            for a, b in zip(
+                rng.sample(present[0], READS), rng.sample(present[1], READS), strict=True
+            )
+        ],
+        "search": [
+            (partial(small.search, a, 10), partial(large.search, b, 10))
+            for (a, _), (b, _) in zip(_queries(present[0]), _queries(present[1]), strict=True)
+        ],
+        "check": [(small.check, large.check)] * CHECKS,
+        "edit": [
+            (
+                partial(
+                    small.edit, _page_id(a), f"Package: {a.title}", f"Package: {a.title} (ed.)"
+                ),
+                partial(
+                    large.edit, _page_id(b), f"Package: {b.title}", f"Package: {b.title} (ed.)"
+                ),
+            )
+            for a, b in zip(
+                rng.sample(present[0], EDITS), rng.sample(present[1], EDITS), strict=True
+            )
+        ],
+        "create": [
+            (
+                partial(small.create_many, [_new_page(next(fresh))]),
+                partial(large.create_many, [_new_page(next(fresh))]),
+            )
+            for _ in range(CREATES)
+        ],
+    }
+    cpu: dict[str, list[float]] = {}
+    for op in OPS:
+        times: tuple[list[float], list[float]] = ([], [])
+        for i, pair in enumerate(calls[op]):
+            for side in (0, 1) if i % 2 == 0 else (1, 0):
+                start = time.process_time()
+                pair[side]()
+                times[side].append((time.process_time() - start) * 1000)
+        cpu[op] = [statistics.median(t) for t in times]
+    for store in stores:
+        store.close()
+    row = {"system": kind, "variant": variant, "paired": [small_size, large_size], "cpu": cpu}
+    print(json.dumps(row), flush=True)
 
 
 _FTS_SCHEMA = """
@@ -367,6 +515,7 @@ def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -
         create_times = _timed(insert, [next(pool) for _ in range(CREATES)])
         row = {
             "system": "fts5",
+            "variant": "plain",
             "size": size,
             "grow_s": grow,
             "create": _summary(create_times),
@@ -391,6 +540,10 @@ def _parser() -> argparse.ArgumentParser:
         "--sizes", default=",".join(str(s) for s in SIZES), help="comma-separated page counts"
     )
     parser.add_argument("--systems", default=",".join(SYSTEMS), help="file,sqlite,fts5")
+    parser.add_argument(
+        "--variants", default=",".join(VARIANTS), help="plain,linked (FTS5 runs plain only)"
+    )
+    parser.add_argument("--variant", choices=VARIANTS, default="plain", help=argparse.SUPPRESS)
     parser.add_argument("--write-results", action="store_true", help="update bench/RESULTS.md")
     parser.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
     parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
@@ -402,11 +555,13 @@ def _worker(args: argparse.Namespace, sizes: list[int]) -> None:
     if args.worker == "fts5":
         _fts_worker(sizes, pages, args.scratch)
     else:
-        _store_worker(args.worker, sizes, pages, args.scratch)
+        _store_worker(args.worker, sizes, pages, args.scratch, args.variant)
 
 
-def _run(system: str, args: argparse.Namespace, sizes: list[int]) -> list[dict[str, Any]]:
-    scratch = Path(tempfile.mkdtemp(prefix=f"store-bench-{system}-"))
+def _run(
+    system: str, variant: str, args: argparse.Namespace, sizes: list[int]
+) -> list[dict[str, Any]]:
+    scratch = Path(tempfile.mkdtemp(prefix=f"store-bench-{system}-{variant}-"))
     command = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -418,8 +573,10 @@ def _run(system: str, args: argparse.Namespace, sizes: list[int]) -> list[dict[s
         str(args.data),
         "--scratch",
         str(scratch),
+        "--variant",
+        variant,
     ]
-    _log(f"{LABELS[system]}: {', '.join(f'{s:,}' for s in sizes)} pages ...")
+    _log(f"{LABELS[system]} ({variant}): {', '.join(f'{s:,}' for s in sizes)} pages ...")
     rows = []
     try:
         with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as worker:
@@ -461,82 +618,112 @@ TARGETS = {  # at 10,000 pages, p50 in ms
 }
 
 
+def _row_label(system: str, variant: str) -> str:
+    return LABELS[system] if system == "fts5" else f"{LABELS[system]}, {variant}"
+
+
+def _ratio_table(
+    at: dict[tuple[str, str, int], dict[str, Any]], low: int, high: int, stat: str
+) -> list[str]:
+    lines = ["| system, corpus | " + " | ".join(OPS) + " |", "|---|" + "---|" * len(OPS)]
+    for variant in VARIANTS:
+        for system in SYSTEMS:
+            a, b = at.get((system, variant, low)), at.get((system, variant, high))
+            if a is None or b is None:
+                continue
+            cells = []
+            for op in OPS:
+                x, y = _op(a, op, stat), _op(b, op, stat)
+                cells.append(f"{y / x:.2f}x" if x and y else "-")
+            lines.append(f"| {_row_label(system, variant)} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]) -> str:
     """The tables and the targets, as markdown."""
-    at = {(r["system"], r["size"]): r for r in rows}
+    paired = [r for r in rows if "paired" in r]
+    at = {(r["system"], r.get("variant", "plain"), r["size"]): r for r in rows if "size" in r}
     lines = [
         RESULTS_HEADING,
         "",
         f"Run {context['when']} on {context['machine']}; corpus: Debian package descriptions "
         f"({context['source']}). Per single operation, p50 (wall clock); hit@10 over "
-        f"{QUERIES} known-item queries. See the docstring of `bench/store_bench.py`.",
+        f"{QUERIES} known-item queries; corpus `plain` (no links) or `linked` (the rule in "
+        "the docstring of `bench/store_bench.py`); orphans / broken: what the last `check` "
+        "reported.",
         "",
-        "| pages | system | create | read | search | search CPU | edit | check | hit@10 "
-        "| hit@10, one-page queries | hit@10, named queries | open | grow | RSS |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| pages | system, corpus | create | read | search | search CPU | edit | check "
+        "| orphans / broken | hit@10 | hit@10, one-page queries | hit@10, named queries "
+        "| open | grow | RSS |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
-        for system in SYSTEMS:
-            row = at.get((system, size))
-            if row is None:
-                continue
-            lines.append(
-                f"| {size:,} | {LABELS[system]} | "
-                + " | ".join(_ms(_op(row, op)) for op in ("create", "read", "search"))
-                + f" | {_ms(row.get('search_cpu_ms'))} | "
-                + " | ".join(_ms(_op(row, op)) for op in ("edit", "check"))
-                + f" | {row['hit10']:.3f} | {row['hit10_unique']:.3f} ({row['unique_queries']}) "
-                f"| {row['hit10_named']:.3f} | {_ms(row.get('open_ms'))} "
-                f"| {row['grow_s']:.1f} s | {row['rss_mb']:.0f} MB |"
-            )
+        for variant in VARIANTS:
+            for system in SYSTEMS:
+                row = at.get((system, variant, size))
+                if row is None:
+                    continue
+                found = f"{row['orphans']:,} / {row['broken']:,}" if "orphans" in row else "-"
+                lines.append(
+                    f"| {size:,} | {_row_label(system, variant)} | "
+                    + " | ".join(_ms(_op(row, op)) for op in ("create", "read", "search"))
+                    + f" | {_ms(row.get('search_cpu_ms'))} | "
+                    + " | ".join(_ms(_op(row, op)) for op in ("edit", "check"))
+                    + f" | {found} | {row['hit10']:.3f} "
+                    f"| {row['hit10_unique']:.3f} ({row['unique_queries']}) "
+                    f"| {row['hit10_named']:.3f} | {_ms(row.get('open_ms'))} "
+                    f"| {row['grow_s']:.1f} s | {row['rss_mb']:.0f} MB |"
+                )
     low, high = min(sizes), max(sizes)
     if low != high:
-        lines += [
-            "",
-            f"Cost at {high:,} pages / cost at {low:,} pages (target <= 2x):",
-            "",
-            "| system | " + " | ".join(OPS) + " |",
-            "|---|" + "---|" * len(OPS),
-        ]
-        for system in ("file", "sqlite", "fts5"):
-            a, b = at.get((system, low)), at.get((system, high))
-            if a is None or b is None:
-                continue
-            cells = []
-            for op in OPS:
-                x, y = _op(a, op), _op(b, op)
-                cells.append(f"{y / x:.2f}x" if x and y else "-")
-            lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
+        lines += ["", f"Cost at {high:,} pages / cost at {low:,} pages (target <= 2x):", ""]
+        lines += _ratio_table(at, low, high, "p50")
         lines += [
             "",
             "The same ratios on process CPU time (p50), which a busy machine moves less:",
             "",
-            "| system | " + " | ".join(OPS) + " |",
+        ]
+        lines += _ratio_table(at, low, high, "cpu_p50")
+    if paired:
+        lines += [
+            "",
+            f"Paired: the store kept at {low:,} pages and the one grown to {high:,} open side by "
+            "side, calls alternating (`_paired`): CPU p50 at the larger / at the smaller size, "
+            "with the two p50s:",
+            "",
+            "| system, corpus | " + " | ".join(OPS) + " |",
             "|---|" + "---|" * len(OPS),
         ]
-        for system in ("file", "sqlite", "fts5"):
-            a, b = at.get((system, low)), at.get((system, high))
-            if a is None or b is None:
-                continue
+        for row in paired:
             cells = []
             for op in OPS:
-                x, y = _op(a, op, "cpu_p50"), _op(b, op, "cpu_p50")
-                cells.append(f"{y / x:.2f}x" if x and y else "-")
-            lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
+                x, y = row["cpu"][op]
+                ratio = f"{y / x:.2f}x" if x and y else "-"
+                cells.append(f"{ratio} ({x:.2f} / {y:.2f} ms)")
+            label = _row_label(row["system"], row["variant"])
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += ["", "Targets at 10,000 pages:", ""]
-    for (system, op), limit in TARGETS.items():
-        value = _op(at.get((system, 10_000)), op)
-        verdict = "-" if value is None else "PASS" if value <= limit else "FAIL"
-        lines.append(f"- {LABELS[system]} {op} p50 {_ms(value)} <= {_ms(limit)}: {verdict}")
-    for system in ("file", "sqlite"):
-        row = at.get((system, 10_000))
-        for key, label in (("hit10", "queries"), ("hit10_named", "named queries")):
-            value = None if row is None else row[key]
-            verdict = "-" if value is None else "PASS" if value >= 0.95 else "FAIL"
-            shown = "-" if value is None else f"{value:.3f}"
+    for variant in VARIANTS:
+        for (system, op), limit in TARGETS.items():
+            row = at.get((system, variant, 10_000))
+            if row is None:
+                continue
+            value = _op(row, op)
+            verdict = "PASS" if value is not None and value <= limit else "FAIL"
             lines.append(
-                f"- {LABELS[system]} known-item hit@10 ({label}) {shown} >= 0.95: {verdict}"
+                f"- {_row_label(system, variant)} {op} p50 {_ms(value)} <= {_ms(limit)}: {verdict}"
             )
+        for system in ("file", "sqlite"):
+            row = at.get((system, variant, 10_000))
+            if row is None:
+                continue
+            for key, label in (("hit10", "queries"), ("hit10_named", "named queries")):
+                value = row[key]
+                verdict = "PASS" if value >= 0.95 else "FAIL"
+                lines.append(
+                    f"- {_row_label(system, variant)} known-item hit@10 ({label}) "
+                    f"{value:.3f} >= 0.95: {verdict}"
+                )
     return "\n".join(lines) + "\n"
 
 
@@ -559,8 +746,10 @@ def main() -> None:
         return
     _pages(args.data, CORPUS)  # build the corpus once, before any timing
     rows: list[dict[str, Any]] = []
-    for system in [s for s in args.systems.split(",") if s]:
-        rows += _run(system, args, sizes)
+    for variant in [v for v in args.variants.split(",") if v]:
+        for system in [s for s in args.systems.split(",") if s]:
+            if system != "fts5" or variant == "plain":
+                rows += _run(system, variant, args, sizes)
     meta = json.loads(
         (
             args.data / f"debian-{CORPUS}-s{SEED}-v{_corpus.CORPUS_VERSION}" / "corpus.json"

@@ -305,11 +305,34 @@ def test_index_lines_kept_page_by_page_equal_a_full_render() -> None:
         title = rng.choice(["Tides", "moon", "Écluse", "tides"]) + f" {rng.randrange(50)}"
         fields = {"superseded_by": "concept/p1"} if step % 5 == 0 else {}
         info = PageInfo(page_id, page_type, f"p{n}", title, "d", rng.choice(statuses), fields)
+        version = kept.version
+        before = kept.render() if step % 97 == 0 and step > 1000 else None
         kept.put(info)
         pages[page_id] = info
+        if before is not None:  # the version moves exactly when the rendering does
+            assert (kept.render() != before) == (kept.version != version)
         if step in (1000, 2000):  # the first render lays out ~700 pages at once
             assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+            assert b"".join(kept.encoded_chunks()) == kept.render().encode("utf-8")
     assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+    assert b"".join(kept.encoded_chunks()) == kept.render().encode("utf-8")
+
+
+def test_index_lines_move_their_version_only_when_the_index_changes() -> None:
+    kept = IndexLines(TypeRegistry(), lambda info: info.id)
+    tides = PageInfo("concept/tides", "concept", "tides", "Tides", "The sea", "active", {})
+    kept.put(tides)
+    kept.render()
+    version = kept.version
+    kept.put(tides)  # again, unchanged (a body edit)
+    assert kept.version == version
+    kept.put(PageInfo("concept/tides", "concept", "tides", "Tides", "The ocean", "active", {}))
+    assert kept.version > version and "The ocean" in kept.render()
+    version = kept.version
+    kept.drop("concept/moon")  # not there
+    assert kept.version == version
+    kept.drop("concept/tides")
+    assert kept.version > version and kept.render() == ""
 
 
 def test_a_row_changed_by_another_tool_shows_up(tmp_path: Path) -> None:

@@ -165,3 +165,16 @@ def test_a_writer_killed_mid_stream_loses_no_acknowledged_page(kind: str, tmp_pa
         index = (path / "index.md").read_text(encoding="utf-8")
         assert all(f"concepts/{page_id.split('/')[1]}.md" in index for page_id in listed)
     store.close()
+
+
+def test_index_md_after_another_processs_creates_holds_every_page(tmp_path: Path) -> None:
+    folder = tmp_path / "knowledge"
+    store = FileKnowledgeStore(folder)
+    store.create("concept", "shared", "Shared", "Edits:\nEND.")
+    _wait([_writer("file", folder, "other", 30)])
+    _wait([_writer("file", folder, "mine", 3, "edit")])  # body edits: no index line changes
+    store.edit("concept/shared", "END.", "Mine.\nEND.")  # neither does this one
+    on_disk = re.findall(r"\]\(concepts/([a-z0-9-]+)\.md\)", (folder / "index.md").read_text())
+    assert sorted(on_disk) == sorted(["shared", *(f"other-{n}" for n in range(30))])
+    assert store.index().count("\n* [") == 31
+    store.close()

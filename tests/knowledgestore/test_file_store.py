@@ -6,6 +6,7 @@ second store object on the same folder, and "a person" edits the files directly.
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
@@ -15,9 +16,13 @@ from agentkernel.knowledgestore import (
     FileKnowledgeStore,
     KnowledgeStoreError,
     NewPage,
+    PageInfo,
     PageType,
     create_file_knowledge_store,
 )
+from agentkernel.knowledgestore._bundle import rel_of
+from agentkernel.knowledgestore._catalog import render_index
+from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.storage import frontmatter
 
 _INDEX_LINE = re.compile(r"^(# .+|\* \[[^\]]+\]\([^)]+\)( - .*)?)$")
@@ -168,3 +173,77 @@ def test_two_types_cannot_share_a_folder(tmp_path: Path) -> None:
     clash = PageType(name="idea", dir="concepts", template="<i>", index_section="Ideas")
     with pytest.raises(KnowledgeStoreError, match="share directory"):
         FileKnowledgeStore(tmp_path, [clash])
+
+
+def _index_as_rendered_in_full(store: FileKnowledgeStore) -> bytes:
+    """``index.md`` as the store rendered it before it kept its lines: every page sorted anew."""
+    registry = TypeRegistry()
+
+    def link(info: PageInfo) -> str:
+        page_type = registry.get(info.type)
+        assert page_type is not None
+        return rel_of(page_type, info.slug)
+
+    head = frontmatter.render({"okf_version": "0.2"}, "")
+    return (head + render_index(registry, store.list(), link)).encode("utf-8")
+
+
+def test_index_md_stays_byte_for_byte_the_full_rendering_through_any_changes(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "knowledge"
+    stores = [FileKnowledgeStore(folder), FileKnowledgeStore(folder)]  # two writers
+    rng = random.Random(12)
+    ids: list[str] = []
+    for step in range(240):
+        store = rng.choice(stores)
+        action = rng.choice(
+            ["create", "create", "edit", "describe", "rewrite", "supersede", "retire"]
+        )
+        try:
+            if action == "create" or not ids:
+                page_type = rng.choice(["concept", "entity"])
+                slug = f"p{step}"
+                title = rng.choice(["Tides", "moon", "Écluse", "tides", "Zeta"]) + f" {step % 7}"
+                store.create(page_type, slug, title, f"Body {step}.\nEND.")
+                ids.append(f"{page_type}/{slug}")
+            elif action == "edit":  # the body only: no index line changes
+                store.edit(rng.choice(ids), "END.", f"Line {step}.\nEND.")
+            elif action == "describe":
+                store.edit(rng.choice(ids), "END.", "END.", {"description": f"What {step} is"})
+            elif action == "rewrite":
+                store.rewrite(rng.choice(ids), f"Anew {step}.\nEND.")
+            elif action == "supersede":
+                old, new = rng.sample(ids, 2) if len(ids) > 1 else (ids[0], ids[0])
+                store.supersede(old, new, "newer")
+            else:
+                store.retire(rng.choice(ids), "gone")
+        except KnowledgeStoreError:
+            pass  # refused (a retired page, superseded by itself): nothing may have changed
+        assert (folder / "index.md").read_bytes() == _index_as_rendered_in_full(stores[0]), step
+
+
+def test_an_edit_that_changes_no_index_line_leaves_index_md_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "knowledge"
+    store = FileKnowledgeStore(folder)
+    store.create("concept", "tides", "Tides", "Water rises.", {"description": "The sea"})
+    before = (folder / "index.md").stat()
+    store.edit("concept/tides", "rises", "rises twice a day")
+    after = (folder / "index.md").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    store.edit("concept/tides", "twice", "twice", {"description": "The ocean"})
+    assert "The ocean" in (folder / "index.md").read_text(encoding="utf-8")
+
+
+def test_index_md_replaced_by_hand_is_written_again_by_the_next_change(tmp_path: Path) -> None:
+    folder = tmp_path / "knowledge"
+    store = FileKnowledgeStore(folder)
+    store.create("concept", "tides", "Tides", "Water rises.")
+    store.create("concept", "moon", "Moon", "A satellite.")
+    for spoil, old, new in (("", "rises", "rose"), ("# Mine\n", "rose", "rises")):
+        (folder / "index.md").write_text(spoil, encoding="utf-8")  # in place, same inode
+        store.edit("concept/tides", old, new)  # changes no index line
+        assert (folder / "index.md").read_bytes() == _index_as_rendered_in_full(store)
+    (folder / "index.md").unlink()
+    store.edit("concept/tides", "rises", "rose")
+    assert (folder / "index.md").read_bytes() == _index_as_rendered_in_full(store)

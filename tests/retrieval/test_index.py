@@ -8,6 +8,7 @@ field is named ``heading``, which the index does not read as a title).
 from __future__ import annotations
 
 import math
+import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,6 +116,35 @@ def test_incremental_updates_equal_a_fresh_build(first, second, query) -> None: 
     got = {k: round(s, 9) for k, s in live.search(query, 100)}
     want = {k: round(s, 9) for k, s in fresh.search(query, 100)}
     assert got == want
+
+
+def test_searches_between_updates_score_as_a_fresh_build() -> None:
+    """The cached postings arrays are patched, not rebuilt, between searches: same scores."""
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "delta", "tide", "moon", "sea", "rock", "salt", "wind"]
+    live = SearchIndex(vectorized=MODES[-1])
+    final: dict[str, dict[str, str]] = {}
+    for step in range(1500):
+        key = f"d{rng.randrange(300)}"
+        if rng.random() < 0.25:
+            assert live.remove(key) == (final.pop(key, None) is not None)
+        else:
+            fields = {
+                "title": " ".join(rng.choices(words, k=2)),
+                "body": " ".join(rng.choices(words, k=rng.randrange(1, 12))),
+            }
+            live.add(key, fields)
+            final[key] = fields
+        if step % 10 == 0:
+            query = " ".join(rng.sample(words, 3))
+            live.search(query, 5)  # builds or patches the arrays of the query's words
+        if step % 150 == 149:
+            fresh = SearchIndex(vectorized=MODES[-1])
+            for k, fields in final.items():
+                fresh.add(k, fields)
+            query = " ".join(rng.sample(words, 4))
+            got = {k: round(v, 9) for k, v in live.search(query, 400)}
+            assert got == {k: round(v, 9) for k, v in fresh.search(query, 400)}
 
 
 def test_field_weights_rank_title_over_body() -> None:

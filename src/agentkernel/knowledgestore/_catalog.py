@@ -194,19 +194,34 @@ def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str])
 
 
 class _Block:
-    """A run of consecutive index lines of one section, with their joined text cached."""
+    """A run of consecutive index lines of one section, with their joined text cached.
 
-    __slots__ = ("keys", "lines", "text")
+    The text is cached as a string (for the tools' index) or as UTF-8 bytes (for the file
+    written to disk), whichever is asked for: encoding megabytes at every write would cost
+    as much as writing them.
+    """
+
+    __slots__ = ("data", "keys", "lines", "text")
 
     def __init__(self, keys: list[tuple[str, str]], lines: list[str]) -> None:
         self.keys = keys
         self.lines = lines
         self.text: str | None = None
+        self.data: bytes | None = None
+
+    def changed(self) -> None:
+        self.text = self.data = None
 
     def joined(self) -> str:
         if self.text is None:
             self.text = "\n".join(self.lines)
         return self.text
+
+    def encoded(self) -> bytes:
+        if self.data is None:
+            self.data = self.joined().encode("utf-8")
+            self.text = None  # one cache per block: a block is asked the one way
+        return self.data
 
 
 _BLOCK_LINES = 256  # a block splits in two past twice this
@@ -220,6 +235,10 @@ class IndexLines:
     after a change re-joins one block and concatenates the others, instead of sorting and
     formatting every page again. Until the index is first rendered, pages are only collected
     (a store loading thousands of pages sorts them once, when the index is asked for).
+
+    :attr:`version` moves only when the rendered index changes: a page put again with the
+    same line in the same place (an edit of its body) leaves it, so a writer can tell that
+    the file it last wrote still says everything.
     """
 
     def __init__(self, registry: TypeRegistry, target: Callable[[PageInfo], str]) -> None:
@@ -234,6 +253,8 @@ class IndexLines:
         self._blocks: dict[str, list[_Block]] = {t.name: [] for t in registry.types}
         self._placed: dict[str, tuple[str, tuple[str, str]]] = {}  # id -> (type, key)
         self._waiting: dict[str, PageInfo] | None = {}  # pages put before the first render
+        self.version = 0
+        """Moves whenever the rendered index changes."""
 
     def _build(self, infos: Iterable[PageInfo]) -> None:
         """Lay out the pages put so far: each section sorted once, cut into blocks."""
@@ -260,15 +281,24 @@ class IndexLines:
         Args:
             info: The page.
         """
-        self.drop(info.id)
         page_type = self._registry.get(info.type)
         if page_type is None or info.status == STATUS_RETIRED:
+            self.drop(info.id)
             return
         if self._waiting is not None:
             self._waiting[info.id] = info
+            self.version += 1
             return
         key = index_order(info)
         line = index_line(page_type, info, self._target(info))
+        if self._placed.get(info.id) == (info.type, key):
+            blocks = self._blocks[info.type]
+            block = blocks[self._block_of(blocks, key)]
+            position = bisect.bisect_left(block.keys, key)
+            if block.lines[position] == line:
+                return  # the same line in the same place: the index is unchanged
+        self.drop(info.id)
+        self.version += 1
         blocks = self._blocks[info.type]
         self._placed[info.id] = (info.type, key)
         if not blocks:
@@ -279,7 +309,7 @@ class IndexLines:
         position = bisect.bisect_left(block.keys, key)
         block.keys.insert(position, key)
         block.lines.insert(position, line)
-        block.text = None
+        block.changed()
         if len(block.keys) > 2 * _BLOCK_LINES:
             blocks[at : at + 1] = [
                 _Block(block.keys[:_BLOCK_LINES], block.lines[:_BLOCK_LINES]),
@@ -293,11 +323,13 @@ class IndexLines:
             page_id: ``type/slug``.
         """
         if self._waiting is not None:
-            self._waiting.pop(page_id, None)
+            if self._waiting.pop(page_id, None) is not None:
+                self.version += 1
             return
         placed = self._placed.pop(page_id, None)
         if placed is None:
             return
+        self.version += 1
         type_name, key = placed
         blocks = self._blocks[type_name]
         at = self._block_of(blocks, key)
@@ -305,27 +337,25 @@ class IndexLines:
         position = bisect.bisect_left(block.keys, key)
         del block.keys[position]
         del block.lines[position]
-        block.text = None
+        block.changed()
         if not block.keys:
             del blocks[at]
+
+    def _laid_out(self) -> list[tuple[PageType, list[_Block]]]:
+        """Every section that has a page, in order, with its blocks."""
+        if self._waiting is not None:
+            self._build(self._waiting.values())
+            self._waiting = None
+        return [(t, self._blocks[t.name]) for t in self._registry.types if self._blocks[t.name]]
 
     def chunks(self) -> list[str]:
         """Return the index in pieces that join into :meth:`render`'s text.
 
-        A writer can write them one after the other, and the whole index (megabytes for tens
-        of thousands of pages) is never copied into one string.
-
         Returns:
             The pieces; none when there is no page.
         """
-        if self._waiting is not None:
-            self._build(self._waiting.values())
-            self._waiting = None
         pieces: list[str] = []
-        for page_type in self._registry.types:
-            blocks = self._blocks[page_type.name]
-            if not blocks:
-                continue
+        for page_type, blocks in self._laid_out():
             if pieces:
                 pieces.append("\n\n")
             pieces.append(f"# {page_type.index_section}\n\n")
@@ -335,6 +365,29 @@ class IndexLines:
                 pieces.append(block.joined())
         if pieces:
             pieces.append("\n")
+        return pieces
+
+    def encoded_chunks(self) -> list[bytes]:
+        """Return the index as UTF-8 pieces that join into :meth:`render`'s text, encoded.
+
+        A writer can write them one after the other: the whole index (megabytes for tens
+        of thousands of pages) is never copied into one string, and only the blocks that
+        changed since the last call are encoded again.
+
+        Returns:
+            The pieces; none when there is no page.
+        """
+        pieces: list[bytes] = []
+        for page_type, blocks in self._laid_out():
+            if pieces:
+                pieces.append(b"\n\n")
+            pieces.append(f"# {page_type.index_section}\n\n".encode())
+            for position, block in enumerate(blocks):
+                if position:
+                    pieces.append(b"\n")
+                pieces.append(block.encoded())
+        if pieces:
+            pieces.append(b"\n")
         return pieces
 
     def render(self, empty: str = "") -> str:

@@ -14,6 +14,7 @@ The result equals :func:`agentkernel.knowledgestore._catalog.compute_check` over
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,18 @@ from agentkernel.knowledgestore.model import (
 
 FileTargets = Callable[[str], Sequence[tuple[str, str]]]
 """A page's ``.md`` file links with their targets (see ``_bundle.file_link_targets``)."""
+
+
+def _compact(items: set[str]) -> set[str]:
+    """The same set, in a table sized for what it holds now.
+
+    A set keeps the table of its largest size: one that held thousands of ids while a store
+    was loading (pages linked before their page was read) and holds a few now still costs
+    thousands of steps to walk. Its allocated size tells, at no cost.
+    """
+    if sys.getsizeof(items) > 64 * (len(items) + 8) + 1024:
+        return set(items)
+    return items
 
 
 @dataclass
@@ -136,6 +149,9 @@ class LinkState:
                 whose content holds ``.md``.
             is_listing: Whether a bundle-relative path is an existing listing file.
         """
+        self._missing = _compact(self._missing)
+        self._retired = _compact(self._retired)
+        self._lonely = _compact(self._lonely)
         dangling: dict[str, list[str]] = {}
         for page_id, targets in self._file_pages.items():
             if targets is None:
@@ -145,8 +161,12 @@ class LinkState:
                 if found:
                     dangling[page_id] = found
         flagged = set(dangling)
-        for target in self._missing | self._retired.intersection(self._sources):
-            flagged.update(self._sources[target])
+        sources = self._sources
+        # retired pages are few: each is looked up in the sources (a set's intersection with
+        # a dict would walk the dict, every linked page)
+        linked_retired = [target for target in self._retired if target in sources]
+        for target in [*self._missing, *linked_retired]:
+            flagged.update(sources[target])
         report = _Findings()
         for source in sorted(flagged):
             self._judge(source, self._links[source], report)

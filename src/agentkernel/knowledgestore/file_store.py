@@ -3,7 +3,7 @@
 Layout::
 
     knowledge/
-      index.md            the catalog (OKF index format), rewritten after every change
+      index.md            the catalog (OKF index format), rewritten when a change alters it
       log.md              the operation log (OKF log format: date groups, newest first)
       overview.md         the living synthesis (type: overview)
       summaries/<slug>.md one folder per page type
@@ -152,6 +152,8 @@ class FileKnowledgeStore(CatalogedStore):
         self._pages: dict[str, _Stored] = {}
         self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
         self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
+        # what this store last wrote to index.md: (the index's version, the file's token)
+        self._index_written: tuple[int, _FileToken] | None = None
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
@@ -526,8 +528,27 @@ class FileKnowledgeStore(CatalogedStore):
         self._settle()
 
     def _write_index(self) -> None:
-        head = frontmatter.render({"okf_version": _OKF_VERSION}, "")
-        atomic_write(self._root / "index.md", [head, *self._disk_index.chunks()], durable=False)
+        """Rewrite ``index.md`` (under the lock), unless it already says what it would say.
+
+        The file is left as it is when this store wrote it last (its token says nobody has
+        replaced it since) and no index line changed since then: an edit of a page's body
+        leaves its line as it was. Otherwise the whole file is written anew, from lines
+        kept rendered and encoded (see :class:`~._catalog.IndexLines`).
+        """
+        path = self._root / "index.md"
+        version = self._disk_index.version
+        if self._index_written is not None and self._index_written[0] == version:
+            try:
+                info = path.stat()
+            except OSError:
+                pass
+            else:
+                if self._index_written[1] == (info.st_ino, info.st_mtime_ns, info.st_size):
+                    return
+        self._index_written = None  # a failed write below leaves no claim
+        head = frontmatter.render({"okf_version": _OKF_VERSION}, "").encode("utf-8")
+        info = atomic_write(path, [head, *self._disk_index.encoded_chunks()], durable=False)
+        self._index_written = (version, (info.st_ino, info.st_mtime_ns, info.st_size))
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:

@@ -114,6 +114,7 @@ class PageSearch:
         self._shown: dict[str, _Shown] = {}
         self._by_alias: dict[frozenset[str], set[str]] = {}
         self._title_keys: dict[str, frozenset[str]] = {}  # worked out for hits, when first asked
+        self._warm = False  # the engine's arrays of common words built (the first search)
 
     def __len__(self) -> int:
         return len(self._shown)
@@ -209,6 +210,11 @@ class PageSearch:
         """
         if not query:
             return []
+        if not self._warm:
+            # a store loads every page before its first search: the arrays of the common
+            # words are built once here, not word by word in the searches that follow
+            self._index.warm_up()
+            self._warm = True
         key = _key(query)
         by_alias = self._by_alias.get(key, set())
         ranked = self._index.search(query, limit + len(by_alias))

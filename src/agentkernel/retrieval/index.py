@@ -88,6 +88,10 @@ DEFAULT_PHRASE_BOOST = 0.0
 """Off unless asked for: looking for the word pairs costs about 50 us per search, which an
 index searched in 0.2 ms (``OKFManager`` at 10,000 concepts, against tantivy's 0.16 ms)
 cannot afford under its 1.5x target; a store's search of 1-2 ms can."""
+WARM_DOCUMENTS = 64
+"""Words held by this many documents get their arrays at :meth:`SearchIndex.warm_up`."""
+
+
 DEFAULT_PHRASE_POOL = 0
 _MAX_QUERY_PAIRS = 16  # a longer query's later word pairs are not looked for
 PHRASE_SKIP: frozenset[str] = QUERY_STOPWORDS
@@ -179,6 +183,11 @@ class SearchIndex(SlotKeyed):
         self._anchor: dict[int, str] = {}
         self._total_length = 0.0
         self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
+        # term -> slots added or removed since its arrays were built: the arrays are patched
+        # (a vectorised pass) at their next use instead of rebuilt from the postings dict
+        # (a Python-speed pass over every document holding the term, which is most of them
+        # for a common word)
+        self._stale: dict[str, set[int]] = {}
         # term -> (slots, saturated tf), valid while the length normalisation is unchanged
         self._impacts: dict[str, tuple[Any, Any]] = {}
         self._impact_norms: tuple[float, float] | None = None
@@ -248,8 +257,8 @@ class SearchIndex(SlotKeyed):
                 postings[term] = {slot: frequency}
             else:
                 bucket[slot] = frequency
-            if arrays:
-                arrays.pop(term, None)
+            if term in arrays:
+                self._stale.setdefault(term, set()).add(slot)
                 self._impacts.pop(term, None)
         if self._length_array is not None:
             self._set_length(slot, length)
@@ -287,7 +296,8 @@ class SearchIndex(SlotKeyed):
             self._set_length(slot, 0.0)
         postings = self._postings
         for term in self._doc_terms[slot]:
-            self._arrays.pop(term, None)
+            if term in self._arrays:
+                self._stale.setdefault(term, set()).add(slot)
             self._impacts.pop(term, None)
             bucket = postings.get(term)
             if bucket is None:
@@ -295,10 +305,32 @@ class SearchIndex(SlotKeyed):
             bucket.pop(slot, None)
             if not bucket:
                 del postings[term]
+                self._arrays.pop(term, None)
+                self._stale.pop(term, None)
         self._doc_terms[slot] = ()
         if not self._slots:
             self._total_length = 0.0  # no float drift carried into the next collection
         return True
+
+    def warm_up(self, min_documents: int = WARM_DOCUMENTS) -> None:
+        """Build the scoring arrays of every word held by ``min_documents`` documents or more.
+
+        A search builds a word's arrays the first time it scores the word, in a pass over
+        every document holding it; for a common word that is most of the index, and the
+        first searches after loading pay it word by word. A caller that loaded many
+        documents at once can pay it here, once (the arrays are then kept up to date through
+        :meth:`add` and :meth:`remove`). Nothing happens without numpy or when scoring in
+        pure Python.
+
+        Args:
+            min_documents: The least number of documents a word is held by to be built now.
+        """
+        np = _numpy() if self._vectorized is not False else None
+        if np is None:
+            return
+        for term, bucket in self._postings.items():
+            if len(bucket) >= min_documents:
+                self._term_arrays(np, term)
 
     def search(self, query: str, limit: int) -> list[Hit]:
         """Return the ``limit`` best documents for ``query``.
@@ -547,6 +579,19 @@ class SearchIndex(SlotKeyed):
 
     def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
         cached = self._arrays.get(term)
+        stale = self._stale.pop(term, None)
+        if cached is not None and stale:
+            bucket = self._postings[term]
+            slots, frequencies = cached
+            changed = np.fromiter(stale, dtype=np.int64, count=len(stale))
+            keep = ~np.isin(slots, changed)
+            now = [slot for slot in stale if slot in bucket]
+            cached = self._arrays[term] = (
+                np.concatenate((slots[keep], np.array(now, dtype=np.int64))),
+                np.concatenate(
+                    (frequencies[keep], np.array([bucket[s] for s in now], dtype=np.float64))
+                ),
+            )
         if cached is None:
             bucket = self._postings[term]
             slots = np.fromiter(bucket.keys(), dtype=np.int64, count=len(bucket))
