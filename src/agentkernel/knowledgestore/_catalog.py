@@ -194,33 +194,25 @@ def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str])
 
 
 class _Block:
-    """A run of consecutive index lines of one section, with their joined text cached.
+    """A run of consecutive index lines of one section, with their joined UTF-8 cached.
 
-    The text is cached as a string (for the tools' index) or as UTF-8 bytes (for the file
-    written to disk), whichever is asked for: encoding megabytes at every write would cost
-    as much as writing them.
+    Cached as bytes, what the file written to disk needs: encoding megabytes at every write
+    would cost as much as writing them.
     """
 
-    __slots__ = ("data", "keys", "lines", "text")
+    __slots__ = ("data", "keys", "lines")
 
     def __init__(self, keys: list[tuple[str, str]], lines: list[str]) -> None:
         self.keys = keys
         self.lines = lines
-        self.text: str | None = None
         self.data: bytes | None = None
 
     def changed(self) -> None:
-        self.text = self.data = None
-
-    def joined(self) -> str:
-        if self.text is None:
-            self.text = "\n".join(self.lines)
-        return self.text
+        self.data = None
 
     def encoded(self) -> bytes:
         if self.data is None:
-            self.data = self.joined().encode("utf-8")
-            self.text = None  # one cache per block: a block is asked the one way
+            self.data = "\n".join(self.lines).encode("utf-8")
         return self.data
 
 
@@ -348,25 +340,6 @@ class IndexLines:
             self._waiting = None
         return [(t, self._blocks[t.name]) for t in self._registry.types if self._blocks[t.name]]
 
-    def chunks(self) -> list[str]:
-        """Return the index in pieces that join into :meth:`render`'s text.
-
-        Returns:
-            The pieces; none when there is no page.
-        """
-        pieces: list[str] = []
-        for page_type, blocks in self._laid_out():
-            if pieces:
-                pieces.append("\n\n")
-            pieces.append(f"# {page_type.index_section}\n\n")
-            for position, block in enumerate(blocks):
-                if position:
-                    pieces.append("\n")
-                pieces.append(block.joined())
-        if pieces:
-            pieces.append("\n")
-        return pieces
-
     def encoded_chunks(self) -> list[bytes]:
         """Return the index as UTF-8 pieces that join into :meth:`render`'s text, encoded.
 
@@ -399,4 +372,4 @@ class IndexLines:
         Returns:
             Markdown ending in a newline, or ``empty``.
         """
-        return "".join(self.chunks()) or empty
+        return b"".join(self.encoded_chunks()).decode("utf-8") or empty

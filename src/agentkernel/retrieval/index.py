@@ -88,11 +88,9 @@ DEFAULT_PHRASE_BOOST = 0.0
 """Off unless asked for: looking for the word pairs costs about 50 us per search, which an
 index searched in 0.2 ms (``OKFManager`` at 10,000 concepts, against tantivy's 0.16 ms)
 cannot afford under its 1.5x target; a store's search of 1-2 ms can."""
+DEFAULT_PHRASE_POOL = 0
 WARM_DOCUMENTS = 64
 """Words held by this many documents get their arrays at :meth:`SearchIndex.warm_up`."""
-
-
-DEFAULT_PHRASE_POOL = 0
 _MAX_QUERY_PAIRS = 16  # a longer query's later word pairs are not looked for
 PHRASE_SKIP: frozenset[str] = QUERY_STOPWORDS
 """Query word pairs holding one of these words are not looked for (see :func:`_query_pairs`)."""

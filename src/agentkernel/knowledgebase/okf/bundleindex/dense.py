@@ -1,8 +1,8 @@
 """The vectors a bundle index holds: which model made them, and loading them into a pod.
 
-The indexer stores each concept's vector(s) (what
-:func:`~agentkernel.knowledgebase.okf.vectors.embed_concepts` gives: one vector, or one per
-part) in the concept's row, a list of lists of float32, and records the model in the meta row.
+The indexer stores each concept's vector (what
+:func:`~agentkernel.knowledgebase.okf.vectors.embed_concepts` gives) in the concept's row, as
+the one part of a list of float32 lists, and records the model in the meta row.
 A reader with an embedder loads them, on its first hybrid search, into the
 :class:`~agentkernel.retrieval.semantic.SemanticIndex` the in-memory manager uses, so the
 dense ranking and the fusion are the same code in both modes. After a refresh it reads only
@@ -40,17 +40,16 @@ class IndexModelError(EmbedderError):
     """The index holds vectors of another model than the one given."""
 
 
-def model_record(semantic: SemanticIndex, ndim: int) -> dict[str, Any]:
+def model_record(semantic: SemanticIndex) -> dict[str, Any]:
     """What the meta row records about the vectors.
 
     Args:
         semantic: The dense index whose embedder made them.
-        ndim: 1 when ``embed_concepts`` gives a concept one vector, 2 for a 2-D array.
 
     Returns:
-        ``{"model_id", "dimension", "ndim"}``.
+        ``{"model_id", "dimension"}``.
     """
-    return {"model_id": semantic.embedder.model_id, "dimension": semantic.dimension, "ndim": ndim}
+    return {"model_id": semantic.embedder.model_id, "dimension": semantic.dimension}
 
 
 def check_model(recorded: Mapping[str, Any] | None, semantic: SemanticIndex, where: str) -> None:
@@ -103,7 +102,6 @@ class IndexVectors:
         """
         if self.version == view.version:
             return
-        ndim = int((view.meta.get("embedder") or {}).get("ndim") or 1)
         if self.version is None:
             wanted = None
         else:
@@ -118,7 +116,7 @@ class IndexVectors:
             if vectors is None:
                 self.semantic.remove(cid)  # written without a vector (the embedder was down)
             else:
-                self.semantic.put(cid, vectors[0] if ndim == 1 else vectors)
+                self.semantic.put(cid, vectors[0])
             self.read += 1
         self.version = view.version
 

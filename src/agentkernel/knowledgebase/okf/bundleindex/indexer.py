@@ -147,7 +147,7 @@ def index_bundle(
         reading = (lambda done, total: progress("reading", done, total)) if progress else None
         at = datetime.now(UTC)
         result = scan(store, known, limits, reading)
-        vectors, model = _embed(semantic, result.concepts, recorded, progress)
+        vectors, model = _embed(semantic, result.concepts, progress)
         upserts = _rows(result, store, limits, at, vectors, model)
         changed = _changes(result) or table is None or _meta_changed(table, upserts[-1])
         embedded = semantic.embedded if semantic is not None else 0
@@ -318,7 +318,6 @@ def _check_embedder(
 def _embed(
     semantic: SemanticIndex | None,
     concepts: list[Any],
-    recorded: Mapping[str, Any] | None,
     progress: Progress | None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The new and changed concepts' vectors, and the model record for the meta row."""
@@ -336,8 +335,7 @@ def _embed(
             f"embedding with {semantic.embedder.model_id} failed ({semantic.degraded}); "
             "nothing was written to the index. Run the indexer again when the embedder works."
         )
-    ndim = next((int(v.ndim) for v in vectors.values()), int((recorded or {}).get("ndim", 1)))
-    return vectors, dense.model_record(semantic, ndim)
+    return vectors, dense.model_record(semantic)
 
 
 def _meta(table: Any | None) -> dict[str, Any]:

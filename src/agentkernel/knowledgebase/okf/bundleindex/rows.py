@@ -94,9 +94,9 @@ def arrow_schema() -> Any:
 def vectors_type() -> Any:
     """The type of the vectors column: a list of parts, each a list of float32.
 
-    A list of lists holds 1..k vectors per concept (whatever
-    :func:`agentkernel.knowledgebase.okf.vectors.embed_concepts` gives) in the concept's own
-    row, so one commit carries a concept's text and its vectors together.
+    One part per concept today (:func:`agentkernel.knowledgebase.okf.vectors.embed_concepts`
+    gives one vector), in the concept's own row, so one commit carries a concept's text and
+    its vector together.
 
     Returns:
         A ``pyarrow.DataType``.
@@ -221,8 +221,8 @@ def meta_row(
         diagnostics: The store's and the walk's diagnostics.
         bundle: The bundle's location.
         at: When the indexer listed the bundle.
-        embedder: The model the vectors come from (``model_id``, ``dimension``, ``ndim``:
-            whether a concept's vectors are one vector or a 2-D array), ``None`` without.
+        embedder: The model the vectors come from (``model_id``, ``dimension``), ``None``
+            without.
 
     Returns:
         The row.
