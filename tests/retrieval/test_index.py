@@ -312,3 +312,64 @@ def test_word_pairs_with_a_question_word_lift_nothing() -> None:
     assert lifted.search(same, 1) == flat.search(same, 1)
     (hit,) = lifted.search("rows counted", 1)
     assert hit.key == "counts" and hit.score > flat.search("rows counted", 1)[0].score
+
+
+_RANKING_SCRIPT = """
+import json, random, sys
+from agentkernel.retrieval import SearchIndex
+rng = random.Random(7)
+vocabulary = [f"w{i}" for i in range(400)]
+index = SearchIndex(phrase_boost=float(sys.argv[1]))
+for n in range(300):
+    index.add(f"d{n}", {"title": f"doc {n}", "body": " ".join(rng.choices(vocabulary, k=40))})
+queries = [" ".join(rng.choices(vocabulary, k=4)) for _ in range(60)]
+print(json.dumps([[(h.key, h.score) for h in index.search(q, 10)] for q in queries]))
+"""
+
+
+def test_two_processes_rank_alike_whatever_their_hash_seed() -> None:
+    """Two pods over one bundle must answer alike: nothing in the ranking may hang on
+    Python's per-process string hashing (the phrase filter once did)."""
+    import os
+    import subprocess
+    import sys
+
+    def ranking(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _RANKING_SCRIPT, str(PHRASE_BOOST)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    first = ranking("1")
+    assert first.strip().startswith("[[")
+    for seed in ("2", "3", "4"):
+        assert ranking(seed) == first
+
+
+def test_the_phrase_filter_mistakes_about_one_pair_in_a_hundred() -> None:
+    """A pair a document does not hold is taken for held rarely (the docstring's design)."""
+    from agentkernel.retrieval.index import _pair_hashes, _pairs_of, _second
+
+    rng = random.Random(11)
+    vocabulary = [f"term{i}" for i in range(5000)]
+    tries = mistakes = 0
+    for _ in range(200):
+        text = rng.choices(vocabulary, k=30)
+        held = set(_pair_hashes(text))
+        bits = _pairs_of({"body": " ".join(text)})
+        mask = len(bits) * 8 - 1
+        for _ in range(50):
+            (pair,) = _pair_hashes(rng.choices(vocabulary, k=2))
+            if pair in held:
+                continue
+            tries += 1
+            first, second = pair & mask, _second(pair) & mask
+            if bits[first >> 3] & (1 << (first & 7)) and bits[second >> 3] & (1 << (second & 7)):
+                mistakes += 1
+    assert tries > 9000
+    assert mistakes / tries < 0.03

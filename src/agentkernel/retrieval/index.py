@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import zlib
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -626,8 +627,26 @@ def _title_key(title: str) -> frozenset[str]:
 
 def _pair_hashes(found: list[str]) -> list[int]:
     """32-bit hashes of each two consecutive words' stems (case and inflection aside)."""
-    hashes = [hash(stem(word)) for word in map(str.lower, found)]
+    hashes = [_word_hash(word) for word in map(str.lower, found)]
     return [(a * 1_000_003 ^ b) & 0xFFFFFFFF for a, b in itertools.pairwise(hashes)]
+
+
+_word_hashes: dict[str, int] = {}
+_WORD_HASH_LIMIT = 500_000
+
+
+def _word_hash(word: str) -> int:
+    """The CRC-32 of a lower-case word's stem (memoised).
+
+    Not ``hash()``: Python salts it per process, so the phrase filter's rare false matches,
+    and with them the ranking, would differ between two processes over the same bundle.
+    """
+    found = _word_hashes.get(word)
+    if found is None:
+        if len(_word_hashes) >= _WORD_HASH_LIMIT:
+            _word_hashes.clear()
+        found = _word_hashes[word] = zlib.crc32(stem(word).encode("utf-8"))
+    return found
 
 
 def _pairs_of(fields: Fields) -> bytes:
