@@ -127,6 +127,7 @@ class Bundle:
         embedder: Any,
         kinds: Sequence[str],
         keep: frozenset[str] | None = None,
+        pool: frozenset[str] | None = None,
     ) -> None:
         from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
         from agentkernel.knowledgebase.okf.manifest import search_fields
@@ -146,6 +147,8 @@ class Bundle:
             concepts = [
                 c for c in concepts if c.id in keep or text_hash(texts_of(c)["full"]) in cached
             ]
+        if pool is not None:  # exactly these concepts (a pool shared by several models)
+            concepts = [c for c in concepts if c.id in pool]
         self.keys = [c.id for c in concepts]
         texts = [texts_of(c) for c in concepts]
         self.matrices: dict[str, np.ndarray] = {}
@@ -299,10 +302,11 @@ def main(argv: list[str] | None = None) -> int:
         help="dev questions over every concept, or only those already embedded and the targets",
     )
     parser.add_argument("--embed-only", action="store_true", help="fill the cache, no tables")
+    parser.add_argument("--embedder", default="default", help="model name, folder or endpoint")
     args = parser.parse_args(argv)
     from agentkernel.retrieval import load_embedder
 
-    embedder = load_embedder("default")
+    embedder = load_embedder(args.embedder)
     kinds = args.kinds.split(",")
     corpus = _corpus.prepare(args.data, 10_000, 10, SEED, _log)
     chosen = args.sets.split(",")
