@@ -161,9 +161,7 @@ def main(argv: list[str] | None = None) -> int:
             pool = frozenset(common | {t for _, t in pairs})
         run("dev questions", corpus.bundle, [pairs], pool)
     if "paraphrase" in args.sets.split(","):
-        usable = [c for c in corpus.concepts if c.description.strip()]
-        tested = {c.id for c in random.Random(mv.SEED + 1).sample(usable, min(500, len(usable)))}
-        heldout = [c for c in usable if c.id not in tested]
+        heldout = mv.heldout_concepts(corpus)
         sets = [
             [(c.description, c.id) for c in random.Random(int(s)).sample(heldout, args.queries)]
             for s in args.seeds.split(",")

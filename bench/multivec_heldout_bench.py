@@ -61,6 +61,13 @@ def _log(message: str) -> None:
     print(f"[multivec] {message}", file=sys.stderr, flush=True)
 
 
+def heldout_concepts(corpus: Any) -> list[Any]:
+    """The paraphrase corpus's packages that the official bench's 500 queries leave out."""
+    usable = [c for c in corpus.concepts if c.description.strip()]
+    tested = {c.id for c in random.Random(SEED + 1).sample(usable, min(500, len(usable)))}
+    return [c for c in usable if c.id not in tested]
+
+
 def paragraph(body: str) -> str:
     return body.strip().split("\n\n", 1)[0].strip()
 
@@ -326,9 +333,7 @@ def main(argv: list[str] | None = None) -> int:
             evaluate(dev, {"dev": pairs}, None, args.focus.split(";")),
         )
     if "paraphrase" in chosen:
-        usable = [c for c in corpus.concepts if c.description.strip()]
-        tested = {c.id for c in random.Random(SEED + 1).sample(usable, min(500, len(usable)))}
-        heldout = [c for c in usable if c.id not in tested]
+        heldout = heldout_concepts(corpus)
         seeds = [int(s) for s in args.seeds.split(",")]
         sets = {
             str(s): [(c.description, c.id) for c in random.Random(s).sample(heldout, args.queries)]

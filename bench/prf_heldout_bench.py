@@ -110,9 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         f"dev questions ({len(rows)})",
         [variants(dev, [(r["question"], r["concept"]) for r in rows])],
     )
-    usable = [c for c in corpus.concepts if c.description.strip()]
-    tested = {c.id for c in random.Random(mv.SEED + 1).sample(usable, min(500, len(usable)))}
-    heldout = [c for c in usable if c.id not in tested]
+    heldout = mv.heldout_concepts(corpus)
     scratch = Path(tempfile.mkdtemp(prefix="prf-"))
     try:
         para = mv.Bundle(

@@ -179,9 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     dev_rows = score(dev, {"dev": dev_pairs}, weights, args.texts.split(","))
     pool = len(dev.keys)
     del dev
-    usable = [c for c in corpus.concepts if c.description.strip()]
-    tested = {c.id for c in random.Random(mv.SEED + 1).sample(usable, min(500, len(usable)))}
-    heldout = [c for c in usable if c.id not in tested]
+    heldout = mv.heldout_concepts(corpus)
     seeds = [int(s) for s in args.seeds.split(",")]
     sets = {
         str(s): [(c.description, c.id) for c in random.Random(s).sample(heldout, args.queries)]
