@@ -247,14 +247,19 @@ def moto(log: Path) -> tuple[subprocess.Popen[bytes], str]:
             time.sleep(0.5)
 
 
-def size_run(size: int, n_queries: int, data: Path, scratch: Path) -> dict[str, Any]:
-    corpus = _corpus.prepare(data, size, n_queries, SEED, _corpus.stderr_log)
-    work = scratch / f"n{size}"
+def workspace(corpus: Any, work: Path) -> tuple[Path, Path, Path]:
+    """A copy of the corpus bundle to index, and its queries as JSON, under ``work``."""
     bundle = work / "bundle"
-    _log(f"{size}: copying the bundle to {bundle}")
+    _log(f"{work.name}: copying the bundle to {bundle}")
     shutil.copytree(corpus.bundle, bundle)
     queries = work / "queries.json"
     queries.write_text(json.dumps([[q.text, q.target] for q in corpus.queries]))
+    return work, bundle, queries
+
+
+def size_run(size: int, n_queries: int, data: Path, scratch: Path) -> dict[str, Any]:
+    corpus = _corpus.prepare(data, size, n_queries, SEED, _corpus.stderr_log)
+    work, bundle, queries = workspace(corpus, scratch / f"n{size}")
     local = str(work / "kb.lance")
     process, endpoint = moto(work / "moto.log")
     try:
@@ -283,12 +288,7 @@ def size_run(size: int, n_queries: int, data: Path, scratch: Path) -> dict[str, 
 def hybrid_run(size: int, n_queries: int, data: Path, scratch: Path, cache: Path) -> dict[str, Any]:
     """Hybrid from the index vs hybrid in memory at one size (local folder)."""
     corpus = _corpus.prepare(data, size, n_queries, SEED, _corpus.stderr_log)
-    work = scratch / f"h{size}"
-    bundle = work / "bundle"
-    _log(f"{size}: copying the bundle to {bundle}")
-    shutil.copytree(corpus.bundle, bundle)
-    queries = work / "queries.json"
-    queries.write_text(json.dumps([[q.text, q.target] for q in corpus.queries]))
+    work, bundle, queries = workspace(corpus, scratch / f"h{size}")
     local = str(work / "kb.lance")
     try:
         result: dict[str, Any] = {"size": size}

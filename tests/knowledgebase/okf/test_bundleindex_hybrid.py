@@ -82,6 +82,14 @@ def managers(
     return walked, indexed
 
 
+def small_bundle(
+    tmp_path: Path, *, writable: bool = False
+) -> tuple[Path, LocalDocumentStore, Path]:
+    """The small bundle written afresh, its store, and a vector cache folder beside it."""
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    return root, LocalDocumentStore(root, writable=writable), tmp_path / "vectors"
+
+
 def texts(kb: OKFManager, ids: Sequence[str] | None = None) -> int:
     """The distinct texts embedded for a manager's concepts (each concept has up to two)."""
     held = kb.served_concepts()
@@ -132,7 +140,7 @@ def test_real_bundles_search_hybrid_from_the_index_as_in_memory(
         # and every record is the in-memory one, score aside
         held = {r["metadata"]["id"]: r for r in walked.search(query, 10_000)}
         for record in mine:
-            cid = record["metadata"].pop("score")
+            record["metadata"].pop("score")
             cid = record["metadata"]["id"]
             theirs = held.get(cid) or walked.browse(cid)[0]
             theirs["metadata"].pop("score", None)
@@ -146,9 +154,7 @@ def test_only_new_and_changed_concepts_are_embedded(
     where: tuple[str, dict[str, str]], minilm: Embedder, tmp_path: Path
 ) -> None:
     index, options = where
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    cache = tmp_path / "vectors"
+    root, store, cache = small_bundle(tmp_path)
     embedding: dict[str, Any] = {"storage_options": options, "embedder": minilm, "cache_dir": cache}
     walked = OKFManager(store, refresh_seconds=None)
     concepts = len(walked.served_concepts())
@@ -176,9 +182,7 @@ def test_a_lexical_index_gets_vectors_and_readers_pick_them_up(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     index, options = where
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    cache = tmp_path / "vectors"
+    root, store, cache = small_bundle(tmp_path)
     index_bundle(store, index, storage_options=options)  # no embedder: no vectors
     lexical = OKFManager(store, index=index, index_options=options, refresh_seconds=None)
     with caplog.at_level(logging.WARNING):
@@ -218,9 +222,7 @@ def test_vectors_of_two_models_are_never_mixed(
     where: tuple[str, dict[str, str]], minilm: Embedder, tmp_path: Path
 ) -> None:
     index, options = where
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    cache = tmp_path / "vectors"
+    root, store, cache = small_bundle(tmp_path)
     built = index_bundle(store, index, storage_options=options, embedder=minilm, cache_dir=cache)
     other = Renamed(minilm, "another-model")
     (root / "tables/orders.md").write_text(concept("Table", "Orders v2"))
@@ -241,9 +243,7 @@ def test_write_through_embeds_and_upserts_the_vector_before_acknowledging(
     where: tuple[str, dict[str, str]], minilm: Embedder, tmp_path: Path
 ) -> None:
     index, options = where
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=True)
-    cache = tmp_path / "vectors"
+    _, store, cache = small_bundle(tmp_path, writable=True)
     index_bundle(store, index, storage_options=options, embedder=minilm, cache_dir=cache)
     common: dict[str, Any] = {
         "index": index,
@@ -321,9 +321,8 @@ class Switchable(Renamed):
 def test_a_write_while_the_embedder_is_down_is_embedded_by_the_next_indexer_run(
     minilm: Embedder, tmp_path: Path
 ) -> None:
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=True)
-    index, cache = str(tmp_path / "kb.lance"), tmp_path / "vectors"
+    _, store, cache = small_bundle(tmp_path, writable=True)
+    index = str(tmp_path / "kb.lance")
     index_bundle(store, index, embedder=minilm, cache_dir=cache)
     flaky = Switchable(minilm)
     common: dict[str, Any] = {"index": index, "cache_dir": cache, "refresh_seconds": None}

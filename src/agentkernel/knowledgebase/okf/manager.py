@@ -875,11 +875,15 @@ class OKFManager(DocumentKnowledgeBase):
         with self._lock:
             if self._view is not None:
                 self._view.put_concept(concept)
-                if self._index_vectors is not None and not self._index_lexical:
-                    self._index_vectors.put(concept.id, concept.token, vector)
+                if (held := self._hybrid_vectors()) is not None:
+                    held.put(concept.id, concept.token, vector)
             else:
                 self._manifest.put_concept(concept, vector)
         return concept.id
+
+    def _hybrid_vectors(self) -> Any:
+        """The index's vectors (``dense.IndexVectors``) while search is hybrid over them."""
+        return None if self._index_lexical else self._index_vectors
 
     def _upsert_row(self, concept: Concept, vector: np.ndarray | None) -> None:
         """Write a concept's row (and its vector) to the index before the write is acknowledged.
@@ -892,7 +896,7 @@ class OKFManager(DocumentKnowledgeBase):
 
         if self._writer is None:
             self._writer = open_table(self._index_uri or "", self._index_options)
-        keep = vector if self._index_vectors is not None and not self._index_lexical else None
+        keep = vector if self._hybrid_vectors() is not None else None
         commit(self._writer, [rows.concept_row(concept, keep)], [])
         # serve the version holding the row: search runs over the dataset, not this process
         self._refresh_index(raise_errors=True, check_bundle=False)

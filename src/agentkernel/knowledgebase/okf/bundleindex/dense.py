@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _BATCH = 4096
-_IN_BATCH = 500
 _BARE = ""  # the token held for a concept whose row had no vector
 
 
@@ -111,12 +110,7 @@ class IndexVectors:
                 self.semantic.remove(cid)
             wanted = [cid for cid, token in current.items() if self._tokens.get(cid) != token]
         for cid, token, vectors in _read(view, wanted):
-            # a row without a vector is read again at the next version (an indexer may add it)
-            self._tokens[cid] = token if vectors is not None else _BARE
-            if vectors is None:
-                self.semantic.remove(cid)  # written without a vector (the embedder was down)
-            else:
-                self.semantic.put(cid, vectors[0])
+            self._hold(cid, token, None if vectors is None else vectors[0])
             self.read += 1
         self.version = view.version
 
@@ -130,6 +124,11 @@ class IndexVectors:
         """
         if self.version is None:
             return  # not loaded yet: the first sync reads it from the index
+        self._hold(cid, token, vector)
+
+    def _hold(self, cid: str, token: str, vector: np.ndarray | None) -> None:
+        # a concept without a vector (written while the embedder was down) is held bare and
+        # read again at the next version: an indexer may have embedded it since
         self._tokens[cid] = token if vector is not None else _BARE
         if vector is None:
             self.semantic.remove(cid)
@@ -164,17 +163,14 @@ def _concept_tokens(view: IndexView) -> dict[str, str]:
 
 def _read(view: IndexView, ids: list[str] | None) -> Iterator[tuple[str, str, np.ndarray | None]]:
     """Yield ``(id, token, parts x dimension array or None)`` of all or the named concepts."""
-    from agentkernel.knowledgebase.okf.bundleindex.view import quoted
+    from agentkernel.knowledgebase.okf.bundleindex.view import in_filters
 
     columns = ["id", "token", rows.VECTORS]
     kind = f"kind = '{rows.KIND_CONCEPT}'"
     if ids is None:
         filters = [kind]
     else:
-        filters = [
-            f"{kind} AND id IN ({quoted(ids[i : i + _IN_BATCH])})"
-            for i in range(0, len(ids), _IN_BATCH)
-        ]
+        filters = [f"{kind} AND {where}" for where, _ in in_filters("id", ids)]
     for where in filters:
         for batch in view.dataset.to_batches(columns=columns, filter=where, batch_size=_BATCH):
             yield from _decode(view, batch)

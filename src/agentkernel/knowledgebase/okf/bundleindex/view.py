@@ -82,9 +82,8 @@ class IndexView(DocumentTree):
             ids: Concept ids.
         """
         missing = [cid for cid in ids if cid in self._ids and cid not in self._cache]
-        for start in range(0, len(missing), _IN_BATCH):
-            batch = missing[start : start + _IN_BATCH]
-            for found in self._select(f"id IN ({quoted(batch)})", len(batch)):
+        for where, count in in_filters("id", missing):
+            for found in self._select(where, count):
                 self._remember(found)
 
     def concept(self, cid: str) -> Concept | None:
@@ -238,9 +237,7 @@ class IndexView(DocumentTree):
                     others.append(path)
         if others:
             wanted = ["path", "kind", "token", "size", "text", "reason"]
-            for start in range(0, len(others), _IN_BATCH):
-                batch_paths = others[start : start + _IN_BATCH]
-                where = f"path IN ({quoted(batch_paths)})"
+            for where, _ in in_filters("path", others):
                 for row in self.dataset.to_table(columns=wanted, filter=where).to_pylist():
                     self._add_other(row)
 
@@ -324,13 +321,17 @@ def _escape(value: str) -> str:
     return value.replace("'", "''")
 
 
-def quoted(values: list[str]) -> str:
-    """Quote values for a Lance ``IN (...)`` filter.
+def in_filters(column: str, values: list[str]) -> Iterator[tuple[str, int]]:
+    """Lance filters ``column IN ('a', 'b', ...)`` over values, a bounded batch each.
 
     Args:
-        values: Strings.
+        column: The column compared.
+        values: Strings (quotes are doubled).
 
-    Returns:
-        ``'a', 'b'`` with quotes doubled.
+    Yields:
+        ``(filter, number of values in it)``.
     """
-    return ", ".join(f"'{_escape(v)}'" for v in values)
+    for start in range(0, len(values), _IN_BATCH):
+        batch = values[start : start + _IN_BATCH]
+        listed = ", ".join(f"'{_escape(v)}'" for v in batch)
+        yield f"{column} IN ({listed})", len(batch)
