@@ -27,6 +27,9 @@ On top of BM25 these rules order the results:
 * **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
   ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
   current document of equal relevance, and is never filtered out.
+
+The title, status and trust rules are :func:`agentkernel.retrieval.ranking.rank`'s, the one
+function every search mode orders by; each :class:`Hit` carries its tier.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import math
 import zlib
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, cast
 
 from agentkernel.retrieval._slots import SlotKeyed, Slots
 from agentkernel.retrieval.analysis import (
@@ -48,6 +51,25 @@ from agentkernel.retrieval.analysis import (
     word_counts_of,
     words,
 )
+from agentkernel.retrieval.ranking import (
+    DEFAULT_TITLE_BOOST,
+    STATUS_PENALTY,
+    TIER_NONE,
+    TIER_TITLE,
+    Candidate,
+    Hit,
+    rank,
+    title_match,
+)
+
+__all__ = [
+    "DEFAULT_TITLE_BOOST",
+    "DEFAULT_WEIGHTS",
+    "PHRASE_BOOST",
+    "STATUS_PENALTY",
+    "Hit",
+    "SearchIndex",
+]
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 1.25,
@@ -71,12 +93,8 @@ An exact or contained title match still ranks first through the title rules, not
 BM25. An owner may pass other weights.
 """
 
-STATUS_PENALTY: dict[str, float] = {"deprecated": 0.7, "superseded": 0.7, "retired": 0.6}
-"""Score multiplier per status; any other status (``stable``, ``draft``, none) keeps 1."""
-
 DEFAULT_K1 = 0.4
 DEFAULT_B = 0.5
-DEFAULT_TITLE_BOOST = 0.5
 PHRASE_BOOST = 0.25
 """The measured strength of the rule for words in order (what the curated stores use).
 
@@ -98,18 +116,6 @@ PHRASE_SKIP: frozenset[str] = QUERY_STOPWORDS
 _MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
 _TITLE_FANOUT = 1024
 _NO_TITLE: frozenset[str] = frozenset()
-
-
-class Hit(NamedTuple):
-    """One ranked document.
-
-    Attributes:
-        key: The document's key, as given to :meth:`SearchIndex.add`.
-        score: Its final score (BM25 with the title and status rules applied).
-    """
-
-    key: Hashable
-    score: float
 
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
@@ -171,9 +177,9 @@ class SearchIndex(SlotKeyed):
         self._postings: dict[str, dict[int, float]] = {}
         self._doc_terms: list[tuple[str, ...]] = []
         self._doc_length: list[float] = []
-        self._multiplier: list[float] = []
         self._title_key: list[frozenset[str]] = []
         self._status: dict[int, str] = {}
+        self._trust: dict[int, str] = {}
         self._slots: Slots[Hashable] = Slots()
         # each title is filed under one of its words, its *anchor* (the word in fewest titles
         # when it was added): a title inside a query is found from its anchor, once
@@ -209,7 +215,14 @@ class SearchIndex(SlotKeyed):
         slot = self._slots.slot_of.get(key)
         return None if slot is None else self._status.get(slot)
 
-    def add(self, key: Hashable, fields: Fields, *, status: str | None = None) -> None:
+    def add(
+        self,
+        key: Hashable,
+        fields: Fields,
+        *,
+        status: str | None = None,
+        trust: str | None = None,
+    ) -> None:
         """Index a document, replacing any earlier version under the same key.
 
         Args:
@@ -217,6 +230,8 @@ class SearchIndex(SlotKeyed):
             fields: Field name to text, or to a list of texts (aliases, tags).
             status: Its lifecycle status; ``deprecated``, ``superseded`` and ``retired``
                 lower its rank (see :data:`STATUS_PENALTY`), any other value is kept only.
+            trust: Its trust tier; breaks ties between equal scores
+                (:data:`~agentkernel.retrieval.ranking.TRUST_RANK`).
         """
         self.remove(key)
         counts, length = self._count(fields)
@@ -225,21 +240,20 @@ class SearchIndex(SlotKeyed):
         title_key = _title_key(title) if isinstance(title, str) else _NO_TITLE
         slot = self._slots.take(key)
         state = (status or "").strip().lower()
-        multiplier = STATUS_PENALTY.get(state, 1.0)
         if slot == len(self._doc_terms):
             self._doc_terms.append(tuple(counts))
             self._doc_length.append(length)
-            self._multiplier.append(multiplier)
             self._title_key.append(title_key)
             self._pairs.append(pairs)
         else:
             self._doc_terms[slot] = tuple(counts)
             self._doc_length[slot] = length
-            self._multiplier[slot] = multiplier
             self._title_key[slot] = title_key
             self._pairs[slot] = pairs
         if state:
             self._status[slot] = state
+        if trust:
+            self._trust[slot] = trust
         self._total_length += length
         if title_key:
             count = self._title_count
@@ -276,8 +290,8 @@ class SearchIndex(SlotKeyed):
             return False
         self._total_length -= self._doc_length[slot]
         self._doc_length[slot] = 0.0
-        self._multiplier[slot] = 1.0
         self._status.pop(slot, None)
+        self._trust.pop(slot, None)
         anchor = self._anchor.pop(slot, None)
         if anchor is not None:
             holders = self._anchored[anchor]
@@ -366,12 +380,13 @@ class SearchIndex(SlotKeyed):
             # phrase rule lifts candidates only: it re-ranks the pool)
             if complete or (
                 len(ranked) >= limit
-                and (ranked[limit - 1][1] or ranked[limit - 1][2] >= raw[-1][1])
+                and (ranked[limit - 1].tier or ranked[limit - 1].score >= raw[-1][1])
             ):
                 break
             pool *= 4
         key_of = self._slots.key_of
-        return [Hit(key_of[slot], score) for slot, _tier, score in ranked[:limit]]
+        # the rules ranked slots: each hit's key is a slot
+        return [Hit(key_of[cast(int, hit.key)], hit.score, hit.tier) for hit in ranked[:limit]]
 
     # -- scoring ------------------------------------------------------------------------
 
@@ -410,19 +425,17 @@ class SearchIndex(SlotKeyed):
         contained: dict[int, float] = {}
         if not query_key or not self._anchored:
             return exact, contained
-        size = len(query_key)
         title_key = self._title_key
         for term in query_key:
             holders = self._anchored.get(term)
             if not holders or len(holders) > _TITLE_FANOUT:
                 continue
             for slot in holders:
-                title = title_key[slot]
-                if title <= query_key:
-                    if len(title) == size:
-                        exact.add(slot)
-                    else:
-                        contained[slot] = len(title) / size
+                tier, share = title_match(title_key[slot], query_key)
+                if tier == TIER_TITLE:
+                    exact.add(slot)
+                elif share:
+                    contained[slot] = share
         return exact, contained
 
     def _phrase_rule(self, candidates: dict[int, float], needles: list[int]) -> None:
@@ -453,18 +466,24 @@ class SearchIndex(SlotKeyed):
         candidates: dict[int, float],
         exact: set[int],
         contained: dict[int, float],
-    ) -> list[tuple[int, int, float]]:
-        multiplier = self._multiplier
-        boost = self._title_boost
-        rows: list[tuple[int, int, float]] = []
-        for slot, score in candidates.items():
-            value = score * multiplier[slot]
-            share = contained.get(slot)
-            if share:
-                value *= 1.0 + boost * share
-            rows.append((slot, 1 if slot in exact else 0, value))
-        rows.sort(key=lambda row: (-row[1], -row[2], row[0]))
-        return rows
+    ) -> list[Hit]:
+        """Order candidate slots by the one rule set (:func:`.ranking.rank`; ties: slot order)."""
+        status = self._status
+        trust = self._trust
+        return rank(
+            (
+                Candidate(
+                    slot,
+                    score,
+                    TIER_TITLE if slot in exact else TIER_NONE,
+                    contained.get(slot, 0.0),
+                    status.get(slot),
+                    trust.get(slot),
+                )
+                for slot, score in candidates.items()
+            ),
+            title_boost=self._title_boost,
+        )
 
     def _idf(self, term: str) -> float:
         count = len(self._slots)
