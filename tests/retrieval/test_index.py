@@ -169,7 +169,7 @@ def test_a_word_ranks_by_the_field_it_is_in_title_aliases_and_tags_description_b
     order = [hit.key for hit in ranked]
     assert order[0] == "title" and order[-2:] == ["description", "body"]
     assert set(order[1:3]) == {"aliases", "tags"}
-    scores = dict(ranked)
+    scores = {hit.key: hit.score for hit in ranked}
     assert scores["aliases"] == scores["tags"]
     assert scores["title"] > scores["aliases"] > scores["description"] > scores["body"]
 
