@@ -56,9 +56,7 @@ def manager(
 
     index = str(tmp_path / "kb.lance")
     index_bundle(store, index, embedder=embedder, cache_dir=cache)
-    return OKFManager(
-        store, refresh_seconds=None, index=index, embedder=embedder, cache_dir=cache
-    )
+    return OKFManager(store, refresh_seconds=None, index=index, embedder=embedder, cache_dir=cache)
 
 
 def ids(records: list[Record]) -> list[str]:
