@@ -174,8 +174,6 @@ class PageSearch:
 
     def _hybrid(self, query: str, ranked: list[Hit], limit: int) -> list[Hit]:
         """Fuse the lexical ranking with the dense one; the lexical one if embedding fails."""
-        from agentkernel.retrieval.semantic import CANDIDATES
-
         semantic = self.semantic
         assert semantic is not None
         if self._unembedded:
@@ -185,11 +183,10 @@ class PageSearch:
                 for page_id, vector in zip(ids, vectors, strict=True):
                     semantic.put(page_id, vector)
                 self._unembedded.clear()
-        if len(ranked) < CANDIDATES:
-            ranked = self._index.search(query, CANDIDATES)
-        fused = semantic.hybrid(query, ranked, max(limit, 1))
-        if fused is None:
-            return ranked
+        pool = semantic.pool(limit)
+        if len(ranked) < pool:
+            ranked = self._index.search(query, pool)
+        fused = semantic.rerank(query, ranked, max(limit, 1))
         return [hit for hit in fused if hit.key in self._shown]
 
     def _title_key(self, page_id: str, shown: _Shown) -> frozenset[str]:

@@ -56,7 +56,6 @@ from agentkernel.retrieval.ranking import (
     STATUS_PENALTY,
     TIER_NONE,
     TIER_TITLE,
-    Candidate,
     Hit,
     rank,
     title_match,
@@ -373,7 +372,7 @@ class SearchIndex(SlotKeyed):
                     candidates[slot] = self._score(slot, terms)
             if needles:
                 self._phrase_rule(candidates, needles)
-            ranked = self._rank(candidates, exact, contained)
+            ranked = self._rank(candidates, exact, contained, limit)
             complete = len(raw) < pool or len(self._slots) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
             # title matches (all already candidates) can rise above what they scored (the
@@ -431,7 +430,10 @@ class SearchIndex(SlotKeyed):
             if not holders or len(holders) > _TITLE_FANOUT:
                 continue
             for slot in holders:
-                tier, share = title_match(title_key[slot], query_key)
+                title = title_key[slot]
+                if not title <= query_key:
+                    continue  # the common case, decided in C before the rule is asked
+                tier, share = title_match(title, query_key)
                 if tier == TIER_TITLE:
                     exact.add(slot)
                 elif share:
@@ -466,24 +468,24 @@ class SearchIndex(SlotKeyed):
         candidates: dict[int, float],
         exact: set[int],
         contained: dict[int, float],
+        limit: int,
     ) -> list[Hit]:
-        """Order candidate slots by the one rule set (:func:`.ranking.rank`; ties: slot order)."""
+        """The best ``limit`` candidate slots by the one rule set (:func:`.ranking.rank`)."""
         status = self._status
         trust = self._trust
-        return rank(
+        rows = [
             (
-                Candidate(
-                    slot,
-                    score,
-                    TIER_TITLE if slot in exact else TIER_NONE,
-                    contained.get(slot, 0.0),
-                    status.get(slot),
-                    trust.get(slot),
-                )
-                for slot, score in candidates.items()
-            ),
-            title_boost=self._title_boost,
-        )
+                slot,
+                score,
+                TIER_TITLE if slot in exact else TIER_NONE,
+                contained.get(slot, 0.0),
+                status.get(slot),
+                trust.get(slot),
+                None,  # ties: slot order
+            )
+            for slot, score in candidates.items()
+        ]
+        return rank(rows, limit, title_boost=self._title_boost)
 
     def _idf(self, term: str) -> float:
         count = len(self._slots)

@@ -24,6 +24,7 @@ scores by the same rules instead of losing "title first".
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 TIER_NONE = 0
@@ -109,7 +110,7 @@ def title_match(title_key: frozenset[str], query_key: frozenset[str]) -> tuple[i
 
 
 def rank(
-    candidates: Iterable[Candidate],
+    candidates: Iterable[Candidate] | Iterable[tuple[Any, ...]],
     limit: int | None = None,
     *,
     title_boost: float = DEFAULT_TITLE_BOOST,
@@ -117,7 +118,8 @@ def rank(
     """Apply the ranking rules and order the candidates, best first.
 
     Args:
-        candidates: Documents with their relevance and what the rules read.
+        candidates: Documents with their relevance and what the rules read: each a
+            :class:`Candidate` or a plain tuple of its seven fields.
         limit: The most hits returned (``None``: all).
         title_boost: How much a title inside the query raises a score.
 
@@ -125,19 +127,28 @@ def rank(
         Hits with their final score and tier: by tier, then score, then trust, then the
         candidates' tie-break.
     """
-    rows: list[tuple[int, float, int, Any, Hit]] = []
-    for found in candidates:
-        value = found.score
-        if found.status is not None:
-            value *= status_factor(found.status)
-        if found.share:
-            value *= 1.0 + title_boost * found.share
-        trust = TRUST_RANK.get((found.trust or "").strip().lower(), 0)
-        tiebreak = found.key if found.tiebreak is None else found.tiebreak
-        rows.append((-found.tier, -value, -trust, tiebreak, Hit(found.key, value, found.tier)))
-    rows.sort(key=lambda row: row[:4])
-    hits = [row[4] for row in rows]
-    return hits if limit is None else hits[:limit]
+    penalty = STATUS_PENALTY
+    trusted = TRUST_RANK
+    rows: list[tuple[int, float, int, Any, Hashable, float, int]] = []
+    for key, score, tier, share, status, trust, tiebreak in candidates:
+        if status:
+            factor = penalty.get(status)
+            score *= factor if factor is not None else status_factor(status)
+        if share:
+            score *= 1.0 + title_boost * share
+        order = 0
+        if trust:
+            found = trusted.get(trust)
+            order = found if found is not None else trusted.get(trust.strip().lower(), 0)
+        rows.append(
+            (-tier, -score, -order, key if tiebreak is None else tiebreak, key, score, tier)
+        )
+    rows.sort(key=_ORDER)
+    kept = rows if limit is None else rows[:limit]
+    return [Hit(key, score, tier) for _, _, _, _, key, score, tier in kept]
+
+
+_ORDER = itemgetter(0, 1, 2, 3)
 
 
 def fused(hits: Iterable[tuple[Hashable, float]], tiers: dict[Hashable, int]) -> list[Hit]:

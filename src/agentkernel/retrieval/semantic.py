@@ -388,6 +388,36 @@ class SemanticIndex(SlotKeyed):
                 self._queries.popitem(last=False)
         return vector
 
+    @staticmethod
+    def pool(limit: int) -> int:
+        """How many lexical hits a hybrid search of ``limit`` results fuses (:data:`CANDIDATES`).
+
+        Args:
+            limit: The most results asked for.
+
+        Returns:
+            The lexical pool size.
+        """
+        return max(limit, CANDIDATES)
+
+    def rerank(self, query: str, lexical: Sequence[Hit], limit: int) -> list[Hit]:
+        """The one hybrid orchestration: fuse the lexical pool, or serve it when embedding fails.
+
+        Every hybrid search (the OKF walk, the Lance bundle index, the curated stores) asks the
+        engine for :meth:`pool` hits and hands them here.
+
+        Args:
+            query: The query.
+            lexical: Lexical hits best first, with their tiers.
+            limit: The most hits returned.
+
+        Returns:
+            Fused hits (title matches first), or the lexical ones when the query could not be
+            embedded (see :attr:`degraded`).
+        """
+        fused = self.hybrid(query, lexical, limit)
+        return list(lexical[:limit]) if fused is None else fused
+
     def hybrid(self, query: str, lexical: Sequence[Hit], limit: int) -> list[Hit] | None:
         """Fuse a lexical ranking with the dense one (:func:`fuse_hits`: tiers kept).
 

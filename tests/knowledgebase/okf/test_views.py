@@ -15,6 +15,7 @@ import pytest
 
 from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
 from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.testing import assert_backend_contract
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, concept, write_bundle
 from tests.support import require_extra
 from tests.support.vocab_embedder import VocabularyEmbedder
@@ -101,3 +102,17 @@ def test_a_write_is_served_alike_in_both_modes(mode: str, tmp_path: Path) -> Non
     assert ids(kb.fetch([cid])) == [cid]
     assert cid in ids(kb.browse("generated"))
     assert kb.schema()["concepts"] == len(kb.served_concepts())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_backend_contract_holds_in_both_modes(mode: str, tmp_path: Path) -> None:
+    root = write_bundle(tmp_path / "bundle", SMALL_BUNDLE)
+    kb = manager(root, mode, tmp_path / "m")
+    assert_backend_contract(kb, search_query="orders", browse_path="tables")
+    assert_backend_contract(
+        kb,
+        search_query="customer",
+        browse_path="",
+        sample_write=[{"text": "Contract note\nwritten by the contract check", "metadata": {}}],
+    )
+    assert ids(kb.search("contract note", 1)) == ["generated/contract-note"]

@@ -101,13 +101,11 @@ class LanceView(ViewState):
             view = self.view
             if semantic is None or self.lexical_only:
                 return view.records(view.ranked(query, limit))
-            from agentkernel.retrieval.semantic import CANDIDATES
-
-            hits = view.ranked(query, max(limit, CANDIDATES))
+            hits = view.ranked(query, semantic.pool(limit))
             self.vectors.sync(view)  # the vectors of this version, read once
-        fused = semantic.hybrid(query, hits, limit)
+        ranked = semantic.rerank(query, hits, limit)
         with lock:
-            return view.records(hits[:limit] if fused is None else fused)
+            return view.records(ranked)
 
     def types(self) -> Counter[str]:
         """Concepts per type."""

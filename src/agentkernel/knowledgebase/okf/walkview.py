@@ -60,12 +60,9 @@ class WalkView(ViewState):
             with lock:
                 hits = self.manifest.index.search(query, limit)
                 return [(held[str(hit.key)], hit.score) for hit in hits]
-        from agentkernel.retrieval.semantic import CANDIDATES
-
         with lock:
-            hits = self.manifest.index.search(query, max(limit, CANDIDATES))
-        fused = semantic.hybrid(query, hits, limit)
-        ranked = hits[:limit] if fused is None else fused
+            hits = self.manifest.index.search(query, semantic.pool(limit))
+        ranked = semantic.rerank(query, hits, limit)
         with lock:
             return [(held[key], hit.score) for hit in ranked if (key := str(hit.key)) in held]
 
