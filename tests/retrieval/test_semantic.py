@@ -154,7 +154,7 @@ def test_with_an_embedder_the_lexical_side_rewards_words_in_order(
     write_concept(bundle, "notes/lime", "Note lime", "", "Each adds its order value here.")
 
     def scores(kb: OKFManager) -> dict[str, float]:
-        hits = kb._manifest.index.search("order value", 10)
+        hits = kb._view.contents.index.search("order value", 10)  # the walk's engine
         return {str(h.key): h.score for h in hits}
 
     lexical = scores(OKFManager(LocalDocumentStore(bundle, writable=False), refresh_seconds=None))
