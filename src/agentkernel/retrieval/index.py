@@ -53,22 +53,12 @@ from agentkernel.retrieval.analysis import (
 )
 from agentkernel.retrieval.ranking import (
     DEFAULT_TITLE_BOOST,
-    STATUS_PENALTY,
     TIER_NONE,
     TIER_TITLE,
     Hit,
     rank,
     title_match,
 )
-
-__all__ = [
-    "DEFAULT_TITLE_BOOST",
-    "DEFAULT_WEIGHTS",
-    "PHRASE_BOOST",
-    "STATUS_PENALTY",
-    "Hit",
-    "SearchIndex",
-]
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 1.25,
