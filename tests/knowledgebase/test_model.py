@@ -38,7 +38,7 @@ def _manual_type(text: str) -> object:
     """The Python type a manual's type column spells (``"a" | "b" | None`` is a Literal)."""
     parts = [p.strip() for p in text.split("|")]
     quoted = tuple(p.strip('"') for p in parts if p.startswith('"'))
-    rest = [eval(p, {}) for p in parts if not p.startswith('"')]  # noqa: S307 - the manual's own text
+    rest = [eval(p, {}) for p in parts if not p.startswith('"')]  # the manual's own text
     members: list[object] = [Literal[quoted]] if quoted else []
     members += rest
     union = members[0]
@@ -54,7 +54,7 @@ def test_every_field_is_the_manuals_type_default_and_equality() -> None:
     built = KnowledgeCapabilities()
     for name, (type_text, default_text) in table.items():
         assert hints[name] == _manual_type(type_text), name
-        default = eval(default_text, {})  # noqa: S307 - the manual's own text
+        default = eval(default_text, {})  # the manual's own text
         assert getattr(built, name) == default, name
         assert type(getattr(built, name)) is type(default), name
     assert KnowledgeCapabilities(search=True).kinds == []

@@ -116,7 +116,9 @@ class KnowledgeCapabilities:
 
     def __hash__(self) -> int:
         """Hash the declaration by value (``kinds`` as a tuple)."""
-        return hash(tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in vars(self).items()))
+        return hash(
+            tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in vars(self).items())
+        )
 
     def operations(self) -> list[str]:
         """Return the declared operations, in contract order.

@@ -8,6 +8,10 @@ files. It writes only in a folder it owns, and ownership is known from a marker 
 * a folder holding the marker is the store's;
 * a folder that does not exist yet, or holds no markdown file, becomes the store's on the
   first write (the marker is written then);
+* a folder in the store's own layout, as agent-kit's store and every earlier version of this
+  one keep it (typed pages in their type folders, ``index.md``, ``log.md``, ``overview.md``),
+  is adopted the same way: every markdown file in it is one the store reads as its page or
+  as one of its listings;
 * a folder written by a version of the store that had no marker (it holds the store's
   ``.knowledge.lock``, and every markdown file sits where the store puts pages) is claimed
   the same way;
@@ -21,10 +25,11 @@ Hidden files and folders (``.git``, temporary files) are never looked at.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore.model import is_slug
 
 MARKER_FILE = ".knowledgestore"
 """The file that marks a folder as the file store's own."""
@@ -57,13 +62,17 @@ def markdown_files(root: Path) -> Iterator[str]:
                 yield prefix + name
 
 
-def require_owned(root: Path, in_layout: Callable[[str], bool]) -> bool:
+def require_owned(
+    root: Path, in_layout: Callable[[str], bool], recognised: Callable[[str], bool]
+) -> bool:
     """Refuse to write in ``root`` unless the store owns it (see the module's rules).
 
     Args:
         root: The store's folder.
         in_layout: Whether a bundle-relative markdown path is where the store keeps its own
             files (a page folder, or the root).
+        recognised: Whether a bundle-relative markdown path is one the store reads as its
+            page or one of its listings (``index.md``, ``log.md``, ``overview.md``).
 
     Returns:
         Whether the marker still has to be written (the folder is being claimed now).
@@ -74,18 +83,41 @@ def require_owned(root: Path, in_layout: Callable[[str], bool]) -> bool:
     if (root / MARKER_FILE).is_file():
         return False
     found = list(markdown_files(root)) if root.is_dir() else []
-    if not found:
+    foreign = [rel for rel in found if not recognised(rel)]
+    if not foreign:
         return True
     if (root / LEGACY_LOCK_FILE).is_file() and all(in_layout(rel) for rel in found):
         return True
-    shown = ", ".join(found[:_SHOWN]) + (", ..." if len(found) > _SHOWN else "")
+    shown = ", ".join(foreign[:_SHOWN]) + (", ..." if len(foreign) > _SHOWN else "")
     raise KnowledgeStoreError(
-        f"The knowledge store won't write in {root}: it holds {len(found)} markdown file(s) "
-        f"the store didn't write ({shown}), and a write would replace its index.md and log.md. "
+        f"The knowledge store won't write in the folder {root.name!r}: it holds {len(foreign)} "
+        f"markdown file(s) the store didn't write and can't read as its pages ({shown}; "
+        "check() says why), and a write would replace its index.md and log.md. "
         "Point the store at an empty folder (a subfolder such as 'knowledge' will do); or, if "
         f"this folder is meant to be the store's, create an empty file named {MARKER_FILE} in "
         "it to let the store write (and rewrite index.md and log.md) there."
     )
+
+
+def why_not_a_page(rel: str, page_dirs: Collection[str]) -> str:
+    """Say why a markdown file the store does not serve is not one of its pages.
+
+    Args:
+        rel: Its bundle-relative path.
+        page_dirs: The folders the store keeps pages in.
+
+    Returns:
+        One sentence, for ``check()``.
+    """
+    folder, _, name = rel.rpartition("/")
+    if folder and folder not in page_dirs:
+        where = ", ".join(f"{d}/" for d in sorted(page_dirs))
+        return f"not in a page folder (this store keeps its pages in {where})"
+    if not is_slug(name[:-3]):
+        return "its name is not a page slug (lowercase words joined by hyphens, then .md)"
+    if not folder:
+        return "at the root without the type of a root page in its frontmatter"
+    return "not read as a page"
 
 
 def claim(root: Path, write: Callable[[Path, str], object]) -> None:

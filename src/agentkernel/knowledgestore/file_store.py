@@ -62,6 +62,7 @@ from agentkernel.knowledgestore.model import (
     NewPage,
     PageInfo,
     PageType,
+    UnreadableFile,
     is_slug,
     linked_ids,
 )
@@ -159,6 +160,7 @@ class FileKnowledgeStore(CatalogedStore):
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
         self._written: set[str] = set()  # page folders written since the last settle
         self._root_pages_changed = False
+        self._why: dict[str, str] = {}  # a file in a page folder that is no page -> why
 
     @property
     def knowledge_dir(self) -> Path:
@@ -170,14 +172,15 @@ class FileKnowledgeStore(CatalogedStore):
 
     # -- the catalog, kept current ---------------------------------------------------------
 
-    def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | None:
+    def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | str:
+        """Read a page file as a page of ``page_type``, or say why it is none."""
         try:
             meta, body = frontmatter.parse(text)
         except frontmatter.FrontmatterError as exc:
             logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-            return None
+            return f"its frontmatter can't be read ({exc})"
         if not page_type.dir and meta.get("type") != page_type.name:
-            return None
+            return "at the root without the type of a root page in its frontmatter"
         title = _as_text(meta.get("title")).strip()
         if not title:
             heading = re.search(r"^#\s+(.+)$", body, flags=re.MULTILINE)
@@ -246,10 +249,15 @@ class FileKnowledgeStore(CatalogedStore):
             text = (self._root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+            self._why[rel] = f"it can't be read ({type(exc).__name__})"
         else:
             for page_type in candidates:
-                stored = self._parse(page_type, slug, rel, text)
-                if stored is not None:
+                parsed = self._parse(page_type, slug, rel, text)
+                if isinstance(parsed, str):
+                    self._why[rel] = parsed
+                else:
+                    stored = parsed
+                    self._why.pop(rel, None)
                     break
         known = self._files.setdefault(folder, {})
         last = known.get(rel)
@@ -263,6 +271,7 @@ class FileKnowledgeStore(CatalogedStore):
     def _forget(self, folder: str, rel: str) -> None:
         """Drop a page file that is gone."""
         last = self._files.get(folder, {}).pop(rel, None)
+        self._why.pop(rel, None)
         if last is not None and last[1] is not None:
             self._unput(last[1])
 
@@ -411,12 +420,19 @@ class FileKnowledgeStore(CatalogedStore):
         with self._mutex:
             self._refresh()
             overview = self._links_map.from_disk(self._overview_body(), "overview.md")
-            return self._catalog.check(
+            report = self._catalog.check(
                 linked_ids(overview),
                 self._page_file_targets,
                 self._reaches_a_listing,
                 _bundle.dangling_file_links(overview, "overview.md", self._reaches_a_listing),
             )
+            unreadable = [
+                UnreadableFile(
+                    rel, self._why.get(rel) or _ownership.why_not_a_page(rel, self._page_dirs)
+                )
+                for rel in self._ignored()
+            ]
+        return replace(report, unreadable_files=unreadable) if unreadable else report
 
     def _page_file_targets(self, entry: Entry) -> builtins.list[tuple[str, str]]:
         return _bundle.file_link_targets(entry.content, self._pages[entry.info.id].rel)
@@ -439,9 +455,30 @@ class FileKnowledgeStore(CatalogedStore):
         """
         with self._mutex:
             self._refresh()
-            served = {page.rel for page in self._pages.values()}
-        served.update(_bundle.LISTING_FILES)
-        return [rel for rel in _ownership.markdown_files(self._root) if rel not in served]
+            return self._ignored()
+
+    def _ignored(self) -> builtins.list[str]:
+        return [rel for rel in _ownership.markdown_files(self._root) if not self._recognised(rel)]
+
+    def _recognised(self, rel: str) -> bool:
+        """Whether a markdown file is one of this store's pages or listings (catalog current)."""
+        if rel in _bundle.LISTING_FILES:
+            return True
+        folder = rel.rpartition("/")[0]
+        known = self._files.get(folder, {}).get(rel)
+        return known is not None and known[1] is not None
+
+    @override
+    def _note_empty(self) -> None:
+        ignored = self._ignored()
+        if ignored:
+            logger.warning(
+                "%s holds %d markdown file(s) that are not its pages (%s%s); check() says why",
+                self,
+                len(ignored),
+                ", ".join(ignored[:5]),
+                ", ..." if len(ignored) > 5 else "",
+            )
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet), links as ids."""
@@ -478,7 +515,8 @@ class FileKnowledgeStore(CatalogedStore):
         """
         with self._mutex:
             # Checked before the lock file is created: a refused folder gets no new file.
-            unclaimed = _ownership.require_owned(self._root, self._in_layout)
+            self._refresh()
+            unclaimed = _ownership.require_owned(self._root, self._in_layout, self._recognised)
             with locked(self._root / LOCK_FILE):
                 if unclaimed:
                     _ownership.claim(self._root, atomic_write)
