@@ -16,6 +16,8 @@
     │                              a document cannot be read as an OKF concept
     ├── FrontmatterError           also a ValueError (agentkernel.knowledgebase.okf.frontmatter):
     │                              a document's frontmatter is missing or not a YAML mapping
+    ├── WriteConflictError         (agentkernel.storage) a conditional write lost a race: the
+    │                              file changed since its token was read; retry from a fresh read
     └── KnowledgeError             (agentkernel.knowledgebase) a knowledge-base failure an
         │                          agent can act on; the tools turn it into a string
         ├── KnowledgeCapabilityError   an operation the backend does not declare
@@ -25,7 +27,9 @@
         ├── IndexConflictError         (agentkernel.knowledgebase.okf.bundleindex.indexer)
         │                              other indexers kept committing first
         └── KnowledgeStoreError        (agentkernel.knowledgestore) a curated store refused an
-                                       operation
+            │                          operation
+            └── PageConflictError      another writer changed the page first; retryable,
+                                       names the page
 
 Signals that never leave the module raising them (each is caught there and reworded):
 
@@ -45,7 +49,15 @@ package appears in this drawing under the parent drawn.
 
 from __future__ import annotations
 
-__all__ = ["ECHO_LIMIT", "AKConfigError", "AKError", "MissingExtraError", "echo", "missing_extra"]
+__all__ = [
+    "ECHO_LIMIT",
+    "AKConfigError",
+    "AKError",
+    "MissingExtraError",
+    "WriteConflictError",
+    "echo",
+    "missing_extra",
+]
 
 
 class AKError(Exception):
@@ -58,6 +70,26 @@ class AKConfigError(AKError, ValueError):
 
 class MissingExtraError(AKError, ImportError):
     """An optional SDK is not installed; the message names the extra to install."""
+
+
+class WriteConflictError(AKError):
+    """A conditional write lost a race: the file changed since its token was read.
+
+    Retryable: read the file again (with its new token) and redo the change.
+
+    Attributes:
+        path: The store-relative path written.
+    """
+
+    def __init__(self, message: str, path: str) -> None:
+        """Keep the message and the path.
+
+        Args:
+            message: What happened, naming the path.
+            path: The store-relative path.
+        """
+        super().__init__(message)
+        self.path = path
 
 
 def missing_extra(package: str, extra: str, *, feature: str | None = None) -> MissingExtraError:

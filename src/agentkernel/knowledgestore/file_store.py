@@ -42,19 +42,19 @@ import logging
 import math
 import os
 import posixpath
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from typing_extensions import override
 
-from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages, _stored
 from agentkernel.knowledgestore._cataloged import CatalogedStore, View
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
+from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     CheckReport,
@@ -66,7 +66,6 @@ from agentkernel.knowledgestore.model import (
     is_slug,
     linked_ids,
 )
-from agentkernel.storage import frontmatter
 from agentkernel.storage._fs import atomic_write, locked
 
 if TYPE_CHECKING:
@@ -75,35 +74,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LOCK_FILE = _ownership.LEGACY_LOCK_FILE
-_OKF_VERSION = "0.2"
 _FULL_SWEEP_SECONDS = 5.0  # how stale an in-place edit by hand may be; renames show at once
 _TIDY_SECONDS = 60.0  # how often a page folder nobody else wrote in is tidied anyway
 
 _FileToken = tuple[int, int, int]  # (inode, mtime_ns, size)
 _FolderToken = tuple[int, int, int] | None  # (device, inode, mtime_ns); None: no folder
-
-
-@dataclass(frozen=True)
-class _Stored:
-    """A page as read from disk: its body keeps links as relative file paths."""
-
-    id: str
-    page_type: PageType
-    slug: str
-    rel: str
-    title: str
-    fields: dict[str, str]
-    body: str
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(_as_text(v) for v in value)
-    if isinstance(value, dict):
-        return frontmatter.dump_yaml(value).strip()
-    return "" if value is None else str(value)
 
 
 def _folder_token(path: Path) -> _FolderToken:
@@ -149,8 +124,8 @@ class FileKnowledgeStore(CatalogedStore):
             self._folders.append(("", root_types))
         self._mutex = threading.RLock()
         self._links_map = _bundle.LinkMap(self._registry)
-        self._files: dict[str, dict[str, tuple[_FileToken, _Stored | None]]] = {}
-        self._pages: dict[str, _Stored] = {}
+        self._files: dict[str, dict[str, tuple[_FileToken, Stored | None]]] = {}
+        self._pages: dict[str, Stored] = {}
         self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
         self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
         # what this store last wrote to index.md: (the index's version, the file's token)
@@ -171,23 +146,6 @@ class FileKnowledgeStore(CatalogedStore):
         return f"FileKnowledgeStore({str(self._root)!r})"
 
     # -- the catalog, kept current ---------------------------------------------------------
-
-    def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | str:
-        """Read a page file as a page of ``page_type``, or say why it is none."""
-        try:
-            meta, body = frontmatter.parse(text)
-        except frontmatter.FrontmatterError as exc:
-            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-            return f"its frontmatter can't be read ({exc})"
-        if not page_type.dir and meta.get("type") != page_type.name:
-            return "at the root without the type of a root page in its frontmatter"
-        title = _as_text(meta.get("title")).strip()
-        if not title:
-            heading = re.search(r"^#\s+(.+)$", body, flags=re.MULTILINE)
-            title = heading.group(1).strip() if heading else slug
-        fields = {str(k): _as_text(v) for k, v in meta.items() if k not in ("type", "title")}
-        body = _pages.normalize_content(body)
-        return _Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body)
 
     def _refresh(self) -> None:
         """Bring the catalog up to date with the folder, re-reading only what changed.
@@ -244,21 +202,20 @@ class FileKnowledgeStore(CatalogedStore):
         self, folder: str, rel: str, slug: str, candidates: list[PageType], token: _FileToken
     ) -> None:
         """Read one page file and put what it holds into the catalog."""
-        stored: _Stored | None = None
+        stored: Stored | None = None
         try:
             text = (self._root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
             self._why[rel] = f"it can't be read ({type(exc).__name__})"
         else:
-            for page_type in candidates:
-                parsed = self._parse(page_type, slug, rel, text)
-                if isinstance(parsed, str):
-                    self._why[rel] = parsed
-                else:
-                    stored = parsed
-                    self._why.pop(rel, None)
-                    break
+            parsed = _stored.parse_as_any(candidates, slug, rel, text)
+            if isinstance(parsed, str):
+                logger.warning("Skipping %s in %s: %s", rel, self._root, parsed)
+                self._why[rel] = parsed
+            else:
+                stored = parsed
+                self._why.pop(rel, None)
         known = self._files.setdefault(folder, {})
         last = known.get(rel)
         known[rel] = (token, stored)
@@ -275,14 +232,14 @@ class FileKnowledgeStore(CatalogedStore):
         if last is not None and last[1] is not None:
             self._unput(last[1])
 
-    def _put(self, stored: _Stored) -> None:
+    def _put(self, stored: Stored) -> None:
         self._pages[stored.id] = stored
         self._catalog.put(self._entry(stored))
         self._disk_index.put(self._info(stored.id))
         if not stored.page_type.dir:
             self._root_pages_changed = True
 
-    def _unput(self, stored: _Stored) -> None:
+    def _unput(self, stored: Stored) -> None:
         if self._pages.get(stored.id) is not stored:
             return
         del self._pages[stored.id]
@@ -291,7 +248,7 @@ class FileKnowledgeStore(CatalogedStore):
         if not stored.page_type.dir:
             self._root_pages_changed = True
 
-    def _entry(self, stored: _Stored) -> Entry:
+    def _entry(self, stored: Stored) -> Entry:
         content = self._links_map.from_disk(stored.body, stored.rel)
         return make_entry(
             stored.id, stored.page_type.name, stored.slug, stored.title, stored.fields, content
@@ -345,10 +302,10 @@ class FileKnowledgeStore(CatalogedStore):
         assert entry is not None  # every stored page is in the catalog
         return entry.info
 
-    def _find(self, page_id: str) -> _Stored:
+    def _find(self, page_id: str) -> Stored:
         return _flows.require_page(self._registry, page_id, self._pages.get)
 
-    def _view(self, page: _Stored) -> _flows.Page:
+    def _view(self, page: Stored) -> _flows.Page:
         entry = self._catalog.get(page.id)
         assert entry is not None
         return _flows.Page(page.id, page.page_type.name, page.title, page.fields, entry.content)
@@ -386,24 +343,12 @@ class FileKnowledgeStore(CatalogedStore):
         with self._mutex:
             self._refresh()
             entries = [
-                self._log_entry(date, line)
+                _stored.log_entry_for_tools(self._links_map, date, line)
                 for date, line in itertools.islice(
                     _bundle.log_lines(self._read_text("log.md")), limit
                 )
             ]
         return entries
-
-    def _log_entry(self, date: str, line: str) -> str:
-        parts = _bundle.split_log_line(line)
-        if parts is None:
-            return f"## [{date}] {self._links_map.from_disk(line[2:], 'log.md')}"
-        op, what, items = parts
-        ids: list[str] = []
-        for item in items:
-            converted = self._links_map.from_disk(item, "log.md")
-            ids.extend(linked_ids(converted) or [item])
-        what = self._links_map.from_disk(what, "log.md")
-        return _catalog.format_log_entry(date, op, what, ids)
 
     def check(self) -> CheckReport:
         """Report broken links, orphans and links to retired pages; nothing is written.
@@ -493,9 +438,7 @@ class FileKnowledgeStore(CatalogedStore):
             return ""
 
     def _overview_body(self) -> str:
-        text = self._read_text("overview.md")
-        parts = frontmatter.split(text)
-        return _pages.normalize_content(parts[1] if parts is not None else text)
+        return _stored.overview_body(self._read_text("overview.md"))
 
     # -- writing -------------------------------------------------------------------------
 
@@ -533,11 +476,7 @@ class FileKnowledgeStore(CatalogedStore):
             return False
         return (self._root / _bundle.rel_of(page_type, slug)).exists()
 
-    def _render(self, page: _Stored) -> str:
-        meta: dict[str, Any] = {"type": page.page_type.name, "title": page.title, **page.fields}
-        return frontmatter.render(meta, f"\n{page.body}\n")
-
-    def _save(self, page: _Stored) -> None:
+    def _save(self, page: Stored) -> None:
         """Write a page and put it into the catalog, so no re-read is needed.
 
         Leftover temporary files can only appear in a folder through another writer, which
@@ -549,7 +488,7 @@ class FileKnowledgeStore(CatalogedStore):
         now = time.monotonic()
         tidy = now - self._tidied.get(folder, -math.inf) > _TIDY_SECONDS
         self._written.add(folder)
-        atomic_write(path, self._render(page), tidy=tidy)
+        atomic_write(path, _stored.render_page(page), tidy=tidy)
         if tidy:
             self._tidied[folder] = now
         info = path.stat()
@@ -558,7 +497,7 @@ class FileKnowledgeStore(CatalogedStore):
         self._put(page)
         self._sync_root_ids()
 
-    def _save_changed(self, page: _Stored, changed: _flows.Changed) -> None:
+    def _save_changed(self, page: Stored, changed: _flows.Changed) -> None:
         """Save a page's new values and rewrite the index."""
         body = self._links_map.to_disk(changed.content, page.rel)
         self._save(replace(page, title=changed.title, fields=changed.fields, body=body))
@@ -584,20 +523,20 @@ class FileKnowledgeStore(CatalogedStore):
                 if self._index_written[1] == (info.st_ino, info.st_mtime_ns, info.st_size):
                     return
         self._index_written = None  # a failed write below leaves no claim
-        head = frontmatter.render({"okf_version": _OKF_VERSION}, "").encode("utf-8")
-        info = atomic_write(path, [head, *self._disk_index.encoded_chunks()], durable=False)
+        chunks = [_stored.index_head(), *self._disk_index.encoded_chunks()]
+        info = atomic_write(path, chunks, durable=False)
         self._index_written = (version, (info.st_ino, info.st_mtime_ns, info.st_size))
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         with self._writing():
             valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
-            written: list[_Stored] = []
+            written: list[Stored] = []
             try:
                 for page in valid:
                     rel = _bundle.rel_of(page.page_type, page.slug)
                     body = self._links_map.to_disk(page.content, rel)
-                    stored = _Stored(
+                    stored = Stored(
                         page.id, page.page_type, page.slug, rel, page.title, page.fields, body
                     )
                     written.append(stored)
@@ -617,10 +556,8 @@ class FileKnowledgeStore(CatalogedStore):
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
         with self._writing():
-            entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
-            if ids:
-                listed = [f"[{i}]({self._pages[i].rel})" if i in self._pages else i for i in ids]
-                entry += _bundle.LOG_PAGES + ", ".join(listed)
+            rels = {i: self._pages[i].rel for i in ids if i in self._pages}
+            entry = _stored.log_entry_line(self._links_map, rels, op, text, ids)
             text = _bundle.prepend_log(self._read_text("log.md"), entry, _pages.utc_today())
             atomic_write(self._root / "log.md", text)
             self._settle()
@@ -630,9 +567,8 @@ class FileKnowledgeStore(CatalogedStore):
         content = _pages.normalize_content(content)
         with self._writing():
             _pages.require_links_resolve(content, self._exists)
-            meta = {"type": "overview", "title": "Overview", "updated": _pages.utc_today()}
             body = self._links_map.to_disk(content, "overview.md")
-            atomic_write(self._root / "overview.md", frontmatter.render(meta, f"\n{body}\n"))
+            atomic_write(self._root / "overview.md", _stored.render_overview(body))
             self._settle()
 
 
