@@ -37,12 +37,9 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import itertools
 import logging
 import math
 import os
-import posixpath
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -52,19 +49,14 @@ from typing import TYPE_CHECKING
 from typing_extensions import override
 
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages, _stored
-from agentkernel.knowledgestore._cataloged import CatalogedStore, View
-from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
+from agentkernel.knowledgestore._cataloged import View
+from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
-    CheckReport,
-    KnowledgePage,
     NewPage,
-    PageInfo,
     PageType,
-    UnreadableFile,
     is_slug,
-    linked_ids,
 )
 from agentkernel.storage._fs import atomic_write, locked
 
@@ -89,7 +81,7 @@ def _folder_token(path: Path) -> _FolderToken:
     return info.st_dev, info.st_ino, info.st_mtime_ns
 
 
-class FileKnowledgeStore(CatalogedStore):
+class FileKnowledgeStore(PageFilesStore):
     """A :class:`KnowledgeStore` over the markdown files of one folder (an OKF bundle)."""
 
     def __init__(
@@ -114,28 +106,20 @@ class FileKnowledgeStore(CatalogedStore):
             KnowledgeStoreError: An invalid page type declaration.
         """
         self._root = Path(knowledge_dir)
-        self._registry = _pages.TypeRegistry(page_types)
+        self._init_page_files(page_types, embedder, cache_dir)
         root_types = [t for t in self._registry.types if not t.dir]
-        self._page_dirs = {t.dir for t in self._registry.types if t.dir}
         self._folders: list[tuple[str, list[PageType]]] = [
             (t.dir, [t]) for t in self._registry.types if t.dir
         ]
         if root_types:
             self._folders.append(("", root_types))
-        self._mutex = threading.RLock()
-        self._links_map = _bundle.LinkMap(self._registry)
         self._files: dict[str, dict[str, tuple[_FileToken, Stored | None]]] = {}
-        self._pages: dict[str, Stored] = {}
-        self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
-        self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
         # what this store last wrote to index.md: (the index's version, the file's token)
         self._index_written: tuple[int, _FileToken] | None = None
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
         self._written: set[str] = set()  # page folders written since the last settle
-        self._root_pages_changed = False
-        self._why: dict[str, str] = {}  # a file in a page folder that is no page -> why
 
     @property
     def knowledge_dir(self) -> Path:
@@ -232,41 +216,7 @@ class FileKnowledgeStore(CatalogedStore):
         if last is not None and last[1] is not None:
             self._unput(last[1])
 
-    def _put(self, stored: Stored) -> None:
-        self._pages[stored.id] = stored
-        self._catalog.put(self._entry(stored))
-        self._disk_index.put(self._info(stored.id))
-        if not stored.page_type.dir:
-            self._root_pages_changed = True
-
-    def _unput(self, stored: Stored) -> None:
-        if self._pages.get(stored.id) is not stored:
-            return
-        del self._pages[stored.id]
-        self._catalog.drop(stored.id)
-        self._disk_index.drop(stored.id)
-        if not stored.page_type.dir:
-            self._root_pages_changed = True
-
-    def _entry(self, stored: Stored) -> Entry:
-        content = self._links_map.from_disk(stored.body, stored.rel)
-        return make_entry(
-            stored.id, stored.page_type.name, stored.slug, stored.title, stored.fields, content
-        )
-
-    def _sync_root_ids(self) -> None:
-        """Links to pages kept at the root read by their frontmatter type: convert anew."""
-        if not self._root_pages_changed:
-            return
-        self._root_pages_changed = False
-        root_ids = {p.slug: p.id for p in self._pages.values() if not p.page_type.dir}
-        if root_ids == self._links_map.root_ids:
-            return
-        self._links_map.root_ids = root_ids
-        for stored in list(self._pages.values()):
-            self._catalog.put(self._entry(stored))
-            self._disk_index.put(self._info(stored.id))
-
+    @override
     def _revalidate(self, page_id: str) -> None:
         """Re-read one page's file if it changed in place since it was read."""
         stored = self._pages.get(page_id)
@@ -295,21 +245,6 @@ class FileKnowledgeStore(CatalogedStore):
                 self._folder_tokens[folder] = _folder_token(self._root / folder)
         self._written.clear()
 
-    # -- reading -------------------------------------------------------------------------
-
-    def _info(self, page_id: str) -> PageInfo:
-        entry = self._catalog.get(page_id)
-        assert entry is not None  # every stored page is in the catalog
-        return entry.info
-
-    def _find(self, page_id: str) -> Stored:
-        return _flows.require_page(self._registry, page_id, self._pages.get)
-
-    def _view(self, page: Stored) -> _flows.Page:
-        entry = self._catalog.get(page.id)
-        assert entry is not None
-        return _flows.Page(page.id, page.page_type.name, page.title, page.fields, entry.content)
-
     def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
         with self._writing():
             page = self._find(page_id)
@@ -319,126 +254,19 @@ class FileKnowledgeStore(CatalogedStore):
             self._save_changed(page, change(lambda other: self._view(self._find(other))))
 
     @override
-    def read(self, page_id: str) -> KnowledgePage | None:
-        if not isinstance(page_id, str):
-            return None
-        page_id = page_id.strip()
-        with self._mutex:
-            self._refresh()
-            self._revalidate(page_id)
-            entry = self._catalog.get(page_id)
-            if entry is None:
-                return None
-            linked_from = self._catalog.linked_from(page_id)
-        info = entry.info
-        return KnowledgePage(
-            **{**vars(info), "fields": dict(info.fields)},
-            content=entry.content,
-            linked_from=linked_from,
-        )
+    def _markdown_files(self) -> builtins.list[str]:
+        return list(_ownership.markdown_files(self._root))
 
     @override
-    def recent_log(self, limit: int = 10) -> builtins.list[str]:
-        limit = _pages.require_limit(limit)
-        with self._mutex:
-            self._refresh()
-            entries = [
-                _stored.log_entry_for_tools(self._links_map, date, line)
-                for date, line in itertools.islice(
-                    _bundle.log_lines(self._read_text("log.md")), limit
-                )
-            ]
-        return entries
-
-    def check(self) -> CheckReport:
-        """Report broken links, orphans and links to retired pages; nothing is written.
-
-        The catalog is brought up to date the way every call does it (see the module
-        docstring): a page written through any store, here or in another process, is renamed
-        into its folder, which moves the folder's token, and only a moved folder's files are
-        compared; a file edited in place by hand (no rename) shows up at the sweep of every
-        file that runs at most every few seconds. So a check costs what changed and what it
-        reports, not a ``stat`` of every page. A broken link is a link to a page id that does
-        not exist, or a relative ``.md`` link that leads to no page (a link to an existing
-        ``index.md``, ``log.md`` or ``overview.md`` is fine).
-        """
-        with self._mutex:
-            self._refresh()
-            overview = self._links_map.from_disk(self._overview_body(), "overview.md")
-            report = self._catalog.check(
-                linked_ids(overview),
-                self._page_file_targets,
-                self._reaches_a_listing,
-                _bundle.dangling_file_links(overview, "overview.md", self._reaches_a_listing),
-            )
-            unreadable = [
-                UnreadableFile(
-                    rel, self._why.get(rel) or _ownership.why_not_a_page(rel, self._page_dirs)
-                )
-                for rel in self._ignored()
-            ]
-        return replace(report, unreadable_files=unreadable) if unreadable else report
-
-    def _page_file_targets(self, entry: Entry) -> builtins.list[tuple[str, str]]:
-        return _bundle.file_link_targets(entry.content, self._pages[entry.info.id].rel)
-
-    def _reaches_a_listing(self, target: str) -> bool:
-        """Whether a bundle-relative path is an existing ``index.md``, ``log.md`` or overview."""
-        name = posixpath.basename(target)
-        return name in _bundle.LISTING_FILES and (self._root / target).is_file()
-
-    def ignored_files(self) -> builtins.list[str]:
-        """Return the markdown files in the folder that are not pages of this store.
-
-        Files another tool wrote (an OKF bundle's concepts, notes), files that fail to parse,
-        and files of a type the store doesn't hold: the store doesn't serve them and never
-        writes over them. The root's ``index.md``, ``log.md`` and ``overview.md`` are not
-        listed. Hidden files and folders are skipped.
-
-        Returns:
-            Bundle-relative paths, in folder order.
-        """
-        with self._mutex:
-            self._refresh()
-            return self._ignored()
-
-    def _ignored(self) -> builtins.list[str]:
-        return [rel for rel in _ownership.markdown_files(self._root) if not self._recognised(rel)]
-
-    def _recognised(self, rel: str) -> bool:
-        """Whether a markdown file is one of this store's pages or listings (catalog current)."""
-        if rel in _bundle.LISTING_FILES:
-            return True
-        folder = rel.rpartition("/")[0]
-        known = self._files.get(folder, {}).get(rel)
-        return known is not None and known[1] is not None
+    def _listing_exists(self, rel: str) -> bool:
+        return (self._root / rel).is_file()
 
     @override
-    def _note_empty(self) -> None:
-        ignored = self._ignored()
-        if ignored:
-            logger.warning(
-                "%s holds %d markdown file(s) that are not its pages (%s%s); check() says why",
-                self,
-                len(ignored),
-                ", ".join(ignored[:5]),
-                ", ..." if len(ignored) > 5 else "",
-            )
-
-    def overview(self) -> str:
-        """Return the overview (``""`` if none yet), links as ids."""
-        with self._mutex:
-            self._refresh()
-            return self._links_map.from_disk(self._overview_body(), "overview.md")
-
     def _read_text(self, name: str) -> str:
         try:
             return (self._root / name).read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
-
-    def _overview_body(self) -> str:
-        return _stored.overview_body(self._read_text("overview.md"))
 
     # -- writing -------------------------------------------------------------------------
 
@@ -459,7 +287,7 @@ class FileKnowledgeStore(CatalogedStore):
         with self._mutex:
             # Checked before the lock file is created: a refused folder gets no new file.
             self._refresh()
-            unclaimed = _ownership.require_owned(self._root, self._in_layout, self._recognised)
+            unclaimed = _ownership.require_owned(self._root, self._in_layout, self._recogniser())
             with locked(self._root / LOCK_FILE):
                 if unclaimed:
                     _ownership.claim(self._root, atomic_write)
