@@ -88,14 +88,35 @@ def require_owned(
         return True
     if (root / LEGACY_LOCK_FILE).is_file() and all(in_layout(rel) for rel in found):
         return True
+    refuse_foreign(root.name, foreign)
+    return False  # pragma: no cover - refuse_foreign raised
+
+
+def refuse_foreign(name: str, foreign: list[str], *, marker: bool = True) -> None:
+    """Refuse to write where markdown files the store cannot read as its pages lie.
+
+    Args:
+        name: The location's name, for the message (never an absolute path).
+        foreign: Those files, bundle-relative; nothing happens when there is none.
+        marker: Whether the store honours :data:`MARKER_FILE` (the message offers it).
+
+    Raises:
+        KnowledgeStoreError: There is one, saying what to do.
+    """
+    if not foreign:
+        return
     shown = ", ".join(foreign[:_SHOWN]) + (", ..." if len(foreign) > _SHOWN else "")
+    hand_over = (
+        f"; or, if this folder is meant to be the store's, create an empty file named "
+        f"{MARKER_FILE} in it to let the store write (and rewrite index.md and log.md) there"
+        if marker
+        else ""
+    )
     raise KnowledgeStoreError(
-        f"The knowledge store won't write in the folder {root.name!r}: it holds {len(foreign)} "
+        f"The knowledge store won't write in the folder {name!r}: it holds {len(foreign)} "
         f"markdown file(s) the store didn't write and can't read as its pages ({shown}; "
         "check() says why), and a write would replace its index.md and log.md. "
-        "Point the store at an empty folder (a subfolder such as 'knowledge' will do); or, if "
-        f"this folder is meant to be the store's, create an empty file named {MARKER_FILE} in "
-        "it to let the store write (and rewrite index.md and log.md) there."
+        f"Point the store at an empty folder (a subfolder such as 'knowledge' will do){hand_over}."
     )
 
 
