@@ -18,10 +18,11 @@
     │                              a document's frontmatter is missing or not a YAML mapping
     ├── WriteConflictError         (agentkernel.storage) a conditional write lost a race: the
     │                              file changed since its token was read; retry from a fresh read
-    └── KnowledgeError             (agentkernel.knowledgebase) a knowledge-base failure an
-        │                          agent can act on; the tools turn it into a string
+    └── KnowledgeError             (here; agentkernel.knowledgebase's) a knowledge-base failure
+        │                          an agent can act on; the tools turn it into a string
         ├── KnowledgeCapabilityError   an operation the backend does not declare
-        ├── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an id
+        ├── KnowledgePathError         (here: agentkernel.storage raises it) a path escaped a
+        │                              DocumentStore, or is unusable as an id
         ├── SQLRefusedError            a SQL statement refused before execution
         ├── SQLQueryError              the database reported an error for an accepted statement
         ├── IndexConflictError         (agentkernel.knowledgebase.okf.bundleindex.indexer)
@@ -53,6 +54,8 @@ __all__ = [
     "ECHO_LIMIT",
     "AKConfigError",
     "AKError",
+    "KnowledgeError",
+    "KnowledgePathError",
     "MissingExtraError",
     "WriteConflictError",
     "echo",
@@ -70,6 +73,18 @@ class AKConfigError(AKError, ValueError):
 
 class MissingExtraError(AKError, ImportError):
     """An optional SDK is not installed; the message names the extra to install."""
+
+
+class KnowledgeError(AKError):
+    """Base class of every knowledge-base failure (exported by :mod:`agentkernel.knowledgebase`)."""
+
+
+class KnowledgePathError(KnowledgeError):
+    """A path escaped a document store's root or cannot serve as an identity.
+
+    Defined here, below every package, so that :mod:`agentkernel.storage` raises it without
+    importing :mod:`agentkernel.knowledgebase`; exported by that package too.
+    """
 
 
 class WriteConflictError(AKError):

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from agentkernel.errors import AKConfigError, echo
-from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.errors import AKConfigError, KnowledgePathError, echo
 
 logger = logging.getLogger(__name__)
 

@@ -26,8 +26,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-from agentkernel.errors import WriteConflictError, echo
-from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
 from agentkernel.storage._fs import atomic_write, locked, probe_writable
 from agentkernel.storage.base import (
     DocumentStore,

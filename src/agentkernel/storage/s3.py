@@ -23,8 +23,13 @@ import mimetypes
 from collections.abc import Iterator
 from typing import Any
 
-from agentkernel.errors import AKConfigError, WriteConflictError, echo, missing_extra
-from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.errors import (
+    AKConfigError,
+    KnowledgePathError,
+    WriteConflictError,
+    echo,
+    missing_extra,
+)
 from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
