@@ -23,9 +23,11 @@ from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _p
 from agentkernel.knowledgestore._cataloged import CatalogedStore
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore._stored import Stored
+from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     CheckReport,
     KnowledgePage,
+    NewPage,
     PageInfo,
     PageType,
     UnreadableFile,
@@ -68,6 +70,35 @@ class PageFilesStore(CatalogedStore):
         self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
         self._root_pages_changed = False
         self._why: dict[str, str] = {}  # a file in a page's place that is no page -> why
+
+    def _new_pages(self, pages: Sequence[NewPage]) -> builtins.list[Stored]:
+        """Validate a ``create_many`` batch and lay each page out as its file will hold it.
+
+        Raises:
+            KnowledgeStoreError: The first problem with any page.
+        """
+        laid_out = []
+        for page in _pages.validate_new_pages(list(pages), self._registry, self._exists):
+            rel = _bundle.rel_of(page.page_type, page.slug)
+            body = self._links_map.to_disk(page.content, rel)
+            laid_out.append(
+                Stored(page.id, page.page_type, page.slug, rel, page.title, page.fields, body)
+            )
+        return laid_out
+
+    def _exists(self, page_id: str) -> bool:
+        """Whether a page exists, or a file already sits where it would be written."""
+        if page_id in self._pages:
+            return True
+        try:
+            page_type, slug = self._registry.require_id(page_id)
+        except KnowledgeStoreError:
+            return False
+        return self._file_exists(_bundle.rel_of(page_type, slug))
+
+    @abstractmethod
+    def _file_exists(self, rel: str) -> bool:
+        """Whether a file is at the bundle-relative path ``rel``."""
 
     @abstractmethod
     def _revalidate(self, page_id: str) -> None:

@@ -269,27 +269,16 @@ class BundleKnowledgeStore(PageFilesStore):
             logger.warning("index.md of %s: other writers kept rewriting it", self)
 
     @override
-    def _exists(self, page_id: str) -> bool:
-        if page_id in self._pages:
-            return True
-        try:
-            page_type, slug = self._registry.require_id(page_id)
-        except KnowledgeStoreError:
-            return False
-        return _bundle.rel_of(page_type, slug) in self._tokens
+    def _file_exists(self, rel: str) -> bool:
+        return rel in self._tokens
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         with self._writing():
-            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
+            valid = self._new_pages(pages)
             written: list[Stored] = []
             try:
-                for page in valid:
-                    rel = _bundle.rel_of(page.page_type, page.slug)
-                    body = self._links_map.to_disk(page.content, rel)
-                    stored = Stored(
-                        page.id, page.page_type, page.slug, rel, page.title, page.fields, body
-                    )
+                for stored in valid:
                     self._write_page(stored, None)
                     written.append(stored)
             except BaseException as exc:

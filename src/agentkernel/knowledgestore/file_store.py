@@ -52,7 +52,6 @@ from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _p
 from agentkernel.knowledgestore._cataloged import View
 from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
-from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     NewPage,
     PageType,
@@ -294,15 +293,9 @@ class FileKnowledgeStore(PageFilesStore):
                 self._refresh()
                 yield
 
-    def _exists(self, page_id: str) -> bool:
-        """Whether a page exists, or a file already sits where it would be written."""
-        if page_id in self._pages:
-            return True
-        try:
-            page_type, slug = self._registry.require_id(page_id)
-        except KnowledgeStoreError:
-            return False
-        return (self._root / _bundle.rel_of(page_type, slug)).exists()
+    @override
+    def _file_exists(self, rel: str) -> bool:
+        return (self._root / rel).exists()
 
     def _save(self, page: Stored) -> None:
         """Write a page and put it into the catalog, so no re-read is needed.
@@ -358,15 +351,10 @@ class FileKnowledgeStore(PageFilesStore):
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         with self._writing():
-            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
+            valid = self._new_pages(pages)
             written: list[Stored] = []
             try:
-                for page in valid:
-                    rel = _bundle.rel_of(page.page_type, page.slug)
-                    body = self._links_map.to_disk(page.content, rel)
-                    stored = Stored(
-                        page.id, page.page_type, page.slug, rel, page.title, page.fields, body
-                    )
+                for stored in valid:
                     written.append(stored)
                     self._save(stored)
             except BaseException:
