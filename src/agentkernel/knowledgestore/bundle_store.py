@@ -217,13 +217,18 @@ class BundleKnowledgeStore(PageFilesStore):
         self._sync_root_ids()
 
     def _retrying(self, what: str, attempt: Callable[[], None]) -> None:
-        """Run ``attempt`` (refresh, compute, write) until no other writer came first.
+        """Run ``attempt`` (compute from the catalog, write) until no other writer came first.
+
+        The catalog is current when this is called (``_writing`` refreshed it); before each
+        further attempt it is refreshed again.
 
         Raises:
             PageConflictError: Every attempt lost its race.
         """
-        for _ in range(ATTEMPTS):
+        for number in range(ATTEMPTS):
             try:
+                if number:
+                    self._refresh()
                 attempt()
                 return
             except WriteConflictError:
@@ -235,7 +240,6 @@ class BundleKnowledgeStore(PageFilesStore):
         with self._writing():
 
             def attempt() -> None:
-                self._refresh()
                 page = self._find(page_id)
                 changed = change(lambda other: self._view(self._find(other)))
                 body = self._links_map.to_disk(changed.content, page.rel)
@@ -254,12 +258,14 @@ class BundleKnowledgeStore(PageFilesStore):
         """
 
         def attempt() -> None:
-            self._refresh()
-            rendered = b"".join([_stored.index_head(), *self._disk_index.encoded_chunks()])
+            # the index's token first, then the pages: a page written after this listing is
+            # followed by its writer's own rewrite of the index, which moves the token
             try:
                 current, token = self._documents.read_versioned("index.md")
             except FileNotFoundError:
                 current, token = None, None
+            self._refresh()
+            rendered = b"".join([_stored.index_head(), *self._disk_index.encoded_chunks()])
             if current != rendered:
                 self._documents.write_if("index.md", rendered, token)
 
@@ -305,7 +311,6 @@ class BundleKnowledgeStore(PageFilesStore):
         with self._writing():
 
             def attempt() -> None:
-                self._refresh()
                 rels = {i: self._pages[i].rel for i in ids if i in self._pages}
                 entry = _stored.log_entry_line(self._links_map, rels, op, text, ids)
                 try:
@@ -323,7 +328,6 @@ class BundleKnowledgeStore(PageFilesStore):
         with self._writing():
 
             def attempt() -> None:
-                self._refresh()
                 _pages.require_links_resolve(content, self._exists)
                 token = self._tokens.get("overview.md")
                 body = self._links_map.to_disk(content, "overview.md")
