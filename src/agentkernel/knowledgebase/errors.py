@@ -25,8 +25,6 @@ from agentkernel.errors import KnowledgeError, KnowledgePathError
 
 __all__ = [
     "KnowledgeCapabilityError",
-    "KnowledgeError",
-    "KnowledgePathError",
     "SQLQueryError",
     "SQLRefusedError",
 ]
