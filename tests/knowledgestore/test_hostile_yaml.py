@@ -57,7 +57,7 @@ def test_a_curated_store_skips_the_page_and_names_it(tmp_path: Path, kind: str) 
     store: KnowledgeStore = (
         FileKnowledgeStore(folder)
         if kind == "file"
-        else BundleKnowledgeStore(LocalDocumentStore(folder))
+        else BundleKnowledgeStore(LocalDocumentStore(folder), refresh_seconds=0)
     )
     store.create("concept", "tides", "Tides", "Water.")
     _bomb_page(folder)

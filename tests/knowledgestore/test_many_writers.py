@@ -146,7 +146,7 @@ def test_a_lost_race_is_a_retryable_error_naming_the_page(tmp_path: Path) -> Non
     folder.mkdir()
     documents = LocalDocumentStore(folder)
     _seed(documents)
-    store = BundleKnowledgeStore(documents)
+    store = BundleKnowledgeStore(documents, refresh_seconds=0)  # sees every write at once
 
     class Rival(LocalDocumentStore):
         """A document store on which another writer always wins the race for p0."""

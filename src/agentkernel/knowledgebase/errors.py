@@ -21,7 +21,8 @@ of these into a string at the tool boundary.
 
 from __future__ import annotations
 
-from agentkernel.errors import KnowledgeError, KnowledgePathError
+from agentkernel.errors import KnowledgeError as KnowledgeError  # the same class, this name too
+from agentkernel.errors import KnowledgePathError as KnowledgePathError  # the same class
 
 __all__ = [
     "KnowledgeCapabilityError",

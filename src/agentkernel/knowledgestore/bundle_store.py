@@ -18,8 +18,9 @@ retryable; nothing of the call is written then. So no acknowledged change is eve
 ``log.md`` entries are prepended under the same rule. ``create_many`` writes each new page
 only if no file is there yet and removes the ones it wrote when a later one fails.
 
-Each call lists the store once (one walk; one ``ListObjectsV2`` per thousand keys on S3) and
-reads only the files whose token changed. Reading never writes. The store writes only where
+Reads answer from a listing at most ``refresh_seconds`` old (one walk; one ``ListObjectsV2``
+per thousand keys on S3), re-reading only the files whose token changed; every write and
+every ``check`` lists the store afresh first. Reading never writes. The store writes only where
 every markdown file is one of its pages or listings (see :mod:`._ownership`): a foreign OKF
 bundle is read, and ``check()`` names what it cannot read, but never written.
 """
@@ -29,6 +30,8 @@ from __future__ import annotations
 import builtins
 import contextlib
 import logging
+import math
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -41,7 +44,7 @@ from agentkernel.knowledgestore._cataloged import View
 from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.errors import KnowledgeStoreError, PageConflictError
-from agentkernel.knowledgestore.model import NewPage, PageType, is_slug
+from agentkernel.knowledgestore.model import CheckReport, NewPage, PageType, is_slug
 
 if TYPE_CHECKING:
     import os
@@ -65,6 +68,7 @@ class BundleKnowledgeStore(PageFilesStore):
         *,
         embedder: Embedder | str | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
+        refresh_seconds: float = 1.0,
     ) -> None:
         """Open (lazily) the store on ``documents``; nothing is read or written yet.
 
@@ -74,6 +78,10 @@ class BundleKnowledgeStore(PageFilesStore):
             page_types: Declared page types, besides the built-ins.
             embedder: Makes ``search()`` hybrid; ``None``: lexical only.
             cache_dir: The vector cache root.
+            refresh_seconds: How old a listing reads may answer from: ``list``, ``read``,
+                ``search``, ``index``, ``recent_log`` and ``overview`` see another writer's
+                change within this many seconds (``0``: at once, one listing per call).
+                Writes and ``check`` always list afresh; a store sees its own writes at once.
 
         Raises:
             KnowledgeStoreError: An invalid page type declaration.
@@ -85,6 +93,8 @@ class BundleKnowledgeStore(PageFilesStore):
         self._files: dict[str, tuple[str, Stored | None]] = {}  # rel -> (token, page)
         self._markdown: list[str] = []  # every markdown file the last walk saw
         self._tokens: dict[str, str] = {}  # every file the last walk saw -> its token
+        self._refresh_seconds = refresh_seconds
+        self._listed_at = -math.inf  # when the last listing started (monotonic)
 
     @property
     def documents(self) -> DocumentStore:
@@ -111,7 +121,11 @@ class BundleKnowledgeStore(PageFilesStore):
 
     @override
     def _refresh(self) -> None:
-        """List the store once and re-read the page files whose token changed."""
+        """List the store (unless the last listing is recent) and re-read what changed."""
+        now = time.monotonic()
+        if now - self._listed_at < self._refresh_seconds:
+            return
+        self._listed_at = now
         try:
             listed = {f.path: f.token for f in self._documents.walk("")}
         except FileNotFoundError:
@@ -163,6 +177,17 @@ class BundleKnowledgeStore(PageFilesStore):
         if last is not None and last[1] is not None:
             self._unput(last[1])
 
+    def _relist(self) -> None:
+        """List the store now, however recent the last listing is."""
+        self._listed_at = -math.inf
+        self._refresh()
+
+    @override
+    def check(self) -> CheckReport:
+        with self._mutex:
+            self._listed_at = -math.inf  # a check always looks at the store as it is
+            return super().check()
+
     @override
     def _revalidate(self, page_id: str) -> None:
         """Nothing to do: every call lists the store, which compares every file's token."""
@@ -202,7 +227,7 @@ class BundleKnowledgeStore(PageFilesStore):
                     f"The knowledge store can't write in {self._documents.label!r}: its "
                     "document store offers no compare-and-swap, so writers could lose changes."
                 )
-            self._refresh()
+            self._relist()
             recognised = self._recogniser()
             foreign = [rel for rel in self._markdown if not recognised(rel)]
             _ownership.refuse_foreign(self._documents.label, foreign, marker=False)
@@ -228,7 +253,7 @@ class BundleKnowledgeStore(PageFilesStore):
         for number in range(ATTEMPTS):
             try:
                 if number:
-                    self._refresh()
+                    self._relist()
                 attempt()
                 return
             except WriteConflictError:
@@ -264,7 +289,7 @@ class BundleKnowledgeStore(PageFilesStore):
                 current, token = self._documents.read_versioned("index.md")
             except FileNotFoundError:
                 current, token = None, None
-            self._refresh()
+            self._relist()
             rendered = b"".join([_stored.index_head(), *self._disk_index.encoded_chunks()])
             if current != rendered:
                 self._documents.write_if("index.md", rendered, token)
