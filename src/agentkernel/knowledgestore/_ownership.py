@@ -62,6 +62,47 @@ def markdown_files(root: Path) -> Iterator[str]:
                 yield prefix + name
 
 
+class MarkdownListing:
+    """:func:`markdown_files` of one folder, kept until one of its folders changes.
+
+    A folder's ``(inode, mtime)`` moves whenever an entry is added, removed or renamed in it
+    (a new subfolder moves its parent's), so comparing the tokens of the folders last walked
+    costs a ``stat`` per folder instead of a walk of every file.
+    """
+
+    def __init__(self, root: Path) -> None:
+        """Start with nothing listed.
+
+        Args:
+            root: The folder.
+        """
+        self._root = root
+        self._folders: dict[str, tuple[int, int]] = {}
+        self._files: list[str] = []
+
+    def _token(self, folder: str) -> tuple[int, int] | None:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return None
+        return info.st_ino, info.st_mtime_ns
+
+    def files(self) -> list[str]:
+        """Return the markdown files, walking again only when a folder changed."""
+        if self._folders and all(self._token(f) == t for f, t in self._folders.items()):
+            return list(self._files)
+        folders: dict[str, tuple[int, int]] = {}
+        for folder, dirs, _ in os.walk(self._root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            token = self._token(folder)
+            if token is not None:
+                folders[folder] = token
+        self._files = list(markdown_files(self._root))
+        # tokens taken before the listing: a change during it moves them again
+        self._folders = folders
+        return list(self._files)
+
+
 def require_owned(
     root: Path, in_layout: Callable[[str], bool], recognised: Callable[[str], bool]
 ) -> bool:

@@ -95,6 +95,7 @@ class BundleKnowledgeStore(PageFilesStore):
         self._tokens: dict[str, str] = {}  # every file the last walk saw -> its token
         self._refresh_seconds = refresh_seconds
         self._listed_at = -math.inf  # when the last listing started (monotonic)
+        self._index_seen: tuple[bytes | None, str | None] = (None, None)
 
     @property
     def documents(self) -> DocumentStore:
@@ -210,8 +211,12 @@ class BundleKnowledgeStore(PageFilesStore):
     # -- writing -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
+    def _writing(self, *, index: bool = False) -> Iterator[None]:
         """Hold the thread lock for a change, in a location the store may write in.
+
+        Args:
+            index: The change rewrites ``index.md``: its content and token are read before
+                the store is listed (see :meth:`_write_index`).
 
         Raises:
             KnowledgeStoreError: The location holds markdown the store cannot read as its
@@ -227,6 +232,8 @@ class BundleKnowledgeStore(PageFilesStore):
                     f"The knowledge store can't write in {self._documents.label!r}: its "
                     "document store offers no compare-and-swap, so writers could lose changes."
                 )
+            if index:
+                self._index_seen = self._read_index()
             self._relist()
             recognised = self._recogniser()
             foreign = [rel for rel in self._markdown if not recognised(rel)]
@@ -262,7 +269,7 @@ class BundleKnowledgeStore(PageFilesStore):
 
     @override
     def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
-        with self._writing():
+        with self._writing(index=True):
 
             def attempt() -> None:
                 page = self._find(page_id)
@@ -275,29 +282,36 @@ class BundleKnowledgeStore(PageFilesStore):
             self._retrying(page_id.strip(), attempt)
             self._write_index()
 
+    def _read_index(self) -> tuple[bytes | None, str | None]:
+        try:
+            return self._documents.read_versioned("index.md")
+        except FileNotFoundError:
+            return None, None
+
     def _write_index(self) -> None:
         """Rewrite ``index.md`` from the pages as they are now, unless it says that already.
 
-        The index is derived from the pages, so a lost race is simply redone from a fresh
-        listing; a writer that keeps losing leaves it to the writer that won (logged).
+        The index's token is always read before the listing it is rendered from (the first
+        time in :meth:`_writing`): a page another writer adds after that listing is followed
+        by that writer's own rewrite of the index, which either comes first and moves the
+        token (this write then fails and is redone from a fresh listing) or comes later from
+        a listing that holds this writer's page too. A writer that keeps losing leaves the
+        index to the writers that won (logged).
         """
-
-        def attempt() -> None:
-            # the index's token first, then the pages: a page written after this listing is
-            # followed by its writer's own rewrite of the index, which moves the token
-            try:
-                current, token = self._documents.read_versioned("index.md")
-            except FileNotFoundError:
-                current, token = None, None
-            self._relist()
+        current, token = self._index_seen
+        for number in range(ATTEMPTS):
+            if number:
+                current, token = self._read_index()
+                self._relist()
             rendered = b"".join([_stored.index_head(), *self._disk_index.encoded_chunks()])
-            if current != rendered:
+            if current == rendered:
+                return
+            try:
                 self._documents.write_if("index.md", rendered, token)
-
-        try:
-            self._retrying("index.md", attempt)
-        except PageConflictError:
-            logger.warning("index.md of %s: other writers kept rewriting it", self)
+                return
+            except WriteConflictError:
+                logger.debug("lost a race for index.md in %s; retrying", self._documents.label)
+        logger.warning("index.md of %s: other writers kept rewriting it", self)
 
     @override
     def _file_exists(self, rel: str) -> bool:
@@ -305,7 +319,7 @@ class BundleKnowledgeStore(PageFilesStore):
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
-        with self._writing():
+        with self._writing(index=True):
             valid = self._new_pages(pages)
             written: list[Stored] = []
             try:

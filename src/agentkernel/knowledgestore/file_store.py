@@ -119,6 +119,7 @@ class FileKnowledgeStore(PageFilesStore):
         self._next_sweep = -math.inf
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
         self._written: set[str] = set()  # page folders written since the last settle
+        self._listing = _ownership.MarkdownListing(self._root)
 
     @property
     def knowledge_dir(self) -> Path:
@@ -254,7 +255,7 @@ class FileKnowledgeStore(PageFilesStore):
 
     @override
     def _markdown_files(self) -> builtins.list[str]:
-        return list(_ownership.markdown_files(self._root))
+        return self._listing.files()
 
     @override
     def _listing_exists(self, rel: str) -> bool:
