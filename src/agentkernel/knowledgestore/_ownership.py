@@ -88,19 +88,29 @@ class MarkdownListing:
         return info.st_ino, info.st_mtime_ns
 
     def files(self) -> list[str]:
-        """Return the markdown files, walking again only when a folder changed."""
+        """Return the markdown files (the same list object while nothing changed).
+
+        Returns:
+            Bundle-relative paths, folder by folder in name order; do not change the list.
+        """
         if self._folders and all(self._token(f) == t for f, t in self._folders.items()):
-            return list(self._files)
+            return self._files
         folders: dict[str, tuple[int, int]] = {}
-        for folder, dirs, _ in os.walk(self._root):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            token = self._token(folder)
+        files: list[str] = []
+        for folder, dirs, names in os.walk(self._root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            token = self._token(folder)  # before its entries: a change meanwhile moves it
             if token is not None:
                 folders[folder] = token
-        self._files = list(markdown_files(self._root))
-        # tokens taken before the listing: a change during it moves them again
-        self._folders = folders
-        return list(self._files)
+            rel = os.path.relpath(folder, self._root)
+            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            files.extend(
+                prefix + name
+                for name in sorted(names)
+                if name.endswith(".md") and not name.startswith(".")
+            )
+        self._folders, self._files = folders, files
+        return files
 
 
 def require_owned(

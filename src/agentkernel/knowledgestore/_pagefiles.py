@@ -69,6 +69,8 @@ class PageFilesStore(CatalogedStore):
         self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
         self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
         self._root_pages_changed = False
+        self._pages_version = 0  # moves whenever a page is put or dropped
+        self._ignored_cache: tuple[builtins.list[str], int, builtins.list[str]] | None = None
         self._why: dict[str, str] = {}  # a file in a page's place that is no page -> why
 
     def _new_pages(self, pages: Sequence[NewPage]) -> builtins.list[Stored]:
@@ -110,13 +112,17 @@ class PageFilesStore(CatalogedStore):
 
     @abstractmethod
     def _markdown_files(self) -> builtins.list[str]:
-        """Return every visible markdown file of the location, bundle-relative, in order."""
+        """Return every visible markdown file of the location, bundle-relative, in order.
+
+        The same list object while nothing changed (callers never change it).
+        """
 
     @abstractmethod
     def _listing_exists(self, rel: str) -> bool:
         """Whether the bundle-relative file ``rel`` exists (asked for listing files only)."""
 
     def _put(self, stored: Stored) -> None:
+        self._pages_version += 1
         self._pages[stored.id] = stored
         self._catalog.put(self._entry(stored))
         self._disk_index.put(self._info(stored.id))
@@ -127,6 +133,7 @@ class PageFilesStore(CatalogedStore):
         if self._pages.get(stored.id) is not stored:
             return
         del self._pages[stored.id]
+        self._pages_version += 1
         self._catalog.drop(stored.id)
         self._disk_index.drop(stored.id)
         if not stored.page_type.dir:
@@ -245,8 +252,14 @@ class PageFilesStore(CatalogedStore):
             return self._ignored()
 
     def _ignored(self) -> builtins.list[str]:
-        recognised = self._recogniser()
-        return [rel for rel in self._markdown_files() if not recognised(rel)]
+        files = self._markdown_files()
+        cached = self._ignored_cache
+        # the cache holds the list it was made from, so ``is`` can't meet a recycled id
+        if cached is None or cached[0] is not files or cached[1] != self._pages_version:
+            recognised = self._recogniser()
+            cached = (files, self._pages_version, [rel for rel in files if not recognised(rel)])
+            self._ignored_cache = cached
+        return list(cached[2])
 
     def _recogniser(self) -> Callable[[str], bool]:
         """Tell whether a markdown file is one of this store's pages or listings (as of now)."""

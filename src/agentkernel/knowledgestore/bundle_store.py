@@ -195,7 +195,7 @@ class BundleKnowledgeStore(PageFilesStore):
 
     @override
     def _markdown_files(self) -> builtins.list[str]:
-        return list(self._markdown)
+        return self._markdown
 
     @override
     def _listing_exists(self, rel: str) -> bool:

@@ -286,8 +286,12 @@ class FileKnowledgeStore(PageFilesStore):
         """
         with self._mutex:
             # Checked before the lock file is created: a refused folder gets no new file.
-            self._refresh()
-            unclaimed = _ownership.require_owned(self._root, self._in_layout, self._recogniser())
+            unclaimed = False
+            if not (self._root / _ownership.MARKER_FILE).is_file():
+                self._refresh()  # which files are pages decides whether the folder is adoptable
+                unclaimed = _ownership.require_owned(
+                    self._root, self._in_layout, self._recogniser()
+                )
             with locked(self._root / LOCK_FILE):
                 if unclaimed:
                     _ownership.claim(self._root, atomic_write)
