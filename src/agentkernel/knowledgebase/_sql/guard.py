@@ -180,12 +180,15 @@ class GuardedStatement:
         kind: ``select``, ``values``, ``show``, ``describe`` or ``explain``.
         limit_appended: The fallback ``LIMIT`` was appended.
         has_own_limit: The outermost query carried its own ``LIMIT`` / ``FETCH FIRST``.
+        query: The query whose calls the server resolves: ``sql`` for a SELECT or VALUES,
+            the query explained or described for EXPLAIN and DESCRIBE, else empty.
     """
 
     sql: str
     kind: StatementKind
     limit_appended: bool = False
     has_own_limit: bool = False
+    query: str = ""
 
 
 def allowed_function_names(names: Iterable[str]) -> frozenset[str]:
@@ -293,10 +296,10 @@ def _guard(
             _check_show(tokens, dialect)
             return GuardedStatement(text, "show")
         if word == "EXPLAIN":
-            _check_explain(rest, tokens, dialect, allowed)
-            return GuardedStatement(text, "explain")
-        _check_describe(rest, tokens, dialect, allowed)
-        return GuardedStatement(text, "describe")
+            inner = _check_explain(rest, tokens, dialect, allowed)
+            return GuardedStatement(text, "explain", query=inner)
+        inner = _check_describe(rest, tokens, dialect, allowed)
+        return GuardedStatement(text, "describe", query=inner)
     tokens = _tokens(text, dialect)
     try:
         decoded = decode_unicode_identifiers(text, tokens, dialect)
@@ -307,12 +310,13 @@ def _guard(
     root = _parse_one(text, tokens, dialect)
     kind = _check_query(root, text, dialect, allowed, word)
     if kind != "select":
-        return GuardedStatement(text, kind)
+        return GuardedStatement(text, kind, query=text)
     if root.args.get("limit") is not None:
-        return GuardedStatement(text, "select", has_own_limit=True)
+        return GuardedStatement(text, "select", has_own_limit=True, query=text)
     if limit is None:
-        return GuardedStatement(text, "select")
-    return GuardedStatement(f"{text} LIMIT {limit}", "select", limit_appended=True)
+        return GuardedStatement(text, "select", query=text)
+    sql = f"{text} LIMIT {limit}"
+    return GuardedStatement(sql, "select", limit_appended=True, query=sql)
 
 
 def _tokens(text: str, dialect: str | None, *, allow_empty: bool = False) -> list[Token]:
@@ -579,8 +583,8 @@ def _check_show(tokens: list[Token], dialect: str | None) -> None:
 
 def _check_explain(
     rest: str, tokens: list[Token], dialect: str | None, allowed: frozenset[str]
-) -> None:
-    """EXPLAIN is accepted only of a statement that passes the guard itself."""
+) -> str:
+    """EXPLAIN is accepted only of a statement that passes the guard itself; returns it."""
     i = 0
     if (
         tokens[0].token_type == TokenType.L_PAREN
@@ -603,14 +607,16 @@ def _check_explain(
         raise _Refusal(f"EXPLAIN is accepted only of a read-only query: {refusal}") from None
     if inner.kind not in ("select", "values"):
         raise _Refusal("EXPLAIN is accepted only of a SELECT or VALUES query")
+    return inner.sql
 
 
 def _check_describe(
     rest: str, tokens: list[Token], dialect: str | None, allowed: frozenset[str]
-) -> None:
+) -> str:
+    """DESCRIBE of a table, or of a query that passes the guard itself; returns the query."""
     words = [t.text.upper() for t in tokens]
     if len(tokens) == 2 and words[0] in ("INPUT", "OUTPUT"):
-        return  # Trino: DESCRIBE INPUT|OUTPUT <prepared statement name>
+        return ""  # Trino: DESCRIBE INPUT|OUTPUT <prepared statement name>
     if words[0] in _QUERY_STARTS or tokens[0].token_type == TokenType.L_PAREN:
         try:
             inner = _guard(rest, dialect, None, allowed)
@@ -618,11 +624,12 @@ def _check_describe(
             raise _Refusal(f"DESCRIBE is accepted only of a read-only query: {refusal}") from None
         if inner.kind not in ("select", "values"):
             raise _Refusal("DESCRIBE takes a table name or a SELECT query")
-        return
+        return inner.sql
     names = (TokenType.VAR, TokenType.DOT, TokenType.IDENTIFIER)
     if any(t.token_type not in names and not _NAME.fullmatch(t.text) for t in tokens):
         raise _Refusal("DESCRIBE takes a table name or a SELECT query")
     _check_named_relation(tokens, dialect)
+    return ""
 
 
 def _check_named_relation(tokens: list[Token], dialect: str | None) -> None:
