@@ -100,6 +100,7 @@ from agentkernel.knowledgebase._sql.sessions import (
     Deadline,
     first_line,
     postgres_session,
+    scrub_path,
     sqlite_locked_down,
     statement_timeout,
 )
@@ -459,17 +460,7 @@ class SQLManager(SQLBackend):
             connection.close()  # back to the pool, which rolls the transaction back
 
     def _scrub(self, exc: BaseException) -> str:
-        """The error's first line with the database file's path shown as its name only."""
-        text = first_line(exc)
-        database = self.url.database or ""
-        if self.backend in ("sqlite", "duckdb") and database.startswith("file:"):
-            database = database[len("file:") :].partition("?")[0]
-        if self.backend in ("sqlite", "duckdb") and database:
-            full = os.path.abspath(database)
-            for path in sorted({full, database, os.path.dirname(full)}, key=len, reverse=True):
-                if path and path != os.sep:
-                    text = text.replace(path, os.path.basename(path) or "database")
-        return text
+        return scrub_path(first_line(exc), self.backend, self.url.database or "")
 
     def _run_bound(
         self, sql: str, params: Mapping[str, Any], cap: int | None

@@ -74,7 +74,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from agentkernel.errors import AKConfigError, AKError, missing_extra
+from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase.errors import SQLRefusedError
 
 try:
@@ -89,8 +89,11 @@ try:
         ascii_lower,
         decode_unicode_identifiers,
         function_parts,
-        relation_parts,
     )
+    from agentkernel.knowledgebase._sql.relations import Refusal as _Refusal
+    from agentkernel.knowledgebase._sql.relations import check_named_relation as _check_named
+    from agentkernel.knowledgebase._sql.relations import check_relation as _check_relation
+    from agentkernel.knowledgebase._sql.relations import check_show as _check_show
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("sqlglot", "sql", feature="the SQL statement guard") from exc
 
@@ -152,10 +155,6 @@ _SYNTAX_FUNCTIONS: frozenset[type[exp.Func]] = frozenset(
 ) | frozenset(kind for kind in _KNOWN_NODES if issubclass(kind, exp.Func))
 
 _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
-_SHOW_FORBIDDEN_WORDS = frozenset(
-    {"INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "ALTER", "CALL", "GRANT",
-     "REVOKE", "TRUNCATE", "SET", "EXECUTE"}
-)  # fmt: skip
 _STRING_TOKENS = frozenset(
     {TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.RAW_STRING, TokenType.BYTE_STRING}
 )
@@ -166,7 +165,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*")
 _NODE_NAMES = {"truncatetable": "TRUNCATE", "altercolumn": "ALTER", "loaddata": "LOAD DATA"}
 _MANAGER = {"trino": "StarburstManager"}
-_DUCKDB_FILE_CHARACTERS = frozenset("./\\:*?")
 
 
 @dataclass(frozen=True)
@@ -264,10 +262,6 @@ def guard_statement(
 @functools.lru_cache(maxsize=64)
 def _normalised(names: frozenset[str]) -> frozenset[str]:
     return allowed_function_names(names)
-
-
-class _Refusal(AKError):
-    """Why a statement (or a statement nested in it) is refused; worded by the caller."""
 
 
 @functools.lru_cache(maxsize=512)
@@ -514,73 +508,6 @@ def _check_passthrough(node: exp.Expr, shown: str, allowed: frozenset[str]) -> N
             raise _Refusal(f"the query passed to {shown}() must be a SELECT")
 
 
-def _check_relation(table: exp.Table, text: str, dialect: str | None) -> None:
-    """Refuse relations that expose the server, and DuckDB table names read as files."""
-    if isinstance(table.this, exp.Func) or table.this is None:
-        return  # a table function, judged as a function; ROWS FROM holds tables of its own
-    if not isinstance(table.this, exp.Identifier):
-        raise _Refusal(f"the table source {table.sql(dialect=dialect)[:60]!r} is not a name")
-    try:
-        parts = relation_parts(table, dialect)
-    except UnresolvedName as exc:
-        raise _Refusal(str(exc)) from None
-    lowered = [ascii_lower(part) for part in parts]
-    name = lowered[-1]
-    refused = lists.REFUSED_RELATIONS.get(dialect, frozenset())
-    if dialect in ("trino", None):
-        in_runtime = len(lowered) >= 2 and lowered[-2] in lists.TRINO_REFUSED_SCHEMAS
-        if in_runtime or (lowered[:1] == ["system"] and name in lists.REFUSED_RELATIONS["trino"]):
-            refused = refused | {name}
-        if name.endswith(lists.TRINO_REFUSED_SUFFIXES):
-            raise _Refusal(f"the metadata table {'.'.join(parts)} lists files or properties")
-    if name in refused or (dialect is None and name in lists.REFUSED_RELATIONS["postgres"]):
-        raise _Refusal(
-            f"the relation {'.'.join(parts)} exposes server files, configuration or "
-            "credentials and is not served"
-        )
-    if dialect == "duckdb":
-        start = table.this.meta_get("start")
-        as_string = isinstance(start, int) and text[start : start + 1] == "'"
-        if as_string or any(set(part) & _DUCKDB_FILE_CHARACTERS for part in parts):
-            raise _Refusal(
-                f"DuckDB reads the table name {'.'.join(parts)!r} as a file; "
-                "only tables and views are served"
-            )
-
-
-def _check_show(tokens: list[Token], dialect: str | None) -> None:
-    if dialect == "sqlite":
-        raise _Refusal("SQLite has no SHOW statement")
-    for token in tokens:
-        word = token.text.upper()
-        if token.token_type != TokenType.STRING and word in _SHOW_FORBIDDEN_WORDS:
-            raise _Refusal(f"a SHOW statement may not contain {word}")
-        if token.token_type in (TokenType.L_PAREN, TokenType.R_PAREN):
-            raise _Refusal("a SHOW statement may not hold a parenthesised query")
-    if not tokens:
-        if dialect in (None, "trino", "duckdb", "mysql"):
-            return  # a bare SHOW is a server error, not an effect
-        raise _Refusal("SHOW needs the name of what to show")
-    if dialect == "postgres":
-        parameter = " ".join(ascii_lower(t.text) for t in tokens)
-        if parameter not in lists.POSTGRES_SHOW_PARAMETERS:
-            raise _Refusal(
-                f"SHOW {parameter} is not among the session parameters served (server files "
-                "and configuration are not shown)"
-            )
-        return
-    words = lists.SHOW_WORDS.get(dialect, lists.SHOW_WORDS[None])
-    first = tokens[0].text.upper()
-    if first in words:
-        return
-    if dialect == "duckdb" and all(
-        t.token_type in (TokenType.VAR, TokenType.DOT, TokenType.IDENTIFIER) for t in tokens
-    ):
-        _check_named_relation(tokens, dialect)  # DuckDB's SHOW <table> describes it
-        return
-    raise _Refusal(f"SHOW {first} is not accepted here")
-
-
 def _check_explain(
     rest: str, tokens: list[Token], dialect: str | None, allowed: frozenset[str]
 ) -> str:
@@ -628,22 +555,8 @@ def _check_describe(
     names = (TokenType.VAR, TokenType.DOT, TokenType.IDENTIFIER)
     if any(t.token_type not in names and not _NAME.fullmatch(t.text) for t in tokens):
         raise _Refusal("DESCRIBE takes a table name or a SELECT query")
-    _check_named_relation(tokens, dialect)
+    _check_named(tokens, dialect)
     return ""
-
-
-def _check_named_relation(tokens: list[Token], dialect: str | None) -> None:
-    """Judge a dotted table name given as tokens (DESCRIBE t, DuckDB's SHOW t)."""
-    parts = [
-        exp.Identifier(this=t.text, quoted=t.token_type == TokenType.IDENTIFIER)
-        for t in tokens
-        if t.token_type != TokenType.DOT
-    ]
-    if not 1 <= len(parts) <= 3:
-        raise _Refusal("DESCRIBE takes a table name or a SELECT query")
-    keys = ("this", "db", "catalog")
-    table = exp.Table(**dict(zip(keys, reversed(parts), strict=False)))
-    _check_relation(table, "", dialect)
 
 
 def _describe_node(node: exp.Expression) -> str:

@@ -11,6 +11,7 @@ own (:class:`Deadline`).
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -180,3 +181,25 @@ def first_line(exc: BaseException) -> str:
     """The first line of an error's text, or its type's name."""
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def scrub_path(text: str, backend: str, database: str) -> str:
+    """An error's text with a SQLite or DuckDB file's path shown as its name only.
+
+    Args:
+        text: The error's text.
+        backend: The SQLAlchemy backend name.
+        database: The URL's database part (a path, or ``file:path?...``).
+
+    Returns:
+        The text without the file's absolute path or its folder.
+    """
+    if backend not in ("sqlite", "duckdb") or not database:
+        return text
+    if database.startswith("file:"):
+        database = database[len("file:") :].partition("?")[0]
+    full = os.path.abspath(database)
+    for path in sorted({full, database, os.path.dirname(full)}, key=len, reverse=True):
+        if path and path != os.sep:
+            text = text.replace(path, os.path.basename(path) or "database")
+    return text
