@@ -89,7 +89,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("sqlalchemy", "sql", feature="SQLManager") from exc
 
-from agentkernel.knowledgebase._sql import bounded
+from agentkernel.knowledgebase._sql import bounded, duckdb_resolve
 from agentkernel.knowledgebase._sql.backend import SQLBackend
 from agentkernel.knowledgebase._sql.guard import ACCEPTED, GuardedStatement
 from agentkernel.knowledgebase._sql.pg_resolve import PostgresResolver
@@ -427,8 +427,8 @@ class SQLManager(SQLBackend):
         deadline = Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
         try:
             with deadline:
-                if check is not None and check.query and self._resolver is not None:
-                    self._resolver.check(connection.dbapi_connection, check.query)
+                if check is not None and check.query:
+                    self._check_resolved(connection.dbapi_connection, check.query)
                 cursor = connection.cursor(name) if name else connection.cursor()
                 try:
                     if self.backend in ("mysql", "mariadb"):
@@ -458,6 +458,13 @@ class SQLManager(SQLBackend):
             ) from exc
         finally:
             connection.close()  # back to the pool, which rolls the transaction back
+
+    def _check_resolved(self, dbapi_connection: Any, query: str) -> None:
+        """The second judge: what the database resolves the accepted query's names to."""
+        if self._resolver is not None:
+            self._resolver.check(dbapi_connection, query)
+        elif self.backend == "duckdb":
+            duckdb_resolve.check(dbapi_connection, query, self.allowed_functions)
 
     def _scrub(self, exc: BaseException) -> str:
         return scrub_path(first_line(exc), self.backend, self.url.database or "")
