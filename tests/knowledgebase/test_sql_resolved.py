@@ -93,7 +93,7 @@ def test_postgres_a_user_function_listed_by_the_user_runs(reader_url: str) -> No
 
 
 def test_postgres_parameters_are_checked_as_literals(reader_url: str) -> None:
-    with SQLManager(reader_url) as manager, pytest.raises(SQLRefusedError, match="public.lower"):
+    with SQLManager(reader_url) as manager, pytest.raises(SQLRefusedError, match=r"public\.lower"):
         manager.query("SELECT lower(:n)", params={"n": 5})
 
 

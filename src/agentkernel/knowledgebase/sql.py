@@ -47,9 +47,14 @@ PostgreSQL      ``statement_timeout``, ``idle_in_transaction_session_timeout`` a
                 rows of a query come through a server-side cursor (``DECLARE`` / ``FETCH``)
 SQLite          a progress handler aborts the statement after the deadline; rows are stepped
                 lazily by SQLite
-DuckDB          ``interrupt()`` from a timer at the deadline; a statement with its own LIMIT
-                above the row cap is read as ``SELECT * FROM (...) LIMIT <cap + 1>``
+DuckDB          ``interrupt()`` from a timer at the deadline; a query is read with an
+                outer ``LIMIT <cap + 1>``
 ==============  ===========================================================================
+
+A query's long values are cut in the database (``_sql.bounded``), and the time limit covers
+the whole read. After the guard, a second judge asks the database what the query's names
+resolve to and refuses a user's function or operator (PostgreSQL: ``_sql.pg_resolve``;
+DuckDB: ``_sql.duckdb_resolve``).
 
 Least privilege is checked when a PostgreSQL connection opens: a role that is a superuser,
 or a member of ``pg_read_server_files``, ``pg_write_server_files`` or
@@ -95,11 +100,11 @@ from agentkernel.knowledgebase._sql.guard import ACCEPTED, GuardedStatement
 from agentkernel.knowledgebase._sql.pg_resolve import PostgresResolver
 from agentkernel.knowledgebase._sql.records import row_to_record
 from agentkernel.knowledgebase._sql.sessions import (
-    DUCKDB_CONFIG,
     READ_ONLY_ROLE_SQL,
     Deadline,
     first_line,
     postgres_session,
+    read_only_url_and_options,
     scrub_path,
     sqlite_locked_down,
     statement_timeout,
@@ -255,7 +260,9 @@ class SQLManager(SQLBackend):
                 self.backend_name,
                 self.backend,
             )
-        url, options = self._read_only_url_and_options()
+        url, options = read_only_url_and_options(
+            self.url, self._engine_options, self.backend, self.backend_name
+        )
         self.close()
         self._engine = sa.create_engine(url, **options)
         if self.backend == "postgresql":
@@ -530,28 +537,6 @@ class SQLManager(SQLBackend):
                 return SQLQueryError(f"Could not reach the {self.backend} database: {detail}")
             return SQLQueryError(f"The {self.backend} database rejected the query: {detail}")
         return SQLQueryError(f"The {self.backend} query failed: {first_line(exc)}")
-
-    def _read_only_url_and_options(self) -> tuple[sa.URL, dict[str, Any]]:
-        url, options = self.url, dict(self._engine_options)
-        database = url.database or ""
-        in_memory = database in ("", ":memory:") or "mode=memory" in str(url.query)
-        if self.backend in ("sqlite", "duckdb") and in_memory:
-            raise AKConfigError(
-                f"SQLManager '{self.backend_name}': an in-memory {self.backend} database starts "
-                "empty and cannot be opened read-only; give the path of a database file."
-            )
-        if self.backend == "sqlite" and not database.startswith("file:"):
-            url = url.set(
-                database=f"file:{database}", query={**url.query, "mode": "ro", "uri": "true"}
-            )
-        elif self.backend == "sqlite":
-            url = url.set(query={**url.query, "mode": "ro", "uri": "true"})
-        if self.backend == "duckdb":
-            connect_args = dict(options.get("connect_args", {}))
-            config = {**DUCKDB_CONFIG, **connect_args.get("config", {})}
-            connect_args.update(read_only=True, config=config)
-            options["connect_args"] = connect_args
-        return url, options
 
     def _describe_tables(self) -> dict[str, list[str]]:
         inspector = sa.inspect(self.engine)

@@ -56,8 +56,10 @@ tokens other than plain whitespace, and a backslash before a quote inside a stri
 so the string would end elsewhere for the server than for the parser). A statement the
 parser cannot read, or a name the guard cannot resolve, is refused: the guard fails closed.
 
-Parsing is the first wall only: ``SQLManager`` also opens every session read-only in the
-database and always rolls back; Starburst relies on this guard plus the catalog's own access
+Parsing is the first wall only: ``SQLManager`` then asks the database what an accepted
+query's names resolve to and refuses a user's function, operator or file (``pg_resolve``,
+``duckdb_resolve``; it never accepts what this guard refused), opens every session read-only
+in the database and always rolls back; Starburst relies on this guard plus the catalog's own access
 control. Verdicts for statements already seen are remembered (an LRU of 512, keyed by the
 statement, dialect, limit and allowed functions); refusals are not cached.
 

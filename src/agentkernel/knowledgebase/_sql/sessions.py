@@ -14,9 +14,10 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase import _limits
 from agentkernel.knowledgebase.errors import SQLQueryError
 
@@ -203,3 +204,41 @@ def scrub_path(text: str, backend: str, database: str) -> str:
         if path and path != os.sep:
             text = text.replace(path, os.path.basename(path) or "database")
     return text
+
+
+def read_only_url_and_options(
+    url: Any, engine_options: Mapping[str, Any], backend: str, name: str
+) -> tuple[Any, dict[str, Any]]:
+    """The SQLAlchemy URL and engine options that open a SQLite or DuckDB file read-only.
+
+    Args:
+        url: The ``sqlalchemy.URL`` the user gave.
+        engine_options: The user's ``engine_options``.
+        backend: The SQLAlchemy backend name.
+        name: The manager's name, for the message.
+
+    Returns:
+        The URL (SQLite: ``file:...?mode=ro``) and options (DuckDB: ``read_only`` and
+        ``DUCKDB_CONFIG`` under the user's own ``config``); other backends' unchanged.
+
+    Raises:
+        AKConfigError: An in-memory SQLite or DuckDB database (it starts empty).
+    """
+    options = dict(engine_options)
+    database = url.database or ""
+    in_memory = database in ("", ":memory:") or "mode=memory" in str(url.query)
+    if backend in ("sqlite", "duckdb") and in_memory:
+        raise AKConfigError(
+            f"SQLManager '{name}': an in-memory {backend} database starts "
+            "empty and cannot be opened read-only; give the path of a database file."
+        )
+    if backend == "sqlite" and not database.startswith("file:"):
+        url = url.set(database=f"file:{database}", query={**url.query, "mode": "ro", "uri": "true"})
+    elif backend == "sqlite":
+        url = url.set(query={**url.query, "mode": "ro", "uri": "true"})
+    if backend == "duckdb":
+        connect_args = dict(options.get("connect_args", {}))
+        config = {**DUCKDB_CONFIG, **connect_args.get("config", {})}
+        connect_args.update(read_only=True, config=config)
+        options["connect_args"] = connect_args
+    return url, options
