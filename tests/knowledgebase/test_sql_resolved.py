@@ -38,6 +38,13 @@ _SETUP = [
     "CREATE FUNCTION public.leak(integer, integer) RETURNS text LANGUAGE sql SECURITY DEFINER "
     "AS $$ SELECT s FROM secrets $$",
     "CREATE OPERATOR public.|| (LEFTARG = integer, RIGHTARG = integer, FUNCTION = public.leak)",
+    # a type whose cast to text is a user's function: cutting its values must not call it
+    "CREATE TYPE mood AS (v text)",
+    "CREATE FUNCTION public.mood_text(mood) RETURNS text LANGUAGE sql SECURITY DEFINER "
+    "AS $$ SELECT s FROM secrets $$",
+    "CREATE CAST (mood AS text) WITH FUNCTION public.mood_text(mood)",
+    "CREATE TABLE moods (m mood)",
+    "INSERT INTO moods VALUES (ROW(repeat('m', 300000)))",
 ]
 
 
@@ -79,6 +86,16 @@ def test_postgres_refuses_what_the_server_would_resolve_to_a_user_function(
     assert SECRET not in out
     assert out.startswith("Refused:") or "Refused:" in out
     assert named in out
+
+
+def test_postgres_cutting_a_value_calls_no_cast_a_user_created(reader_url: str) -> None:
+    with SQLManager(reader_url, max_result_bytes=10_000) as manager:
+        rows = manager.query("SELECT m FROM moods")
+        with pytest.raises(SQLRefusedError, match=r"public\.mood_text"):
+            manager.query("SELECT m::text AS t FROM moods")  # the user's cast, written
+    assert SECRET not in str(rows)
+    assert rows[0]["metadata"]["values_cut"] == ["m"]
+    assert str(rows[0]["metadata"]["row"]["m"]).startswith("(mmmm")
 
 
 def test_postgres_the_reader_really_cannot_read_the_secret(reader_url: str) -> None:

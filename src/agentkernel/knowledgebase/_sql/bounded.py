@@ -12,7 +12,8 @@ The column count (and on PostgreSQL and DuckDB the column types) come from a fir
 fixed-size type (numbers, dates, booleans, ...) passes as it is; any other column is split
 in two: the value itself when its text is at most ``per_value`` bytes (its type kept, so
 JSON stays JSON), else NULL, and beside it the first ``per_value`` characters of its text
-when it is longer. :func:`rejoin` puts each row back in the statement's own shape and says
+when it is longer (on PostgreSQL the text comes from ``format('%s', value)``, the type's own
+output function, never a cast a user created). :func:`rejoin` puts each row back in the statement's own shape and says
 which values were cut. ``per_value`` is the byte cap shared by the columns, so one row's
 text stays near the cap, and a batch of rows near a few times it.
 
@@ -123,10 +124,9 @@ def wrapped_sql(backend: str, sql: str, shape: Shape, limit: int | None = None) 
 
 def _size_and_text(backend: str, column: str, per_value: int) -> tuple[str, str]:
     if backend == "postgresql":
-        return (
-            f"pg_catalog.octet_length({column}::pg_catalog.text)",
-            f"pg_catalog.left({column}::pg_catalog.text, {per_value})",
-        )
+        # format() renders with the type's output function, never a cast a user created
+        text = f"pg_catalog.format('%s', {column})"
+        return f"pg_catalog.octet_length({text})", f"pg_catalog.left({text}, {per_value})"
     if backend == "duckdb":
         return (
             f"strlen(CAST({column} AS VARCHAR))",

@@ -39,8 +39,8 @@ ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO kb_reader;
 ALTER ROLE kb_reader SET default_transaction_read_only = on;"""
 # pg_catalog first: of two functions with the same arguments, the built-in is the one called
 PIN_SEARCH_PATH = (
-    "SELECT pg_catalog.set_config('search_path', 'pg_catalog, ' "
-    "|| pg_catalog.current_setting('search_path'), false)"
+    "SELECT pg_catalog.set_config('search_path', pg_catalog.concat_ws(', ', 'pg_catalog', "
+    "NULLIF(pg_catalog.current_setting('search_path'), '')), false)"
 )
 SQLITE_STEPS = 1000  # SQLite VM instructions between two looks at the deadline
 SQLITE_MAX_LENGTH = 16_000_000  # bytes of one string or blob SQLite may build (SQLITE_LIMIT_LENGTH)
