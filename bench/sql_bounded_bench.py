@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CASES = {
     "sqlite zeroblob(700000000)": ("sqlite", "SELECT zeroblob(700000000) AS z"),
     "duckdb repeat('x', 3*10^8)": ("duckdb", "SELECT repeat('x', 300000000) AS big"),
-    "postgresql repeat('x', 5*10^8)": ("postgresql", "SELECT repeat('x', 500000000) AS big"),
+    "postgresql repeat('x', 3*10^7)": ("postgresql", "SELECT repeat('x', 30000000) AS big"),
     "postgresql repeat('x', 10^8)": ("postgresql", "SELECT repeat('x', 100000000) AS big"),
     "duckdb 200 rows of 5 MB": (
         "duckdb",

@@ -116,8 +116,11 @@ def wrapped_sql(backend: str, sql: str, shape: Shape, limit: int | None = None) 
         outputs.append(f"CASE WHEN {size} <= {shape.per_value} THEN {column} END")
         outputs.append(f"CASE WHEN {size} > {shape.per_value} THEN {text} END")
     tail = f" LIMIT {limit}" if limit is not None else ""
+    # PostgreSQL would copy the statement's expressions into each use (a huge value built
+    # three times); MATERIALIZED builds each row once and still streams (PostgreSQL 12+)
+    materialized = "MATERIALIZED " if backend == "postgresql" else ""
     return (
-        f"WITH ak_result({', '.join(columns)}) AS ({sql}) "
+        f"WITH ak_result({', '.join(columns)}) AS {materialized}({sql}) "
         f"SELECT {', '.join(outputs)} FROM ak_result{tail}"
     )
 
