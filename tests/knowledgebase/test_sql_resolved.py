@@ -163,6 +163,12 @@ def test_duckdb_a_dotted_name_never_reads_a_file(duckdb_file: Path, monkeypatch:
         out = _read_kb(manager)("SELECT * FROM secret.csv")
     assert SECRET not in out
     assert "not a table or view" in out
+    with _duckdb(duckdb_file, external=True) as manager:
+        read_kb = _read_kb(manager)
+        described = [read_kb("DESCRIBE secret.csv"), read_kb("SHOW secret.csv")]
+        table = read_kb("DESCRIBE t")
+    assert all("not a table or view" in out for out in described), described
+    assert "column_name: a" in table
 
 
 def test_duckdb_a_macro_shadowing_a_builtin_is_refused(duckdb_file: Path) -> None:

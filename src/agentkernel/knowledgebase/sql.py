@@ -307,7 +307,8 @@ class SQLManager(SQLBackend):
             with self._bound(guarded.sql, params, stream=stream, check=guarded.query) as result:
                 if not result.returns_rows:
                     return []
-                return self._records(list(result.keys()), result.fetchmany, cap, row_cap)
+                keys, deadline = list(result.keys()), self._deadline_at()
+                return self._records(keys, result.fetchmany, cap, row_cap, None, deadline)
         return self._read(guarded, cap, row_cap)
 
     def close(self) -> None:
@@ -349,6 +350,7 @@ class SQLManager(SQLBackend):
         server_side = self.backend == "postgresql" and query_kind
         outer_limit = cap + 1 if self.backend == "duckdb" and query_kind else None
         with self._cursor(name="ak_result" if server_side else None, check=guarded) as cursor:
+            deadline = self._deadline_at()  # for reading; the session's own limits run already
             shape = None
             if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
                 shape = self._shape(cursor, guarded.sql)
@@ -361,7 +363,7 @@ class SQLManager(SQLBackend):
             if cursor.description is None:
                 return []
             columns = shape.names if shape else [str(column[0]) for column in cursor.description]
-            return self._records(columns, cursor.fetchmany, cap, row_cap, shape)
+            return self._records(columns, cursor.fetchmany, cap, row_cap, shape, deadline)
 
     def _shape(self, cursor: Any, sql: str) -> bounded.Shape | None:
         """The columns of a query, read without a row (a named cursor probes on another)."""
@@ -386,6 +388,7 @@ class SQLManager(SQLBackend):
         cap: int,
         row_cap: str,
         shape: bounded.Shape | None = None,
+        deadline: float | None = None,
     ) -> list[Record]:
         source = self._source_label()
 
@@ -404,7 +407,7 @@ class SQLManager(SQLBackend):
             max_rows=cap,
             max_bytes=self.max_result_bytes,
             row_cap=row_cap,
-            deadline=self._deadline_at(),
+            deadline=deadline,
         )
 
     def _deadline_at(self) -> float | None:

@@ -12,10 +12,11 @@ The column count (and on PostgreSQL and DuckDB the column types) come from a fir
 fixed-size type (numbers, dates, booleans, ...) passes as it is; any other column is split
 in two: the value itself when its text is at most ``per_value`` bytes (its type kept, so
 JSON stays JSON), else NULL, and beside it the first ``per_value`` characters of its text
-when it is longer (on PostgreSQL the text comes from ``format('%s', value)``, the type's own
-output function, never a cast a user created). :func:`rejoin` puts each row back in the statement's own shape and says
-which values were cut. ``per_value`` is the byte cap shared by the columns, so one row's
-text stays near the cap, and a batch of rows near a few times it.
+when it is longer (on PostgreSQL the text comes from ``format('%s', value)``, the type's
+own output function, never a cast a user created). :func:`rejoin` puts each row back in the
+statement's own shape and says which values were cut. ``per_value`` is the byte cap shared
+by the columns, so one row's text stays near the cap, and a batch of rows near a few times
+it.
 
 Some values are built whole inside the database before any cut: SQLite refuses to build a
 string or blob longer than ``sessions.SQLITE_MAX_LENGTH`` (an error, not a cut), PostgreSQL

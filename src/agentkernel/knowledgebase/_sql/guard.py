@@ -289,8 +289,8 @@ def _guard(
         rest = text[len(word) :]
         tokens = _tokens(rest, dialect, allow_empty=word == "SHOW")
         if word == "SHOW":
-            _check_show(tokens, dialect)
-            return GuardedStatement(text, "show")
+            names_table = _check_show(tokens, dialect)
+            return GuardedStatement(text, "show", query=_select_all(rest) if names_table else "")
         if word == "EXPLAIN":
             inner = _check_explain(rest, tokens, dialect, allowed)
             return GuardedStatement(text, "explain", query=inner)
@@ -558,7 +558,12 @@ def _check_describe(
     if any(t.token_type not in names and not _NAME.fullmatch(t.text) for t in tokens):
         raise _Refusal("DESCRIBE takes a table name or a SELECT query")
     _check_named(tokens, dialect)
-    return ""
+    return _select_all(rest)
+
+
+def _select_all(name: str) -> str:
+    """The query whose names the database resolves for DESCRIBE / SHOW of a table."""
+    return f"SELECT * FROM {name.strip()}"
 
 
 def _describe_node(node: exp.Expression) -> str:

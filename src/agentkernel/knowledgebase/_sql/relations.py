@@ -67,7 +67,8 @@ def check_relation(table: exp.Table, text: str, dialect: str | None) -> None:
             )
 
 
-def check_show(tokens: list[Token], dialect: str | None) -> None:
+def check_show(tokens: list[Token], dialect: str | None) -> bool:
+    """Accept a SHOW per dialect; ``True`` when it describes a named table (DuckDB)."""
     if dialect == "sqlite":
         raise Refusal("SQLite has no SHOW statement")
     for token in tokens:
@@ -78,7 +79,7 @@ def check_show(tokens: list[Token], dialect: str | None) -> None:
             raise Refusal("a SHOW statement may not hold a parenthesised query")
     if not tokens:
         if dialect in (None, "trino", "duckdb", "mysql"):
-            return  # a bare SHOW is a server error, not an effect
+            return False  # a bare SHOW is a server error, not an effect
         raise Refusal("SHOW needs the name of what to show")
     if dialect == "postgres":
         parameter = " ".join(ascii_lower(t.text) for t in tokens)
@@ -87,16 +88,16 @@ def check_show(tokens: list[Token], dialect: str | None) -> None:
                 f"SHOW {parameter} is not among the session parameters served (server files "
                 "and configuration are not shown)"
             )
-        return
+        return False
     words = lists.SHOW_WORDS.get(dialect, lists.SHOW_WORDS[None])
     first = tokens[0].text.upper()
     if first in words:
-        return
+        return False
     if dialect == "duckdb" and all(
         t.token_type in (TokenType.VAR, TokenType.DOT, TokenType.IDENTIFIER) for t in tokens
     ):
         check_named_relation(tokens, dialect)  # DuckDB's SHOW <table> describes it
-        return
+        return True
     raise Refusal(f"SHOW {first} is not accepted here")
 
 
