@@ -51,10 +51,9 @@ DuckDB          ``interrupt()`` from a timer at the deadline; a query is read wi
                 outer ``LIMIT <cap + 1>``
 ==============  ===========================================================================
 
-A query's long values are cut in the database (``_sql.bounded``), and the time limit covers
-the whole read. After the guard, a second judge asks the database what the query's names
-resolve to and refuses a user's function or operator (PostgreSQL: ``_sql.pg_resolve``;
-DuckDB: ``_sql.duckdb_resolve``).
+Long values are cut in the database (``_sql.bounded``); the time limit covers the whole read.
+A second judge asks the database what an accepted query's names resolve to and refuses a
+user's function or operator (``_sql.pg_resolve``, ``_sql.duckdb_resolve``).
 
 Least privilege is checked when a PostgreSQL connection opens: a role that is a superuser,
 or a member of ``pg_read_server_files``, ``pg_write_server_files`` or
@@ -77,6 +76,7 @@ with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -104,6 +104,7 @@ from agentkernel.knowledgebase._sql.sessions import (
     Deadline,
     first_line,
     postgres_session,
+    privileged_message,
     read_only_url_and_options,
     scrub_path,
     sqlite_locked_down,
@@ -217,6 +218,9 @@ class SQLManager(SQLBackend):
         self._resolver = (
             PostgresResolver(self.allowed_functions) if self.backend == "postgresql" else None
         )
+        self._duckdb = (
+            duckdb_resolve.DuckDBJudge(self.allowed_functions) if self.backend == "duckdb" else None
+        )
         self.connect()
 
     @property
@@ -269,6 +273,9 @@ class SQLManager(SQLBackend):
             sa.event.listen(self._engine, "connect", self._postgres_session)
         elif self.backend == "sqlite":
             sa.event.listen(self._engine, "connect", sqlite_locked_down)
+        elif self._duckdb is not None:  # a new connection may see a file changed meanwhile
+            sa.event.listen(self._engine, "connect", self._duckdb.forget)
+            sa.event.listen(self._engine, "close", self._duckdb.forget)
 
     def get_description(self) -> str:
         """Say what this backend holds and that it is read-only SQL.
@@ -366,7 +373,13 @@ class SQLManager(SQLBackend):
             return self._records(columns, cursor.fetchmany, cap, row_cap, shape, deadline)
 
     def _shape(self, cursor: Any, sql: str) -> bounded.Shape | None:
-        """The columns of a query, read without a row (a named cursor probes on another)."""
+        """The columns of a query, read without a row (DuckDB's remembered per statement)."""
+        if self._duckdb is not None:
+            return self._duckdb.remember(sql, lambda: self._probe(cursor, sql))
+        return self._probe(cursor, sql)
+
+    def _probe(self, cursor: Any, sql: str) -> bounded.Shape | None:
+        """A named cursor runs one statement only: it probes on a plain one."""
         probe = bounded.probe_sql(sql)
         if getattr(cursor, "name", None):  # a server-side cursor runs one statement only
             with cursor.connection.cursor() as plain:
@@ -409,9 +422,6 @@ class SQLManager(SQLBackend):
             row_cap=row_cap,
             deadline=deadline,
         )
-
-    def _deadline_at(self) -> float | None:
-        return time.monotonic() + self.timeout_seconds if self.timeout_seconds else None
 
     @contextlib.contextmanager
     def _cursor(
@@ -473,8 +483,8 @@ class SQLManager(SQLBackend):
         """The second judge: what the database resolves the accepted query's names to."""
         if self._resolver is not None:
             self._resolver.check(dbapi_connection, query)
-        elif self.backend == "duckdb":
-            duckdb_resolve.check(dbapi_connection, query, self.allowed_functions)
+        elif self._duckdb is not None:
+            self._duckdb.check(dbapi_connection, query)
 
     def _scrub(self, exc: BaseException) -> str:
         return scrub_path(first_line(exc), self.backend, self.url.database or "")
@@ -581,16 +591,7 @@ class SQLManager(SQLBackend):
             dbapi_connection,
             timeout_seconds=self.timeout_seconds,
             allow_privileged_role=self.allow_privileged_role,
-            refusal=self._privileged_message,
-        )
-
-    def _privileged_message(self, superuser: bool, roles: list[str]) -> str:
-        what = "a superuser" if superuser else "a member of " + ", ".join(roles)
-        user = self.url.username or "the connecting role"
-        return (
-            f"SQLManager '{self.backend_name}' refused to connect as '{user}': it is {what}, "
-            "so it could read or write the server's files or run programs whatever the "
-            "statement guard decides. Connect as a read-only role, created by an "
-            f"administrator with:\n{READ_ONLY_ROLE_SQL}\n"
-            "or pass allow_privileged_role=True to connect as this role anyway."
+            refusal=functools.partial(
+                privileged_message, self.backend_name, self.url.username or "the connecting role"
+            ),
         )

@@ -7,6 +7,9 @@ applied. So ``SQLManager`` runs every SELECT and VALUES as::
     WITH ak_result(c1, ..., cn) AS (<the statement>)
     SELECT <c1 or NULL when long>, <c1 cut when long>, ... FROM ak_result
 
+(``AS MATERIALIZED`` on PostgreSQL, so each row is built once; on DuckDB a subquery
+``FROM (<the statement>) AS ak_result(c1, ...)``, which it plans faster than a CTE).
+
 The column count (and on PostgreSQL and DuckDB the column types) come from a first look at
 ``SELECT * FROM (<the statement>) AS ak_probe LIMIT 0``, which reads no row. A column of a
 fixed-size type (numbers, dates, booleans, ...) passes as it is; any other column is split
@@ -117,8 +120,11 @@ def wrapped_sql(backend: str, sql: str, shape: Shape, limit: int | None = None) 
         outputs.append(f"CASE WHEN {size} <= {shape.per_value} THEN {column} END")
         outputs.append(f"CASE WHEN {size} > {shape.per_value} THEN {text} END")
     tail = f" LIMIT {limit}" if limit is not None else ""
+    if backend == "duckdb":  # a subquery: DuckDB plans a CTE several times slower
+        return f"SELECT {', '.join(outputs)} FROM ({sql}) AS ak_result({', '.join(columns)}){tail}"
     # PostgreSQL would copy the statement's expressions into each use (a huge value built
-    # three times); MATERIALIZED builds each row once and still streams (PostgreSQL 12+)
+    # three times); MATERIALIZED builds each row once and still streams (PostgreSQL 12+).
+    # SQLite names a subquery's columns only through a CTE.
     materialized = "MATERIALIZED " if backend == "postgresql" else ""
     return (
         f"WITH ak_result({', '.join(columns)}) AS {materialized}({sql}) "

@@ -18,7 +18,9 @@ Nothing here loosens the guard: it only refuses.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 import sqlglot
 from sqlglot import exp
@@ -34,13 +36,49 @@ _CATALOG = (
     "UNION ALL SELECT 't', view_name, schema_name, database_name FROM duckdb_views()"
 )
 _NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+_SHAPES_KEPT = 256
+_T = TypeVar("_T")
 
 
-def check(dbapi_connection: Any, query: str, allowed: frozenset[str]) -> None:
+@dataclass(frozen=True)
+class Catalog:
+    """What a DuckDB database defines: its own functions and macros, its relations."""
+
+    user_functions: frozenset[str]
+    relations: frozenset[tuple[str, ...]]
+
+
+def read_catalog(dbapi_connection: Any) -> Catalog:
+    """Read the catalog once per connection (a file opened read-only cannot change under it).
+
+    Args:
+        dbapi_connection: A DuckDB connection.
+
+    Returns:
+        The user's functions and macros (lower case) and every table and view as
+        ``(database, schema, name)``.
+    """
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute(_CATALOG)
+        rows = cursor.fetchall()
+    finally:
+        cursor.close()
+    return Catalog(
+        frozenset(ascii_lower(str(name)) for kind, name, _, _ in rows if kind == "f"),
+        frozenset(
+            tuple(ascii_lower(str(p)) for p in (database, schema, name))
+            for kind, name, schema, database in rows
+            if kind == "t"
+        ),
+    )
+
+
+def check(catalog: Catalog, query: str, allowed: frozenset[str]) -> None:
     """Refuse ``query`` if it names a function of the database's own or a relation it lacks.
 
     Args:
-        dbapi_connection: The DuckDB connection the query will run on.
+        catalog: The database's catalog (:func:`read_catalog`).
         query: The SELECT or VALUES the guard accepted.
         allowed: ``allowed_functions`` as the guard normalised them.
 
@@ -53,18 +91,7 @@ def check(dbapi_connection: Any, query: str, allowed: frozenset[str]) -> None:
         tree = sqlglot.parse_one(query, read="duckdb")
     except SqlglotError as exc:  # the guard parsed it already: fail closed all the same
         raise _refused(f"the statement cannot be parsed again ({exc})") from exc
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute(_CATALOG)
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
-    user_functions = {ascii_lower(str(name)) for kind, name, _, _ in rows if kind == "f"}
-    relations = {
-        tuple(ascii_lower(str(p)) for p in (database, schema, name))
-        for kind, name, schema, database in rows
-        if kind == "t"
-    }
+    user_functions, relations = catalog.user_functions, catalog.relations
     for token in tokens:
         word = ascii_lower(token.text)
         if token.token_type in _NAMES and word in user_functions and word not in allowed:
@@ -85,6 +112,48 @@ def check(dbapi_connection: Any, query: str, allowed: frozenset[str]) -> None:
                 f"{'.'.join(parts)} is not a table or view of this database (DuckDB would "
                 "try to read it as a file)"
             )
+
+
+class DuckDBJudge:
+    """The second judge for one manager's DuckDB connections, and what it remembers.
+
+    A DuckDB file opened read-only cannot change while a connection holds it, so each
+    connection's catalog is read once, and the columns of a statement (the ``Shape`` of
+    ``bounded``) are remembered for the last 256 statements; both are forgotten whenever a
+    connection opens or closes.
+    """
+
+    def __init__(self, allowed: frozenset[str]) -> None:
+        """Start with nothing remembered.
+
+        Args:
+            allowed: ``allowed_functions`` as the guard normalised them.
+        """
+        self.allowed = allowed
+        self._catalogs: dict[int, Catalog] = {}
+        self._shapes: dict[str, Any] = {}
+
+    def check(self, dbapi_connection: Any, query: str) -> None:
+        """:func:`check` against the connection's catalog (read on first use)."""
+        catalog = self._catalogs.get(id(dbapi_connection))
+        if catalog is None:
+            catalog = self._catalogs[id(dbapi_connection)] = read_catalog(dbapi_connection)
+        check(catalog, query, self.allowed)
+
+    def remember(self, sql: str, probe: Callable[[], _T]) -> _T:
+        """The statement's columns, from memory or from ``probe``."""
+        if sql in self._shapes:
+            return cast(_T, self._shapes[sql])
+        shape = probe()
+        if len(self._shapes) >= _SHAPES_KEPT:
+            self._shapes.pop(next(iter(self._shapes)))
+        self._shapes[sql] = shape
+        return shape
+
+    def forget(self, dbapi_connection: Any, _record: Any) -> None:
+        """Forget what a connection saw (the ``connect`` and ``close`` pool events)."""
+        self._catalogs.pop(id(dbapi_connection), None)
+        self._shapes.clear()
 
 
 def _refused(reason: str) -> SQLRefusedError:

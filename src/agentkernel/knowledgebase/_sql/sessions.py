@@ -54,6 +54,28 @@ DUCKDB_CONFIG = {
 }
 
 
+def privileged_message(name: str, user: str, superuser: bool, roles: list[str]) -> str:
+    """Why a PostgreSQL connection was refused, with the SQL that creates a read-only role.
+
+    Args:
+        name: The manager's backend name.
+        user: The role it connected as.
+        superuser: The role is a superuser.
+        roles: The privileged roles it is a member of.
+
+    Returns:
+        The message.
+    """
+    what = "a superuser" if superuser else "a member of " + ", ".join(roles)
+    return (
+        f"SQLManager '{name}' refused to connect as '{user}': it is {what}, "
+        "so it could read or write the server's files or run programs whatever the "
+        "statement guard decides. Connect as a read-only role, created by an "
+        f"administrator with:\n{READ_ONLY_ROLE_SQL}\n"
+        "or pass allow_privileged_role=True to connect as this role anyway."
+    )
+
+
 def postgres_session(
     dbapi_connection: Any,
     *,
