@@ -79,7 +79,6 @@ import contextlib
 import functools
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
