@@ -1,6 +1,8 @@
 """Peak memory and wall time of one huge-value query through SQLManager, this tree against another.
 
-Each case runs in a fresh process (``--worker``): it opens the manager, runs a small query
+The second table is the cost of a small query (median of 200, after 20 to warm up), since
+the server-side check and the column probe add round trips. Each case runs in a fresh
+process (``--worker``): it opens the manager, runs a small query
 (the idle state), then the huge one, and reports its peak RSS above idle (``ru_maxrss``) and
 the query's wall time, with ``timeout_seconds=5`` and the default ``max_result_bytes`` (1 MB).
 The same case runs with this tree's ``src`` and with ``--previous SRC`` (default
@@ -54,6 +56,15 @@ def _worker(url: str, statement: str) -> None:
 
     with SQLManager(url, timeout_seconds=5, allow_privileged_role=True) as manager:
         manager.query("SELECT 1 AS one")
+        if statement.startswith("latency:"):  # the cost of a small query, median of 200
+            small = statement.removeprefix("latency:")
+            times = []
+            for _ in range(220):
+                start = time.perf_counter()
+                manager.query(small)
+                times.append(time.perf_counter() - start)
+            print(json.dumps({"ms": sorted(times[20:])[100] * 1000}))
+            return
         idle = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         start = time.monotonic()
         try:
@@ -128,6 +139,12 @@ def main() -> None:
             before = _run(args.previous, urls[backend], statement)
             print(f"| {name} | {now['mb']:,.0f} / {now['s']:.1f} | "
                   f"{before['mb']:,.0f} / {before['s']:.1f} | {now['outcome']} |")  # fmt: skip
+        print("\n| small query, p50 ms | this tree | previous | ratio |\n|---|---|---|---|")
+        small = "latency:SELECT 1 AS n, 'a' AS s UNION ALL SELECT 2, 'b' ORDER BY n"
+        for backend, url in urls.items():
+            now_ms = float(str(_run(str(ROOT / "src"), url, small).get("ms", "nan")))
+            before_ms = float(str(_run(args.previous, url, small).get("ms", "nan")))
+            print(f"| {backend} | {now_ms:.2f} | {before_ms:.2f} | {now_ms / before_ms:.2f}x |")
     finally:
         subprocess.run(stop, capture_output=True, check=False)
         shutil.rmtree(folder, ignore_errors=True)

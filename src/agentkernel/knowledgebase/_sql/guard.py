@@ -2,8 +2,9 @@
 
 ``StarburstManager`` and ``SQLManager`` run SQL an agent wrote. Before anything reaches a
 database, :func:`guard_statement` parses the text with ``sqlglot`` (a real SQL parser, in the
-backend's dialect) and accepts exactly one read-only statement. The parser is the only judge:
-nothing is accepted on the strength of its text alone.
+backend's dialect) and accepts exactly one read-only statement. The parser is the first judge
+(``SQLManager`` then asks the database itself, see below): nothing is accepted on the
+strength of its text alone.
 
 ========================  ==================================================================
 accepted                  notes
