@@ -360,6 +360,7 @@ class SQLManager(SQLBackend):
             shape = None
             if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
                 shape = self._shape(cursor, guarded.sql)
+                shape = shape if shape is not None and any(shape.cut) else None  # all fixed
             if shape is not None:
                 cursor.execute(bounded.wrapped_sql(self.backend, guarded.sql, shape, outer_limit))
             elif outer_limit is not None and guarded.has_own_limit:
