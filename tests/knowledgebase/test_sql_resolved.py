@@ -240,3 +240,17 @@ def test_the_time_limit_covers_fetching(backend: str, reader_url: str, tmp_path:
         pytest.raises(SQLQueryError, match="stopped after timeout_seconds=1"),
     ):
         manager.query(slow + " LIMIT 100000000")
+
+
+def test_postgres_a_parse_tree_not_read_as_expected_refuses() -> None:
+    from agentkernel.knowledgebase._sql import pg_resolve
+
+    read = pg_resolve._calls(["{FUNCEXPR :funcformat 0 :funcid 870 :args ({VAR})}"])
+    assert read.named == {870}  # fields read in any order
+    for tree in (
+        "{FUNCEXPR :funcid 870 :args ({VAR})}",  # no :funcformat
+        "{AGGREF :aggtype 20 :args <>}",  # an aggregate without its id
+        "{OPEXPR :opresulttype 16 :args <>}",  # an operator without its id
+    ):
+        with pytest.raises(SQLRefusedError, match="could not be read"):
+            pg_resolve._calls([tree])

@@ -41,12 +41,14 @@ logger = logging.getLogger(__name__)
 
 _STATEMENT = "agentkernel_check"
 _FIRST_USER_OID = 16384  # FirstNormalObjectId: every id below was fixed by initdb
-_FUNCEXPR = re.compile(
-    r"\{FUNCEXPR\s+:funcid\s+(\d+)\s+:funcresulttype\s+\d+\s+:funcretset\s+\w+\s+"
-    r":funcvariadic\s+\w+\s+:funcformat\s+(\d+)"
-)
+_FUNCEXPR = re.compile(r"\{FUNCEXPR\s")
+_FUNCID = re.compile(r":funcid\s+(\d+)")
+_FUNCFORMAT = re.compile(r":funcformat\s+(\d+)")
 _CALLED = re.compile(r":(?:aggfnoid|winfnoid)\s+(\d+)")  # aggregates, window functions
+_CALLING_NODES = re.compile(r"\{(?:AGGREF|WINDOWFUNC)\s")
 _OPERATORS = re.compile(r":(?:opno|eqop|sortop)\s+(\d+)")
+_OPNO = re.compile(r":opno\s+\d+")
+_OPERATOR_NODES = re.compile(r"\{(?:OPEXPR|DISTINCTEXPR|NULLIFEXPR|SCALARARRAYOPEXPR)\s")
 _OPERATOR_LISTS = re.compile(r":opnos\s+\(o((?:\s+\d+)*)\s*\)")
 _SELECT_TREE = re.compile(r"\{QUERY\s+:commandType\s+1\s")  # CMD_SELECT
 _EXPLICIT_CALL = "0"
@@ -184,10 +186,25 @@ def _refused(reason: str) -> SQLRefusedError:
 
 
 def _calls(trees: list[str]) -> _Calls:
+    """The ids a parse tree calls; a tree not read as expected refuses the statement.
+
+    Each ``{FUNCEXPR`` is read up to its ``:args`` (scalar fields only, whatever their
+    order); aggregates, window functions and operator nodes must each show their id, so a
+    release that writes nodes differently is refused rather than half read.
+    """
     calls = _Calls()
     for tree in trees:
-        for oid, form in _FUNCEXPR.findall(tree):
-            (calls.named if form == _EXPLICIT_CALL else calls.implied).add(int(oid))
+        for match in _FUNCEXPR.finditer(tree):
+            head = tree[match.end() : tree.find(":args", match.end())]
+            oid, form = _FUNCID.search(head), _FUNCFORMAT.search(head)
+            if oid is None or form is None:
+                raise _refused("the server's parse tree of the statement could not be read")
+            called = calls.named if form.group(1) == _EXPLICIT_CALL else calls.implied
+            called.add(int(oid.group(1)))
+        if len(_CALLED.findall(tree)) != len(_CALLING_NODES.findall(tree)) or len(
+            _OPNO.findall(tree)
+        ) != len(_OPERATOR_NODES.findall(tree)):
+            raise _refused("the server's parse tree of the statement could not be read")
         calls.named.update(int(oid) for oid in _CALLED.findall(tree))
         calls.operators.update(int(oid) for oid in _OPERATORS.findall(tree) if int(oid))
         for group in _OPERATOR_LISTS.findall(tree):
