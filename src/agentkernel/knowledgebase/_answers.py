@@ -1,0 +1,272 @@
+"""Fit a knowledge tool's records into the answer budget, saying how to read what was cut.
+
+Used by :class:`~agentkernel.knowledgebase.knowledgebuilder.KnowledgeBuilder`; the budget
+and the ``id#offset=N`` reference are :mod:`agentkernel._tooling.budget`'s.
+
+A cut answer ends with one line starting ``[cut]`` that names the call reading the rest.
+A ``fetch_kb`` answer for ``id#offset=N`` opens with one line
+``[id#offset=N] characters N to M of T of id:`` followed by exactly those characters of the
+record as ``fetch_kb`` of the id alone renders it, so the parts read one after another are
+that rendering, character for character.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentkernel._tooling.budget import cut_text, listed, split_offset, with_offset
+from agentkernel.errors import echo
+
+MAX_FETCH_IDS = 50
+"""The most distinct ids one ``fetch_kb`` call reads; the rest are named for further calls."""
+
+FETCH_BATCH = 10
+"""Ids asked of the backend at once, so a call stops reading once its budget is spent."""
+
+NOTE_ROOM = 1_800
+"""Characters kept free for the notes of a cut answer."""
+
+_MIN_PIECE = 400  # a later record is cut only when at least this much of it fits
+
+CUT = "[cut] "
+"""How the line naming the call that reads the rest begins."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """One id asked of ``fetch_kb``, and the character it is read from."""
+
+    id: str
+    offset: int
+
+    @property
+    def text(self) -> str:
+        """The reference as the agent writes it."""
+        return with_offset(self.id, self.offset)
+
+
+@dataclass
+class FetchRequest:
+    """The ids of a ``fetch_kb`` call: distinct, in order, at most :data:`MAX_FETCH_IDS`.
+
+    Attributes:
+        refs: The references read by this call.
+        repeated: How many references repeated an earlier one (read once).
+        over: The distinct references past the cap, for further calls.
+    """
+
+    refs: list[Ref] = field(default_factory=list)
+    repeated: int = 0
+    over: list[Ref] = field(default_factory=list)
+
+
+def fetch_request(ids: str, resolve: Callable[[str], str]) -> FetchRequest:
+    """Parse a ``fetch_kb`` ids argument.
+
+    Args:
+        ids: Comma-separated ids, each optionally ``id#offset=N``.
+        resolve: The builder's placeholder resolution.
+
+    Returns:
+        The request; empty ``refs`` when no id was given.
+    """
+    request = FetchRequest()
+    seen: set[tuple[str, int]] = set()
+    for part in ids.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        record_id, offset = split_offset(part)
+        key = (resolve(record_id), offset)
+        if key in seen:
+            request.repeated += 1
+            continue
+        seen.add(key)
+        ref = Ref(*key)
+        (request.refs if len(request.refs) < MAX_FETCH_IDS else request.over).append(ref)
+    return request
+
+
+def record_id(row: Any) -> str | None:
+    """The ``metadata["id"]`` of a record, as text; ``None`` when it has none."""
+    if not isinstance(row, Mapping):
+        return None
+    metadata = row.get("metadata")
+    if not isinstance(metadata, Mapping) or metadata.get("id") is None:
+        return None
+    return str(metadata["id"])
+
+
+def match_rows(wanted: Sequence[str], rows: Sequence[Any]) -> tuple[dict[str, Any], list[Any]]:
+    """Pair the records a backend returned with the ids asked.
+
+    By id first; records under another id (a backend that normalises ids) are paired with
+    the ids left over when their counts agree, in order.
+
+    Args:
+        wanted: The distinct ids asked.
+        rows: The records returned.
+
+    Returns:
+        The record of each id found, and the records paired with no id.
+    """
+    asked = set(wanted)
+    by_id: dict[str, Any] = {}
+    strays: list[Any] = []
+    for row in rows:
+        ident = record_id(row)
+        if ident in asked and ident not in by_id:
+            by_id[ident] = row
+        else:
+            strays.append(row)
+    unmatched = [i for i in wanted if i not in by_id]
+    if strays and len(strays) == len(unmatched):
+        by_id.update(zip(unmatched, strays, strict=True))
+        strays = []
+    return by_id, strays
+
+
+def call(tool: str, **arguments: Any) -> str:
+    """A tool call as the agent writes it: ``fetch_kb(backend="kb", ids="a#offset=9")``."""
+    shown = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items())
+    return f"{tool}({shown})"
+
+
+def fit_fetched(
+    backend: str,
+    fetched: Sequence[tuple[Ref, str]],
+    pending: Sequence[Ref],
+    budget: int | None,
+) -> tuple[str, str]:
+    """Lay out fetched records within the budget.
+
+    Args:
+        backend: The backend name, for the calls the note names.
+        fetched: Each reference read, with the record's whole rendering.
+        pending: References not read (past the cap, the budget or the time allowed).
+        budget: Characters for the answer; ``None`` for no budget.
+
+    Returns:
+        The body, and the ``[cut]`` note (empty when nothing was left out).
+    """
+    room = None if budget is None else max(budget - NOTE_ROOM, _MIN_PIECE)
+    parts: list[str] = []
+    used = 0
+    rest: list[Ref] = []
+    for ref, text in fetched:
+        piece = _piece(ref, text)
+        separator = 1 if parts else 0
+        if room is None or (not rest and used + separator + len(piece) <= room):
+            parts.append(piece)
+            used += separator + len(piece)
+            continue
+        left = room - used - separator
+        if rest or (parts and left < _MIN_PIECE):
+            rest.append(ref)
+            continue
+        frame = _frame(ref, text, len(text))  # as long as the frame with the real end, or longer
+        shown = cut_text(text[ref.offset :], max(left - len(frame), _MIN_PIECE // 2))
+        if not shown:  # nothing of it fits: read it in a call of its own
+            rest.append(ref)
+            continue
+        parts.append(_frame(ref, text, ref.offset + len(shown)) + shown)
+        used += separator + len(parts[-1])
+        rest.append(Ref(ref.id, ref.offset + len(shown)))
+    rest += pending
+    if not rest:
+        return "\n".join(parts), ""
+    ids, unlisted = listed(ref.text for ref in rest)
+    more = f" (then the {unlisted} id(s) after those in your list)" if unlisted else ""
+    reason = (
+        f"the {budget:,}-character answer budget" if budget is not None else "the call's limits"
+    )
+    note = (
+        f"{CUT}This answer stops at {reason}. Read on with "
+        f"{call('fetch_kb', backend=backend, ids=ids)}{more}; each call returns the next part "
+        "and says where to go on."
+    )
+    return "\n".join(parts), note
+
+
+def _frame(ref: Ref, text: str, end: int) -> str:
+    """The first line of a part read from an offset (empty for a record read from its start)."""
+    if not ref.offset:
+        return ""
+    return f"[{ref.text}] characters {ref.offset} to {end} of {len(text)} of {ref.id}:\n"
+
+
+def _piece(ref: Ref, text: str) -> str:
+    if not ref.offset:
+        return text
+    rest = text[ref.offset :]
+    if not rest:
+        return (
+            f"[{ref.text}] nothing from character {ref.offset:,}: {echo(ref.id)} has "
+            f"{len(text):,} characters."
+        )
+    return _frame(ref, text, len(text)) + rest
+
+
+def cut_rows(
+    render: Callable[[Sequence[Any]], str],
+    rows: Sequence[Any],
+    budget: int,
+    *,
+    backend: str,
+    fetchable: bool,
+    narrower: str,
+) -> tuple[str, str]:
+    """Keep the leading rows whose rendering fits the budget, and say what to do for the rest.
+
+    Args:
+        render: The backend's ``format_results``.
+        rows: The records, best first.
+        budget: Characters for the answer.
+        backend: The backend name, for the calls the note names.
+        fetchable: Whether the backend serves ``fetch_kb`` (rows left out are named by id).
+        narrower: How to narrow this call, worded for the tool (``"a lower limit"``).
+
+    Returns:
+        The body and the ``[cut]`` note (empty when everything fits).
+    """
+    room = max(budget - NOTE_ROOM, _MIN_PIECE)
+    whole = render(rows)
+    if len(whole) <= room:
+        return whole, ""
+    low, high = 0, len(rows)  # the most leading rows that fit: low fits, high + 1 does not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(render(rows[:middle])) <= room:
+            low = middle
+        else:
+            high = middle - 1
+    if low == 0:
+        first = render(rows[:1])
+        shown = cut_text(first, room)
+        ident = record_id(rows[0])
+        if fetchable and ident is not None:
+            how = f"read it whole, in parts, with {call('fetch_kb', backend=backend, ids=ident)}"
+        else:
+            how = f"ask for less of it with {narrower}"
+        note = f"{CUT}The first record is cut at {len(shown):,} of {len(first):,} characters: {how}."
+        if len(rows) > 1:
+            note += f" {len(rows) - 1} more record(s) are not shown."
+        return shown, note
+    left = rows[low:]
+    ids = [i for i in (record_id(row) for row in left) if i is not None]
+    if fetchable and len(ids) == len(left):
+        shown_ids, unlisted = listed(ids)
+        then = f" (then the {unlisted} after those)" if unlisted else ""
+        how = (
+            f"read them with {call('fetch_kb', backend=backend, ids=shown_ids)}{then}, "
+            f"or narrow the call ({narrower})"
+        )
+    else:
+        how = f"narrow the call ({narrower})"
+    note = (
+        f"{CUT}{len(left)} more record(s) did not fit the {budget:,}-character answer budget: {how}."
+    )
+    return render(rows[:low]), note
