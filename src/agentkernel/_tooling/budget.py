@@ -35,6 +35,7 @@ __all__ = [
     "cut_text",
     "listed",
     "split_offset",
+    "text_part",
     "with_offset",
 ]
 
@@ -167,3 +168,47 @@ def listed(items: Iterable[str], room: int = 1_500) -> tuple[str, int]:
         chosen.append(item)
         used += len(item) + 1
     return ",".join(chosen), len(every) - len(chosen)
+
+
+NOTE_ROOM = 600
+"""Characters a single-text answer keeps free for its ``[cut]`` note."""
+
+
+def text_part(name: str, text: str, offset: int, budget: int | None, read_on: str) -> str:
+    """The part of one long text an answer can carry, from ``offset``, with its note.
+
+    From offset 0 a text that fits comes back as it is. Otherwise the answer is a head of
+    the text from ``offset`` (after one line ``[name#offset=N] characters N to M of T of
+    name:`` when ``offset`` is not 0), then a line ``[cut] ...`` naming the call that reads
+    on, so the parts read one after another are the text, character for character.
+
+    Args:
+        name: What the text is (an id or a page).
+        text: The whole text.
+        offset: The first character to show.
+        budget: The most characters of the answer; ``None`` for no budget.
+        read_on: The call that reads on, with ``{ref}`` where the reference goes, e.g.
+            ``knowledge_read(page="{ref}")``.
+
+    Returns:
+        The answer.
+    """
+    if offset == 0 and (budget is None or len(text) <= budget):
+        return text
+    total = len(text)
+    if offset >= total:
+        ref = with_offset(name, offset)
+        return f"[{ref}] nothing from character {offset}: {name} has {total} characters."
+    frame = f"[{with_offset(name, offset)}] characters {offset} to {{end}} of {total} of {name}:\n"
+    room = total if budget is None else max(budget - NOTE_ROOM - len(frame), NOTE_ROOM)
+    shown = cut_text(text[offset:], room)
+    end = offset + len(shown)
+    head = frame.replace("{end}", str(end)) if offset else ""
+    if end >= total:
+        return head + shown
+    call = read_on.replace("{ref}", with_offset(name, end))
+    return (
+        f"{head}{shown}\n[cut] This answer stops at the {budget:,}-character answer budget "
+        f"(characters {offset} to {end} of {total} are shown). Read on with {call}; each call "
+        "returns the next part and says where to go on."
+    )

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS, checked_answer_chars
-from agentkernel._tooling.result import ToolResult
+from agentkernel._tooling.result import ToolResult, pathless
 from agentkernel.knowledgebase import _answers
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.base import KnowledgeBase
@@ -211,7 +210,7 @@ class KnowledgeBuilder:
             )
             return ToolResult.error(
                 f"Error from backend '{backend.backend_name}' during {operation}: "
-                f"{type(exc).__name__}: {_printable(_pathless(exc))}"
+                f"{type(exc).__name__}: {_printable(pathless(str(exc)))}"
             )
 
     def _capability_refusal(self, name: str, operation: str, detail: str = "") -> ToolResult:
@@ -584,18 +583,6 @@ def _printable(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
-
-
-_ABSOLUTE = re.compile(r"(?<![\w.:/~-])(?:[A-Za-z]:\\|/)(?:[^\s'\"/\\]+[/\\])+([^\s'\"/\\]*)")
-
-
-def _pathless(exc: BaseException) -> str:
-    """An exception's text with every absolute path cut to its last segment.
-
-    An ``OSError`` from deep in a store names the server's own directories
-    (``[Errno 36] File name too long: '/srv/kb/...'``); the agent gets ``'.../name'``.
-    """
-    return _ABSOLUTE.sub(lambda m: f".../{m.group(1)}", str(exc))
 
 
 def _skipped(kb: KnowledgeBase, missing: Sequence[str]) -> list[str]:
