@@ -15,6 +15,7 @@ stdout); 0 otherwise.
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import sys
 from collections.abc import Callable
@@ -116,5 +117,20 @@ def report(result: str) -> int:
     rest = result[match.end() :].split("\n")
     reading_on = [line for line in rest if line.startswith("[cut] ")]
     print("\n".join([result[: match.start()], *reading_on]))
-    print("\n".join(line for line in rest if line not in reading_on), file=sys.stderr)
+    missed = [_said_missing(line) for line in rest if line not in reading_on]
+    print("\n".join(missed), file=sys.stderr)
     return 1
+
+
+def _said_missing(line: str) -> str:
+    """``Not found: ['a', 'b']`` as the command line says it; other lines as they are."""
+    if not line.startswith("Not found: ["):
+        return line
+    try:
+        ids = ast.literal_eval(line.removeprefix("Not found: "))
+    except (ValueError, SyntaxError):
+        return line
+    return (
+        f"Not found: {', '.join(map(str, ids))} (ids are paths without '.md'; 'search' and "
+        "'browse' show them)."
+    )

@@ -13,6 +13,9 @@ that rendering, character for character.
 from __future__ import annotations
 
 import json
+import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +36,43 @@ _MIN_PIECE = 400  # a later record is cut only when at least this much of it fit
 
 CUT = "[cut] "
 """How the line naming the call that reads the rest begins."""
+
+
+class Renderings:
+    """The last few renderings too long for one answer, so reading on re-reads nothing.
+
+    An agent reads a long record in parts, one call each; without this every part would
+    read and parse the whole record again. A rendering is kept for ``seconds`` (so every
+    part of one read comes from the same version), at most ``size`` of them; thread-safe.
+    """
+
+    def __init__(self, size: int = 4, seconds: float = 60.0) -> None:
+        """Create an empty cache.
+
+        Args:
+            size: The most renderings kept.
+            seconds: How long one is served after it was read.
+        """
+        self._size = size
+        self._seconds = seconds
+        self._held: OrderedDict[tuple[str, str], tuple[float, str]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, backend: str, record: str) -> str | None:
+        """The rendering of ``record`` read less than ``seconds`` ago, or ``None``."""
+        with self._lock:
+            held = self._held.get((backend, record))
+            if held is None or time.monotonic() - held[0] > self._seconds:
+                return None
+            return held[1]
+
+    def put(self, backend: str, record: str, text: str) -> None:
+        """Keep a rendering, dropping the oldest beyond ``size``."""
+        with self._lock:
+            self._held[(backend, record)] = (time.monotonic(), text)
+            self._held.move_to_end((backend, record))
+            while len(self._held) > self._size:
+                self._held.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -204,8 +244,8 @@ def _piece(ref: Ref, text: str) -> str:
     rest = text[ref.offset :]
     if not rest:
         return (
-            f"[{ref.text}] nothing from character {ref.offset:,}: {echo(ref.id)} has "
-            f"{len(text):,} characters."
+            f"[{ref.text}] nothing from character {ref.offset}: {echo(ref.id)} has "
+            f"{len(text)} characters."
         )
     return _frame(ref, text, len(text)) + rest
 

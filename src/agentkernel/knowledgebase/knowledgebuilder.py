@@ -79,6 +79,7 @@ class KnowledgeBuilder:
                 2,000 characters.
         """
         self._answer_chars = checked_answer_chars(answer_chars)
+        self._renderings = _answers.Renderings()
         registered: dict[str, KnowledgeBase] = {}
         for backend in backends:
             if not isinstance(backend, KnowledgeBase):
@@ -284,8 +285,9 @@ class KnowledgeBuilder:
                 pending = refs[start:]
                 break
             batch = refs[start : start + _answers.FETCH_BATCH]
-            wanted = list(dict.fromkeys(ref.id for ref in batch))
-            result = self._run(kb, "fetch", lambda: kb.fetch(wanted))
+            held = {r.id: self._renderings.get(kb.backend_name, r.id) for r in batch if r.offset}
+            wanted = list(dict.fromkeys(r.id for r in batch if held.get(r.id) is None))
+            result = self._run(kb, "fetch", lambda: kb.fetch(wanted) if wanted else [])
             if isinstance(result, ToolResult):
                 if not fetched:
                     return result
@@ -297,17 +299,21 @@ class KnowledgeBuilder:
                 notices.append(notice)
             by_id, strays = _answers.match_rows(wanted, list(result or []))
             for ref in batch:
+                text = held.get(ref.id)
                 row = by_id.get(ref.id)
-                if row is None:
+                if text is None and row is None:
                     missing.append(ref.id)
                     continue
-                try:
-                    text = kb.format_results([row])
-                except Exception as exc:
-                    return ToolResult.error(
-                        f"Error formatting results from '{kb.backend_name}': "
-                        f"{_printable(str(exc))}"
-                    )
+                if text is None:
+                    try:
+                        text = kb.format_results([row])
+                    except Exception as exc:
+                        return ToolResult.error(
+                            f"Error formatting results from '{kb.backend_name}': "
+                            f"{_printable(str(exc))}"
+                        )
+                    if self._answer_chars is not None and len(text) > self._answer_chars:
+                        self._renderings.put(kb.backend_name, ref.id, text)
                 fetched.append((ref, text))
                 used += len(text) - ref.offset
             for row in strays:  # a record under another id than asked: shown all the same
