@@ -107,16 +107,15 @@ def report(result: str) -> int:
     """
     from agentkernel._tooling.result import is_error
 
-    if is_error(result):
-        print(result, file=sys.stderr)
-        return 1
     match = _FOUND_PART.search(result)
     if match is None:
-        print(result)
-        return 0
+        print(result, file=sys.stderr if is_error(result) else sys.stdout)
+        return 1 if is_error(result) else 0
     rest = result[match.end() :].split("\n")
     reading_on = [line for line in rest if line.startswith("[cut] ")]
-    print("\n".join([result[: match.start()], *reading_on]))
+    found = result[: match.start()]
+    if not is_error(result):
+        print("\n".join([found, *reading_on]))
     missed = [_said_missing(line) for line in rest if line not in reading_on]
     print("\n".join(missed), file=sys.stderr)
     return 1

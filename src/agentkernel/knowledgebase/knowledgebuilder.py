@@ -500,7 +500,7 @@ class KnowledgeBuilder:
             )
             if answer.is_error or answer != "No results.":
                 return answer
-            shown = f"path {echo(path)}" if path.strip() else "the root"
+            shown = f"directory or concept {echo(path)}" if path.strip() else "the root"
             return ToolResult.error(
                 f"Nothing at {shown} in '{kb.backend_name}'. browse_kb with an empty path "
                 "lists the root; search_kb finds records by words."
