@@ -107,6 +107,12 @@ def report(result: str) -> int:
     """
     from agentkernel._tooling.result import is_error
 
+    if "\n[cut] " in result and not is_error(result):
+        print(
+            "agentkernel-kb: the answer is cut at the agents' answer budget (20,000 "
+            "characters); --full prints the whole text",
+            file=sys.stderr,
+        )
     match = _FOUND_PART.search(result)
     if match is None:
         print(result, file=sys.stderr if is_error(result) else sys.stdout)
