@@ -91,7 +91,7 @@ def test_a_long_answer_is_cut_unless_full(
     body = "".join(f"line {n} of a long note\n" for n in range(3_000))
     (root / "long.md").write_text(f"---\ntype: note\ntitle: Long\n---\n{body}", encoding="utf-8")
     got, out, err = _run(["fetch", str(root), "long"], capsys)
-    assert got == 0 and len(out) <= 20_001 and '[cut] ' in out
+    assert got == 0 and len(out) <= 20_001 and "[cut] " in out
     assert "--full" in err
     got, out, _ = _run(["fetch", str(root), "long", "--full"], capsys)
     assert got == 0 and body.rstrip() in out and "[cut]" not in out

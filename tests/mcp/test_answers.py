@@ -63,7 +63,9 @@ def test_a_2_mb_concept_is_read_whole_by_following_the_notes(bundle: Path) -> No
                     break
                 assert match is not None, text[-500:]
                 ids = match.group(1)
-            many = await call(session, "fetch_kb", backend="kb", ids=",".join(["notes/small"] * 20_000))
+            many = await call(
+                session, "fetch_kb", backend="kb", ids=",".join(["notes/small"] * 20_000)
+            )
         return answers, sizes, many
 
     answers, sizes, many = anyio.run(run)
@@ -131,7 +133,9 @@ def _store_params(folder: Path) -> StdioServerParameters:
     )
 
 
-async def _store_session_calls(folder: Path, calls: list[Call]) -> tuple[set[str], list[tuple[str, bool]]]:
+async def _store_session_calls(
+    folder: Path, calls: list[Call]
+) -> tuple[set[str], list[tuple[str, bool]]]:
     async with (
         stdio_client(_store_params(folder)) as streams,
         ClientSession(streams[0], streams[1]) as session,

@@ -1,4 +1,4 @@
-"""The answer budget: how much text one tool result may carry, and how to read the rest.
+r"""The answer budget: how much text one tool result may carry, and how to read the rest.
 
 One oversized page must not fill an agent's context window, so every knowledge tool cuts its
 answer at a budget (:data:`DEFAULT_ANSWER_CHARS` characters unless configured) and ends a cut
@@ -16,8 +16,8 @@ Example:
     ('guides/big', 20000)
     >>> split_offset("guides/big")
     ('guides/big', 0)
-    >>> cut_lines("a\\nbb\\nccc", 6)
-    ('a\\nbb', 1)
+    >>> cut_lines("a\nbb\nccc", 6)
+    ('a\nbb', 1)
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ def with_offset(record_id: str, offset: int) -> str:
 
 
 def cut_text(text: str, room: int) -> str:
-    """The longest head of ``text`` of at most ``room`` characters, ending at a line break
-    when one falls in its last fifth (so a cut rarely splits a line).
+    """The longest head of ``text`` of at most ``room`` characters.
+
+    It ends at a line break when one falls in its last fifth, so a cut rarely splits a line.
 
     Args:
         text: The text.
@@ -126,7 +127,7 @@ def cut_lines(text: str, room: int) -> tuple[str, int]:
     """Keep whole lines of ``text`` within ``room`` characters.
 
     Args:
-        text: Lines joined by ``\\n``.
+        text: Lines joined by line breaks.
         room: The most characters kept.
 
     Returns:

@@ -64,7 +64,7 @@ _ABSOLUTE = re.compile(r"(?<![\w.:/~-])(?:[A-Za-z]:\\|/)(?:[^\s'\"/\\]+[/\\])+([
 
 
 def pathless(text: str) -> str:
-    """A failure's text with every absolute path cut to its last segment.
+    r"""A failure's text with every absolute path cut to its last segment.
 
     An ``OSError`` from deep in a store names the server's own directories
     (``[Errno 36] File name too long: '/srv/kb/x.md'``); an agent gets ``'.../x.md'``, and

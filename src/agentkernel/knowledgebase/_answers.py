@@ -12,6 +12,7 @@ that rendering, character for character.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
@@ -21,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkernel._tooling.budget import cut_text, listed, split_offset, with_offset
+from agentkernel._tooling.result import ToolResult
 from agentkernel.errors import echo
+from agentkernel.knowledgebase.base import KnowledgeBase
 
 MAX_FETCH_IDS = 50
 """The most distinct ids one ``fetch_kb`` call reads; the rest are named for further calls."""
@@ -33,6 +36,9 @@ NOTE_ROOM = 1_800
 """Characters kept free for the notes of a cut answer."""
 
 _MIN_PIECE = 400  # a later record is cut only when at least this much of it fits
+
+FETCH_SECONDS = 10.0
+"""How long one ``fetch_kb`` call goes on reading further ids (one batch always completes)."""
 
 CUT = "[cut] "
 """How the line naming the call that reads the rest begins."""
@@ -171,7 +177,9 @@ def match_rows(wanted: Sequence[str], rows: Sequence[Any]) -> tuple[dict[str, An
 
 def call(tool: str, **arguments: Any) -> str:
     """A tool call as the agent writes it: ``fetch_kb(backend="kb", ids="a#offset=9")``."""
-    shown = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items())
+    shown = ", ".join(
+        f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in arguments.items()
+    )
     return f"{tool}({shown})"
 
 
@@ -291,7 +299,9 @@ def cut_rows(
             how = f"read it whole, in parts, with {call('fetch_kb', backend=backend, ids=ident)}"
         else:
             how = f"ask for less of it with {narrower}"
-        note = f"{CUT}The first record is cut at {len(shown):,} of {len(first):,} characters: {how}."
+        note = (
+            f"{CUT}The first record is cut at {len(shown):,} of {len(first):,} characters: {how}."
+        )
         if len(rows) > 1:
             note += f" {len(rows) - 1} more record(s) are not shown."
         return shown, note
@@ -307,6 +317,158 @@ def cut_rows(
     else:
         how = f"narrow the call ({narrower})"
     note = (
-        f"{CUT}{len(left)} more record(s) did not fit the {budget:,}-character answer budget: {how}."
+        f"{CUT}{len(left)} more record(s) did not fit the {budget:,}-character answer "
+        f"budget: {how}."
     )
     return render(rows[:low]), note
+
+
+def fetch_answer(
+    kb: KnowledgeBase,
+    ids: str,
+    *,
+    resolve: Callable[[str], str],
+    run: Callable[[KnowledgeBase, str, Callable[[], Any]], Any],
+    budget: int | None,
+    renderings: Renderings,
+) -> ToolResult:
+    """``fetch_kb``'s answer once the backend is known.
+
+    Each id is read once, within the cap, the budget and the time allowed.
+
+    Args:
+        kb: The backend.
+        ids: The ``ids`` argument as the agent gave it.
+        resolve: The builder's placeholder resolution.
+        run: Runs a backend call, returning a refusal (``ToolResult``) instead of raising.
+        budget: Characters for the answer; ``None`` for no budget.
+        renderings: The builder's recent long renderings.
+
+    Returns:
+        The answer; an error result when nothing asked for was found.
+    """
+    request = fetch_request(ids, resolve)
+    if not request.refs:
+        return ToolResult.error(
+            "Give at least one id to fetch (several may be separated by commas)."
+        )
+    fetched: list[tuple[Ref, str]] = []
+    missing: list[str] = []
+    pending: list[Ref] = []
+    notices: list[str] = []
+    used = 0
+    deadline = time.monotonic() + FETCH_SECONDS
+    refs = request.refs
+    for start in range(0, len(refs), FETCH_BATCH):
+        spent = budget is not None and used >= budget
+        if start and (spent or time.monotonic() > deadline):
+            pending = refs[start:]
+            break
+        batch = refs[start : start + FETCH_BATCH]
+        held = {r.id: renderings.get(kb.backend_name, r.id) for r in batch if r.offset}
+        wanted = list(dict.fromkeys(r.id for r in batch if held.get(r.id) is None))
+        result = run(kb, "fetch", functools.partial(_fetch_some, kb, wanted))
+        if isinstance(result, ToolResult):
+            if not fetched:
+                return result
+            pending = refs[start:]
+            notices.append(result)
+            break
+        notice = getattr(result, "notice", "")
+        if notice:
+            notices.append(notice)
+        by_id, strays = match_rows(wanted, list(result or []))
+        for ref in batch:
+            text = held.get(ref.id)
+            row = by_id.get(ref.id)
+            if text is None and row is None:
+                missing.append(ref.id)
+                continue
+            if text is None and row is not None:
+                try:
+                    text = kb.format_results([row])
+                except Exception as exc:
+                    return ToolResult.error(
+                        f"Error formatting results from '{kb.backend_name}': {printable(str(exc))}"
+                    )
+                if budget is not None and len(text) > budget:
+                    renderings.put(kb.backend_name, ref.id, text)
+            fetched.append((ref, text or ""))
+            used += len(text or "") - ref.offset
+        for row in strays:  # a record under another id than asked: shown all the same
+            fetched.append((Ref(record_id(row) or "?", 0), ""))
+            try:
+                fetched[-1] = (fetched[-1][0], kb.format_results([row]))
+            except Exception:
+                fetched.pop()
+    body, cut = fit_fetched(kb.backend_name, fetched, pending + request.over, budget)
+    lines = [body] if fetched else ["No results."]
+    lines += notices
+    if missing:
+        lines.append(f"Not found: {echo(list(dict.fromkeys(missing)))}")
+        lines += skipped_lines(kb, missing)
+    if request.repeated:
+        lines.append(f"({request.repeated} repeated id(s) were read once.)")
+    if request.over:
+        lines.append(
+            f"(One call reads at most {MAX_FETCH_IDS} ids; {len(request.over)} more were not read.)"
+        )
+    if cut:
+        lines.append(cut)
+    text = "\n".join(lines)
+    if not fetched and not pending and not request.over:
+        return ToolResult.error(text)
+    return ToolResult(text)
+
+
+def _fetch_some(kb: KnowledgeBase, ids: list[str]) -> Any:
+    """``kb.fetch(ids)``, asking nothing when every id was already at hand."""
+    return kb.fetch(ids) if ids else []
+
+
+def skipped_lines(kb: KnowledgeBase, missing: Sequence[str]) -> list[str]:
+    """For ids not found that name a document the backend skipped: that it exists, and why.
+
+    Reads the backend's ``diagnostics`` (``"path: reason"`` lines), when it has them.
+    """
+    try:
+        diagnostics = list(getattr(kb, "diagnostics", None) or [])
+    except Exception:
+        return []
+    if not diagnostics:
+        return []
+    reasons: dict[str, str] = {}
+    for line in diagnostics:
+        path, sep, reason = str(line).partition(": ")
+        if sep:
+            reasons.setdefault(path, reason)
+    lines = []
+    for record_id in dict.fromkeys(missing):
+        for path in (f"{record_id}.md", record_id):
+            if path in reasons:
+                lines.append(
+                    f"{echo(path)} exists but is not served: {reasons[path]}. The bundle's "
+                    "curator can fix the file (agentkernel-kb check shows the rule it breaks); "
+                    "it is served from the next refresh."
+                )
+                break
+    return lines
+
+
+def printable(text: str) -> str:
+    """An exception's text as tool output can carry it: lone surrogates escaped.
+
+    Such an exception (a ``UnicodeEncodeError`` quoting the character it choked on) would
+    otherwise make the whole answer unencodable, and an MCP client would get no answer.
+
+    Args:
+        text: The text.
+
+    Returns:
+        The text, encodable as UTF-8.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS, checked_answer_chars
 from agentkernel._tooling.result import ToolResult, pathless
-from agentkernel.knowledgebase import _answers
 from agentkernel.errors import echo
+from agentkernel.knowledgebase import _answers
+from agentkernel.knowledgebase._answers import printable
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError, KnowledgeError
 from agentkernel.knowledgebase.model import Record
@@ -41,7 +41,7 @@ Tool = Callable[..., str]
 
 _MAX_LIMIT = 1000
 
-FETCH_SECONDS = 10.0
+FETCH_SECONDS = _answers.FETCH_SECONDS
 """How long one ``fetch_kb`` call goes on reading further ids (one batch always completes)."""
 
 
@@ -201,7 +201,7 @@ class KnowledgeBuilder:
         except KnowledgeCapabilityError as exc:
             return self._capability_refusal(backend.backend_name, exc.operation, str(exc))
         except KnowledgeError as exc:
-            detail = _printable(str(exc))
+            detail = printable(str(exc))
             return ToolResult.error(
                 f"Error from backend '{backend.backend_name}' during {operation}: {detail}"
             )
@@ -211,7 +211,7 @@ class KnowledgeBuilder:
             )
             return ToolResult.error(
                 f"Error from backend '{backend.backend_name}' during {operation}: "
-                f"{type(exc).__name__}: {_printable(pathless(str(exc)))}"
+                f"{type(exc).__name__}: {printable(pathless(str(exc)))}"
             )
 
     def _capability_refusal(self, name: str, operation: str, detail: str = "") -> ToolResult:
@@ -236,8 +236,10 @@ class KnowledgeBuilder:
     def _formatted(
         self, backend: KnowledgeBase, rows: list[Any], tail: str = "", *, narrower: str
     ) -> ToolResult:
-        """The backend's rendering of records within the budget, with a cap's notice or
-        ``tail`` after it, then the ``[cut]`` note when the budget cut it.
+        """The backend's rendering of records within the budget, then notices.
+
+        A cap's notice or ``tail`` follows the records, then the ``[cut]`` note when the
+        budget cut them.
 
         Args:
             backend: The backend the rows came from.
@@ -261,88 +263,9 @@ class KnowledgeBuilder:
         except Exception as exc:
             name = backend.backend_name
             return ToolResult.error(
-                f"Error formatting results from '{name}': {_printable(str(exc))}"
+                f"Error formatting results from '{name}': {printable(str(exc))}"
             )
         return ToolResult("\n".join(part for part in (text, notice, cut) if part))
-
-    def _fetch(self, kb: KnowledgeBase, ids: str) -> ToolResult:
-        """``fetch_kb`` after the backend check: each id once, within the cap, budget and time."""
-        request = _answers.fetch_request(ids, self.resolve)
-        if not request.refs:
-            return ToolResult.error(
-                "Give at least one id to fetch (several may be separated by commas)."
-            )
-        fetched: list[tuple[_answers.Ref, str]] = []
-        missing: list[str] = []
-        pending: list[_answers.Ref] = []
-        notices: list[str] = []
-        used = 0
-        deadline = time.monotonic() + FETCH_SECONDS
-        refs = request.refs
-        for start in range(0, len(refs), _answers.FETCH_BATCH):
-            spent = self._answer_chars is not None and used >= self._answer_chars
-            if start and (spent or time.monotonic() > deadline):
-                pending = refs[start:]
-                break
-            batch = refs[start : start + _answers.FETCH_BATCH]
-            held = {r.id: self._renderings.get(kb.backend_name, r.id) for r in batch if r.offset}
-            wanted = list(dict.fromkeys(r.id for r in batch if held.get(r.id) is None))
-            result = self._run(kb, "fetch", lambda: kb.fetch(wanted) if wanted else [])
-            if isinstance(result, ToolResult):
-                if not fetched:
-                    return result
-                pending = refs[start:]
-                notices.append(result)
-                break
-            notice = getattr(result, "notice", "")
-            if notice:
-                notices.append(notice)
-            by_id, strays = _answers.match_rows(wanted, list(result or []))
-            for ref in batch:
-                text = held.get(ref.id)
-                row = by_id.get(ref.id)
-                if text is None and row is None:
-                    missing.append(ref.id)
-                    continue
-                if text is None:
-                    try:
-                        text = kb.format_results([row])
-                    except Exception as exc:
-                        return ToolResult.error(
-                            f"Error formatting results from '{kb.backend_name}': "
-                            f"{_printable(str(exc))}"
-                        )
-                    if self._answer_chars is not None and len(text) > self._answer_chars:
-                        self._renderings.put(kb.backend_name, ref.id, text)
-                fetched.append((ref, text))
-                used += len(text) - ref.offset
-            for row in strays:  # a record under another id than asked: shown all the same
-                fetched.append((_answers.Ref(_answers.record_id(row) or "?", 0), ""))
-                try:
-                    fetched[-1] = (fetched[-1][0], kb.format_results([row]))
-                except Exception:
-                    fetched.pop()
-        body, cut = _answers.fit_fetched(
-            kb.backend_name, fetched, pending + request.over, self._answer_chars
-        )
-        lines = [body] if fetched else ["No results."]
-        lines += notices
-        if missing:
-            lines.append(f"Not found: {echo(list(dict.fromkeys(missing)))}")
-            lines += _skipped(kb, missing)
-        if request.repeated:
-            lines.append(f"({request.repeated} repeated id(s) were read once.)")
-        if request.over:
-            lines.append(
-                f"(One call reads at most {_answers.MAX_FETCH_IDS} ids; "
-                f"{len(request.over)} more were not read.)"
-            )
-        if cut:
-            lines.append(cut)
-        text = "\n".join(lines)
-        if not fetched and not pending and not request.over:
-            return ToolResult.error(text)
-        return ToolResult(text)
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -469,7 +392,14 @@ class KnowledgeBuilder:
             kb = builder._serving(backend, "fetch", _check_text("ids", ids))
             if isinstance(kb, ToolResult):
                 return kb
-            return builder._fetch(kb, ids)
+            return _answers.fetch_answer(
+                kb,
+                ids,
+                resolve=builder.resolve,
+                run=builder._run,
+                budget=builder._answer_chars,
+                renderings=builder._renderings,
+            )
 
         return fetch_kb
 
@@ -576,48 +506,6 @@ class KnowledgeBuilder:
             return ToolResult(f"Wrote 1 record to '{kb.backend_name}'.")
 
         return write_kb
-
-
-def _printable(text: str) -> str:
-    """An exception's text as tool output can carry it: lone surrogates escaped.
-
-    Such an exception (a ``UnicodeEncodeError`` quoting the character it choked on) would
-    otherwise make the whole answer unencodable, and an MCP client would get no answer.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
-def _skipped(kb: KnowledgeBase, missing: Sequence[str]) -> list[str]:
-    """For ids not found that name a document the backend skipped: that it exists, and why.
-
-    Reads the backend's ``diagnostics`` (``"path: reason"`` lines), when it has them.
-    """
-    try:
-        diagnostics = list(getattr(kb, "diagnostics", None) or [])
-    except Exception:
-        return []
-    if not diagnostics:
-        return []
-    reasons: dict[str, str] = {}
-    for line in diagnostics:
-        path, sep, reason = str(line).partition(": ")
-        if sep:
-            reasons.setdefault(path, reason)
-    lines = []
-    for record_id in dict.fromkeys(missing):
-        for path in (f"{record_id}.md", record_id):
-            if path in reasons:
-                lines.append(
-                    f"{echo(path)} exists but is not served: {reasons[path]}. The bundle's "
-                    "curator can fix the file (agentkernel-kb check shows the rule it breaks); "
-                    "it is served from the next refresh."
-                )
-                break
-    return lines
 
 
 def _check_query(query: Any, limit: Any) -> ToolResult | None:

@@ -46,7 +46,7 @@ LOG = "log"
 """The page name ``knowledge_read`` uses for the operation log."""
 
 INDEX = "index"
-"""The page name ``knowledge_read`` uses for the catalog (read on from a cut ``knowledge_index``)."""
+"""The page name ``knowledge_read`` uses for the catalog (to read on from a cut index)."""
 
 Confirm = Callable[[str], bool]
 """Asks the person a yes/no question; ``True`` only on an explicit yes."""
@@ -224,7 +224,9 @@ def _operations(
         if not hits:
             return "No page matches."
         found = "\n".join(_hit_line(store, hit) for hit in hits)
-        return _listing_cut(found, answer_chars, "ask for fewer (a lower limit) or more precise words")
+        return _listing_cut(
+            found, answer_chars, "ask for fewer (a lower limit) or more precise words"
+        )
 
     def knowledge_read(page: str) -> str:
         """Read a page: its fields, its content (links to other pages as ids) and what links to it.

@@ -5,8 +5,9 @@ has parseable YAML frontmatter, every frontmatter has a non-empty ``type``, and 
 files follow sections 8 (``index.md``) and 9 (``log.md``). Everything a consumer must
 tolerate is a warning: broken links, links that leave the bundle, unparseable timestamps,
 missing titles, files skipped and why, files ignored for not being markdown (one summary),
-and concepts longer than an agent's answer budget (read in parts). Unlike ``OKFManager``, which reads a bounded head of each document, the check reads
-every document whole, so links deep in a body are checked too.
+and concepts longer than an agent's answer budget (read in parts). Unlike ``OKFManager``,
+which reads a bounded head of each document, the check reads every document whole, so links
+deep in a body are checked too.
 """
 
 from __future__ import annotations
