@@ -280,10 +280,10 @@ def cut_rows(
     Returns:
         The body and the ``[cut]`` note (empty when everything fits).
     """
-    room = max(budget - NOTE_ROOM, _MIN_PIECE)
     whole = render(rows)
-    if len(whole) <= room:
+    if len(whole) <= budget:
         return whole, ""
+    room = max(budget - NOTE_ROOM, _MIN_PIECE)
     low, high = 0, len(rows)  # the most leading rows that fit: low fits, high + 1 does not
     while low < high:
         middle = (low + high + 1) // 2
