@@ -29,10 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentkernel.knowledgebase import KnowledgeBuilder  # noqa: E402
-from agentkernel.knowledgebase.okf.manager import OKFManager  # noqa: E402
-from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
-from tests.knowledgebase.test_answer_budget import big_document  # noqa: E402
+from tests.knowledgebase.test_answer_budget import big_document
+
+from agentkernel.knowledgebase import KnowledgeBuilder
+from agentkernel.knowledgebase.okf.manager import OKFManager
+from agentkernel.storage.local import LocalDocumentStore
 
 _READ_ON = re.compile(r'ids="([^"]+)"')
 
