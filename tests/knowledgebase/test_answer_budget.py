@@ -199,3 +199,19 @@ def test_a_failure_names_no_absolute_path(tmp_path: Path) -> None:
     answer = search("M", "x")
     assert is_error(answer) and "File name too long" in answer
     assert str(tmp_path) not in answer and "/srv/" not in answer
+
+
+def test_schemas_and_descriptions_name_no_server_path(bundle: Path, tmp_path: Path) -> None:
+    from tests.support import require_extra
+
+    require_extra("lancedb", "lancedb")
+    from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle
+
+    store = LocalDocumentStore(bundle, writable=False)
+    index = str(tmp_path / "indexes" / "kb.lance")
+    index_bundle(store, index)
+    manager = OKFManager(store, index=index, refresh_seconds=None)
+    tools = {t.__name__: t for t in KnowledgeBuilder([manager]).build(writable=False)}
+    for answer in (tools["get_schemas"](), tools["get_all_kb_descriptions"]()):
+        assert str(tmp_path) not in answer, answer
+    assert "kb.lance" in tools["get_schemas"]()

@@ -287,7 +287,8 @@ class KnowledgeBuilder:
                     schemas[name] = backend.schema()
                 except Exception as exc:
                     schemas[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            return ToolResult(json.dumps(schemas, indent=2, default=str, ensure_ascii=False))
+            text = json.dumps(schemas, indent=2, default=str, ensure_ascii=False)
+            return ToolResult(pathless(text))  # a local index or a refresh error names a path
 
         return get_schemas
 
@@ -307,7 +308,7 @@ class KnowledgeBuilder:
                 except Exception as exc:
                     description = f"(description unavailable: {type(exc).__name__}: {exc})"
                 lines.append(f"- {name}: {description}")
-            return ToolResult("\n".join(lines))
+            return ToolResult(pathless("\n".join(lines)))
 
         return get_all_kb_descriptions
 
