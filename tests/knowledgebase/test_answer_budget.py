@@ -215,3 +215,18 @@ def test_schemas_and_descriptions_name_no_server_path(bundle: Path, tmp_path: Pa
     for answer in (tools["get_schemas"](), tools["get_all_kb_descriptions"]()):
         assert str(tmp_path) not in answer, answer
     assert "kb.lance" in tools["get_schemas"]()
+
+
+def test_notes_about_missing_and_skipped_ids_stay_within_the_budget(tmp_path: Path) -> None:
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "big.md").write_text(big_document(200_000), encoding="utf-8")
+    for n in range(30):
+        (root / f"skipped-{n}-{'s' * 150}.md").write_text("no frontmatter\n", encoding="utf-8")
+    fetch = tools_over(root)["fetch_kb"]
+    asked = ["big"] + [f"skipped-{n}-{'s' * 150}" for n in range(30)]
+    asked += [f"missing-{n}-{'m' * 250}" for n in range(19)]
+    answer = fetch("kb", ",".join(asked))
+    assert len(answer) <= DEFAULT_ANSWER_CHARS
+    assert "exists but is not served" in answer and "more of the ids name files not served" in answer
+    assert 'ids="big#offset=' in answer

@@ -188,6 +188,7 @@ def fit_fetched(
     fetched: Sequence[tuple[Ref, str]],
     pending: Sequence[Ref],
     budget: int | None,
+    stated: int | None = None,
 ) -> tuple[str, str]:
     """Lay out fetched records within the budget.
 
@@ -195,7 +196,8 @@ def fit_fetched(
         backend: The backend name, for the calls the note names.
         fetched: Each reference read, with the record's whole rendering.
         pending: References not read (past the cap, the budget or the time allowed).
-        budget: Characters for the answer; ``None`` for no budget.
+        budget: Characters for the records and the note; ``None`` for no budget.
+        stated: The answer budget the note names (``budget`` when ``None``).
 
     Returns:
         The body, and the ``[cut]`` note (empty when nothing was left out).
@@ -228,9 +230,8 @@ def fit_fetched(
         return "\n".join(parts), ""
     ids, unlisted = listed(ref.text for ref in rest)
     more = f" (then the {unlisted} id(s) after those in your list)" if unlisted else ""
-    reason = (
-        f"the {budget:,}-character answer budget" if budget is not None else "the call's limits"
-    )
+    named = stated if stated is not None else budget
+    reason = f"the {named:,}-character answer budget" if named is not None else "the call's limits"
     note = (
         f"{CUT}This answer stops at {reason}. Read on with "
         f"{call('fetch_kb', backend=backend, ids=ids)}{more}; each call returns the next part "
@@ -401,18 +402,20 @@ def fetch_answer(
                 fetched[-1] = (fetched[-1][0], kb.format_results([row]))
             except Exception:
                 fetched.pop()
-    body, cut = fit_fetched(kb.backend_name, fetched, pending + request.over, budget)
-    lines = [body] if fetched else ["No results."]
-    lines += notices
+    tail = list(notices)
     if missing:
-        lines.append(f"Not found: {echo(list(dict.fromkeys(missing)))}")
-        lines += skipped_lines(kb, missing)
+        tail.append(f"Not found: {echo(list(dict.fromkeys(missing)))}")
+        tail += skipped_lines(kb, missing)
     if request.repeated:
-        lines.append(f"({request.repeated} repeated id(s) were read once.)")
+        tail.append(f"({request.repeated} repeated id(s) were read once.)")
     if request.over:
-        lines.append(
+        tail.append(
             f"(One call reads at most {MAX_FETCH_IDS} ids; {len(request.over)} more were not read.)"
         )
+    told = sum(len(line) + 1 for line in tail)
+    room = None if budget is None else max(budget - told, NOTE_ROOM + _MIN_PIECE)
+    body, cut = fit_fetched(kb.backend_name, fetched, pending + request.over, room, budget)
+    lines = [body if fetched else "No results.", *tail]
     if cut:
         lines.append(cut)
     text = "\n".join(lines)
@@ -452,7 +455,13 @@ def skipped_lines(kb: KnowledgeBase, missing: Sequence[str]) -> list[str]:
                     "it is served from the next refresh."
                 )
                 break
+    if len(lines) > _SKIPS_SHOWN:
+        more = len(lines) - _SKIPS_SHOWN
+        lines = [*lines[:_SKIPS_SHOWN], f"({more} more of the ids name files not served.)"]
     return lines
+
+
+_SKIPS_SHOWN = 5
 
 
 def printable(text: str) -> str:
