@@ -1,7 +1,7 @@
 """What the answer budget and the bounded fetch cost and save (issues 27 and 28).
 
 Runs the builder's ``fetch_kb`` over an OKF bundle written to a temporary directory (a 2 MB
-concept and a small one) and prints one table, side by side:
+concept, a small one; the tests' ``answers_bundle``) and prints one table, side by side:
 
 - ``budget``: this version (20,000-character answers, ids read once, at most 50 per call);
 - ``whole``: the same builder with ``answer_chars=None`` (the whole text);
@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.knowledgebase.test_answer_budget import big_document
+from tests.knowledgebase.test_answer_budget import answers_bundle
 
 from agentkernel.knowledgebase import KnowledgeBuilder
 from agentkernel.knowledgebase.okf.manager import OKFManager
@@ -66,12 +66,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder) / "kb"
-        (root / "notes").mkdir(parents=True)
-        (root / "notes" / "big.md").write_text(big_document(), encoding="utf-8")
-        (root / "notes" / "small.md").write_text(
-            "---\ntype: note\ntitle: Small\n---\nA small note.\n", encoding="utf-8"
-        )
+        root = answers_bundle(Path(folder))
         kb = OKFManager(LocalDocumentStore(root, writable=False), refresh_seconds=None)
         budget = {t.__name__: t for t in KnowledgeBuilder([kb]).build(writable=False)}
         whole = {

@@ -41,8 +41,8 @@ def big_document(size: int = 2_000_000, seed: int = 7) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture
-def bundle(tmp_path: Path) -> Path:
+def answers_bundle(tmp_path: Path) -> Path:
+    """An OKF bundle ``kb``: a 2 MB concept, a small one, and two files the walk skips."""
     root = tmp_path / "kb"
     (root / "notes").mkdir(parents=True)
     (root / "notes" / "big.md").write_text(big_document(), encoding="utf-8")
@@ -52,6 +52,11 @@ def bundle(tmp_path: Path) -> Path:
     (root / "plain.md").write_text("no frontmatter at all\n", encoding="utf-8")
     (root / "latin.md").write_bytes(b"---\ntype: note\ntitle: L\n---\n\xe9t\xe9\n")
     return root
+
+
+@pytest.fixture
+def bundle(tmp_path: Path) -> Path:
+    return answers_bundle(tmp_path)
 
 
 def tools_over(root: Path, **kwargs: object) -> Tools:

@@ -26,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS  # noqa: E402
-from tests.knowledgebase.test_answer_budget import big_document  # noqa: E402
+from tests.knowledgebase.test_answer_budget import answers_bundle  # noqa: E402
 from tests.mcp._session import call, stdio_session, tools  # noqa: E402
 
 _READ_ON = re.compile(r'fetch_kb\(backend="kb", ids="([^"]+)"\)')
@@ -37,14 +37,7 @@ Call = tuple[str, dict[str, Any]]
 
 @pytest.fixture
 def bundle(tmp_path: Path) -> Path:
-    root = tmp_path / "kb"
-    (root / "notes").mkdir(parents=True)
-    (root / "notes" / "big.md").write_text(big_document(), encoding="utf-8")
-    (root / "notes" / "small.md").write_text(
-        "---\ntype: note\ntitle: Small\n---\nA small note.\n", encoding="utf-8"
-    )
-    (root / "plain.md").write_text("no frontmatter\n", encoding="utf-8")
-    return root
+    return answers_bundle(tmp_path)
 
 
 def test_a_2_mb_concept_is_read_whole_by_following_the_notes(bundle: Path) -> None:
