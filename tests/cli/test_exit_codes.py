@@ -95,6 +95,10 @@ def test_a_long_answer_is_cut_unless_full(
     assert "--full" in err
     got, out, _ = _run(["fetch", str(root), "long", "--full"], capsys)
     assert got == 0 and body.rstrip() in out and "[cut]" not in out
+    got, out, _ = _run(["ask", "long note", str(root)], capsys)
+    assert got == 0 and "[cut] " in out and body.rstrip() not in out
+    got, out, _ = _run(["ask", "long note", str(root), "--full"], capsys)
+    assert got == 0 and body.rstrip() in out and "[cut]" not in out
 
 
 def test_the_console_script_keeps_the_rule() -> None:

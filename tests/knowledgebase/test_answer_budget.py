@@ -236,3 +236,17 @@ def test_notes_about_missing_and_skipped_ids_stay_within_the_budget(tmp_path: Pa
     assert "exists but is not served" in answer
     assert "more of the ids name files not served" in answer
     assert 'ids="big#offset=' in answer
+
+
+def test_a_call_stops_reading_once_its_budget_is_spent() -> None:
+    backend = MemoryBackend("M", fetch=True)
+    backend.docs = {f"d{i:02}": "z" * 30_000 for i in range(50)}
+    fetch = {t.__name__: t for t in KnowledgeBuilder([backend]).build()}["fetch_kb"]
+    answer = fetch("M", ",".join(sorted(backend.docs)))
+    asked = [ids for op, ids in backend.calls if op == "fetch"]
+    assert asked == [[f"d{i:02}" for i in range(10)]]  # one batch, then the budget was spent
+    assert len(answer) <= DEFAULT_ANSWER_CHARS
+    match = _READ_ON.search(answer)
+    assert match is not None
+    rest = match.group(2).split(",")
+    assert rest[0].startswith("d00#offset=") and rest[1:] == [f"d{i:02}" for i in range(1, 50)]
