@@ -55,6 +55,8 @@ EXPORT_TABLES = {
 UPWARD: dict[tuple[str, str], str] = {
     ("agentkernel.cli.ask", "agentkernel.openai"): "`agentkernel-kb ask` runs an OpenAI agent",
 }
+
+
 def modules() -> dict[str, Path]:
     found = {}
     for path in sorted((SRC / "agentkernel").rglob("*.py")):
