@@ -37,7 +37,7 @@ SERVER_FIXTURES = {
     "mcp_http_server": "mcp_process",
 }
 # Parameter values naming a server that the test fetches with ``request.getfixturevalue``.
-SERVER_PARAMS = {"postgresql": "postgres"}
+SERVER_PARAMS = {"postgresql": "postgres", "bundle-s3": "s3"}
 SERVER_MARKERS = sorted(set(SERVER_FIXTURES.values()) | set(STARTERS.values()))
 
 load_hypothesis_profile()
