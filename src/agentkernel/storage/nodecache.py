@@ -323,3 +323,57 @@ def _check_claim(name: str, digest: Digest, claimed: FetchedObject) -> None:
     etag = claimed.etag.strip('"')
     if len(etag) == 32 and "-" not in etag and etag.lower() != digest.md5:
         raise CacheIntegrityError(f"{name}: the bytes received do not match the ETag {etag}")
+
+
+class DocumentCache:
+    """Documents ``fetch`` reads, kept on the node by their change token.
+
+    A document is cached only when its bytes are proven to be the version its token names
+    (the token is a plain-MD5 ETag and the bytes hash to it), and served from the cache only
+    for that token: a document whose token moved (a new index version) is read again. Stores
+    whose tokens are not content hashes (a local folder's) are never cached, and need not be.
+    """
+
+    def __init__(self, cache: NodeCache, location: str) -> None:
+        """Attach to a node cache for one store.
+
+        Args:
+            cache: The node cache.
+            location: The store's location (its namespace in the cache).
+        """
+        self._cache = cache
+        self._folder = cache.folder(namespace_for(location)) / "documents"
+        self.hits = 0
+
+    def read(self, path: str, token: str, load: Callable[[], bytes]) -> bytes:
+        """The document's bytes at ``token``: from the node cache, else loaded (and kept).
+
+        Args:
+            path: The bundle-relative path.
+            token: The change token the caller serves (the index row's).
+            load: Reads the document from its store.
+
+        Returns:
+            The bytes.
+        """
+        etag = token.strip('"').lower()
+        if len(etag) != 32 or not all(c in "0123456789abcdef" for c in etag):
+            return load()
+        name = hashlib.sha256(f"{path}\0{etag}".encode()).hexdigest()
+        target = self._folder / name[:2] / name
+        if self._cache.check(target):
+            self.hits += 1
+            return target.read_bytes()
+        data = load()
+        if hashlib.md5(data, usedforsecurity=False).hexdigest() != etag:
+            return data  # the store holds another version than the token: serve it, keep none
+
+        def write(handle: BinaryIO) -> FetchedObject:
+            handle.write(data)
+            return FetchedObject(len(data), etag)
+
+        try:
+            self._cache.install(target, write)
+        except OSError as exc:  # a full or read-only disk costs the cache, not the read
+            logger.warning("node cache: could not keep %s: %s", path, exc)
+        return data

@@ -251,3 +251,51 @@ def test_a_small_bundle_round_trips_through_the_cache(
     kb = open_pod(setup)
     assert kb.schema()["concepts"] == 2
     assert kb.fetch(["b/c"])[0]["metadata"]["id"] == "b/c"
+
+
+def test_fetch_reads_a_document_once_per_node_at_its_indexed_version(
+    tmp_path: Path, s3_client: Any, s3_bucket: str, s3_endpoint: str, s3_latency: LatencyProxy
+) -> None:
+    from agentkernel.storage.s3 import S3DocumentStore
+
+    for i in range(20):
+        s3_client.put_object(Bucket=s3_bucket, Key=f"bundle/notes/n{i}.md", Body=note(i).encode())
+    uri = f"s3://{s3_bucket}/kb.lance"
+    direct = {**S3_KEYS, "aws_endpoint": s3_endpoint}
+    index_bundle(
+        S3DocumentStore(s3_bucket, "bundle", endpoint_url=s3_endpoint), uri, storage_options=direct
+    )
+    options = {**S3_KEYS, "aws_endpoint": s3_latency.endpoint, "node_cache": str(tmp_path / "n")}
+
+    def pod() -> OKFManager:
+        store = S3DocumentStore(s3_bucket, "bundle", endpoint_url=s3_latency.endpoint)
+        return OKFManager(store, index=uri, index_options=options, refresh_seconds=None)
+
+    first = pod()
+    s3_latency.take()
+    record = first.fetch(["notes/n3"])[0]
+    assert "topic 3" in record["text"]
+    assert s3_latency.take() == {"GET": 1}
+    assert first.fetch(["notes/n3"])[0]["text"] == record["text"]
+    second = pod()  # another pod of the node
+    s3_latency.take()
+    assert second.fetch(["notes/n3"])[0]["text"] == record["text"]
+    assert s3_latency.take() == {}  # served from the node cache
+    # the document changes in the bucket; until the index has it, pods serve the indexed one
+    s3_client.put_object(Bucket=s3_bucket, Key="bundle/notes/n3.md", Body=note(3, "new").encode())
+    assert second.fetch(["notes/n3"])[0]["text"] == record["text"]
+    index_bundle(
+        S3DocumentStore(s3_bucket, "bundle", endpoint_url=s3_endpoint), uri, storage_options=direct
+    )
+    second.reload()
+    assert "new" in second.fetch(["notes/n3"])[0]["text"]
+    # a corrupt cached document is read again, never served
+    for path in (tmp_path / "n").rglob("*"):
+        if (
+            path.is_file()
+            and "/documents/" in path.as_posix()
+            and not path.name.endswith(LEDGER_SUFFIX)
+        ):
+            path.write_bytes(b"garbage")
+    third = pod()
+    assert "new" in third.fetch(["notes/n3"])[0]["text"]

@@ -793,7 +793,7 @@ class OKFManager(DocumentKnowledgeBase):
         if concept is None:
             return None
         try:
-            data = self._store.read(concept.path)
+            data = self._read_document(concept)
         except FileNotFoundError:
             return None
         try:
@@ -815,6 +815,17 @@ class OKFManager(DocumentKnowledgeBase):
     def _count_under(self, directory: str) -> int:
         with self._lock:
             return self._served.concepts_under(directory)
+
+    def _read_document(self, concept: Concept) -> bytes:
+        """A concept's document: from the node cache at its indexed token, when there is one."""
+        documents = getattr(self._index_source, "documents", None)
+        if documents is None or self._view is None:
+            return self._store.read(concept.path)
+        return bytes(
+            documents(self._store.location).read(
+                concept.path, concept.token, lambda: self._store.read(concept.path)
+            )
+        )
 
     def _read_text(self, path: str) -> str | None:
         try:

@@ -99,6 +99,22 @@ class CachedSource:
         from agentkernel.storage.nodecache import NodeCache
 
         self.mirror = MirroredIndex(uri, options, NodeCache(root, max_bytes))
+        self._documents: dict[str, Any] = {}
+
+    def documents(self, location: str) -> Any:
+        """The node cache of the documents ``fetch`` reads from the store at ``location``.
+
+        Args:
+            location: The bundle's store location.
+
+        Returns:
+            A :class:`~agentkernel.storage.nodecache.DocumentCache`.
+        """
+        from agentkernel.storage.nodecache import DocumentCache
+
+        if location not in self._documents:
+            self._documents[location] = DocumentCache(self.mirror.cache, location)
+        return self._documents[location]
 
     def open(self) -> Any:
         """Open the newest version from the node cache (fetching what it lacks).
