@@ -46,7 +46,12 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_CONCEPTS = 5_000_000
 _SCALAR_COLUMNS = ("path", "id", "dir", "title_key")
 # how Lance words a commit that lost to another writer's (nothing of it was written)
-_CONFLICTS = ("commit conflict", "incompatible transaction", "preempted by concurrent")
+_CONFLICTS = (
+    "commit conflict",
+    "incompatible transaction",
+    "preempted by concurrent",
+    "reported a conflict",  # two creations raced; the next attempt opens whichever landed
+)
 _DELETE_BATCH = 2000
 
 
@@ -184,8 +189,8 @@ def index_bundle(
                 table = database.create_table(
                     name, rows.to_table(upserts), schema=rows.arrow_schema(), mode="create"
                 )
-            except (ValueError, OSError) as exc:
-                if "exist" not in str(exc).lower():
+            except (ValueError, OSError, RuntimeError) as exc:
+                if "exist" not in str(exc).lower() and not _is_conflict(exc):
                     raise
                 logger.info("another indexer created %s first; diffing again", index_uri)
                 continue
