@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 _HOP = ("transfer-encoding", "connection", "content-length", "keep-alive")
+_CHUNK = 1 << 20
 
 
 class LatencyProxy:
@@ -75,17 +76,24 @@ class LatencyProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 reply = self._exchange(body)
-                data = reply.read()
+                length = reply.getheader("Content-Length")
+                data = b"" if length is not None or self.command == "HEAD" else reply.read()
                 self.send_response(reply.status)
                 for key, value in reply.getheaders():
                     if key.lower() not in _HOP:
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", length if length is not None else str(len(data)))
                 self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(data)
-                    with lock:
-                        proxy.bytes_out += len(data)
+                if self.command == "HEAD":
+                    reply.read()
+                    return
+                sent = len(data)
+                self.wfile.write(data)
+                while length is not None and (chunk := reply.read(_CHUNK)):
+                    self.wfile.write(chunk)  # streamed: a large object is never held whole
+                    sent += len(chunk)
+                with lock:
+                    proxy.bytes_out += sent
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 

@@ -299,3 +299,35 @@ def test_fetch_reads_a_document_once_per_node_at_its_indexed_version(
             path.write_bytes(b"garbage")
     third = pod()
     assert "new" in third.fetch(["notes/n3"])[0]["text"]
+
+
+def test_a_download_that_does_not_match_what_the_store_announced_is_never_installed(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+
+    from agentkernel.storage.nodecache import CacheIntegrityError, FetchedObject, NodeCache
+
+    cache = NodeCache(tmp_path / "cache")
+    target = cache.folder("ns") / "data" / "f.lance"
+    body = b"x" * 1000
+    good = hashlib.md5(body).hexdigest()
+
+    def short(handle: Any) -> FetchedObject:
+        handle.write(body[:500])  # the connection dropped half-way
+        return FetchedObject(1000, good)
+
+    def altered(handle: Any) -> FetchedObject:
+        handle.write(b"y" * 1000)
+        return FetchedObject(1000, good)
+
+    for fetch in (short, altered):
+        with pytest.raises(CacheIntegrityError):
+            cache.install(target, fetch)
+        assert not target.exists()
+        assert list(target.parent.iterdir()) == []  # no temporary file left behind
+    cache.install(target, lambda handle: (handle.write(body), FetchedObject(1000, good))[1])
+    assert target.read_bytes() == body and cache.check(target)
+    fresh = NodeCache(tmp_path / "cache")  # another process: checks the MD5 once
+    target.write_bytes(b"x" * 999 + b"z")
+    assert not fresh.check(target) and not target.exists()
