@@ -250,13 +250,16 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         cold.stdin.write("go\n")
         cold.stdin.flush()
         pods["cache, cold"] = finish(cold)
+        _log(json.dumps(pods["cache, cold"]))
         _log("pod: node cache warm (a restart)")
         pods["cache, warm"] = finish(child({**base, "cache": cache, "n_queries": args.queries}))
+        _log(json.dumps(pods["cache, warm"]))
         result["node_cache_bytes"] = sum(
             p.stat().st_size for p in Path(cache).rglob("*") if p.is_file()
         )
         _log("pod: Lance over S3 directly")
         pods["S3 direct"] = finish(child({**base, "cache": "", "n_queries": args.direct_queries}))
+        _log(json.dumps(pods["S3 direct"]))
         result["pods"] = pods
         if args.pods:
             result["fleet"] = fleet(args, base, bundle, corpus, uri, endpoint, scratch)

@@ -396,7 +396,9 @@ def _rows(
 def _sample(known: Mapping[str, str], result: ScanResult) -> list[str]:
     """A few document paths the bundle holds: how a pod recognises the bundle of an index."""
     held = set(known) - set(result.drops)
-    held.update(c.path for c in result.concepts)
+    held.update(c.path for c in result.concepts)  # every row's path, as the next run knows it
+    held.update(r.path for r in result.reserved)
+    held.update(s.path for s in result.skipped)
     return sorted(held)[: rows.SAMPLE_PATHS]
 
 
