@@ -9,10 +9,12 @@ the object store only for what it does not hold. Several processes (pods mountin
   one, its size and digest checked, and renamed into place (``os.replace``, atomic on one
   file system). Two processes fetching the same file write the same bytes; the last rename
   wins and either copy is whole.
-* **Corruption is detected, never served.** Each installed file's size and MD5 are recorded
-  in a ledger beside it (the MD5 is also checked against the object's ETag when that is a
-  plain MD5, which a single-part upload's is). :meth:`NodeCache.check` compares a cached
-  file with its ledger entry; a file that fails is deleted and fetched again by the caller.
+* **Corruption is detected, never served.** Each installed file's size, MD5, inode and
+  mtime are recorded in a ledger beside it (the MD5 is also checked against the object's
+  ETag when that is a plain MD5, which a single-part upload's is). :meth:`NodeCache.check`
+  compares a cached file with its ledger entry: a file of another size is refetched; one
+  written to since it was installed (another inode or mtime) is hashed and refetched unless
+  its MD5 still matches. The caller fetches a file that fails again.
 * **Bounded.** :meth:`NodeCache.evict` removes the least recently used files beyond
   ``max_bytes``, except those the caller still needs.
 * **One downloader at a time.** :meth:`NodeCache.lock` is an ``flock`` on a file in the
@@ -176,7 +178,7 @@ class NodeCache:
                 os.fsync(handle.fileno())
             digest = _file_digest(scratch)
             _check_claim(target.name, digest, claimed)
-            _write_ledger(target, digest)
+            _write_ledger(target, digest, scratch.stat())  # a rename keeps inode and mtime
             os.replace(scratch, target)
         finally:
             with contextlib.suppress(FileNotFoundError):
@@ -206,11 +208,14 @@ class NodeCache:
         identity = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
         if self._checked.get(target) == identity:
             return True
-        recorded = _read_ledger(target)
+        recorded, installed = _read_ledger(target)
+        # untouched since it was installed and checked (same inode, size and mtime): a
+        # restart trusts it; a file written to since (truncated, overwritten) is hashed
+        untouched = installed == (stat.st_ino, stat.st_mtime_ns)
         if (
             recorded is not None
             and recorded.size == stat.st_size
-            and _file_digest(target) == recorded
+            and (untouched or _file_digest(target) == recorded)
         ):
             self._checked[target] = identity
             return True
@@ -290,19 +295,25 @@ def _ledger_path(target: Path) -> Path:
     return target.with_name(target.name + LEDGER_SUFFIX)
 
 
-def _write_ledger(target: Path, digest: Digest) -> None:
+def _write_ledger(target: Path, digest: Digest, stat: os.stat_result) -> None:
     ledger = _ledger_path(target)
     scratch = ledger.with_name(f"{ledger.name}{_TMP_MARK}{uuid.uuid4().hex}")
-    scratch.write_text(json.dumps({"size": digest.size, "md5": digest.md5}))
+    held = {"size": digest.size, "md5": digest.md5, "ino": stat.st_ino, "mtime": stat.st_mtime_ns}
+    scratch.write_text(json.dumps(held))
     os.replace(scratch, ledger)
 
 
-def _read_ledger(target: Path) -> Digest | None:
+def _read_ledger(target: Path) -> tuple[Digest | None, tuple[int, int] | None]:
+    """The recorded digest, and the file's (inode, mtime) when it was installed."""
     try:
         held = json.loads(_ledger_path(target).read_text())
-        return Digest(int(held["size"]), str(held["md5"]))
+        digest = Digest(int(held["size"]), str(held["md5"]))
     except (OSError, ValueError, KeyError, TypeError):
-        return None
+        return None, None
+    try:
+        return digest, (int(held["ino"]), int(held["mtime"]))
+    except (KeyError, TypeError, ValueError):
+        return digest, None
 
 
 def _file_digest(path: Path) -> Digest:

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +329,9 @@ def test_a_download_that_does_not_match_what_the_store_announced_is_never_instal
         assert list(target.parent.iterdir()) == []  # no temporary file left behind
     cache.install(target, lambda handle: (handle.write(body), FetchedObject(1000, good))[1])
     assert target.read_bytes() == body and cache.check(target)
-    fresh = NodeCache(tmp_path / "cache")  # another process: checks the MD5 once
-    target.write_bytes(b"x" * 999 + b"z")
+    fresh = NodeCache(tmp_path / "cache")  # another process: trusts an untouched file
+    assert fresh.check(target)
+    time.sleep(0.05)  # past the file system's timestamp granularity
+    target.write_bytes(b"x" * 999 + b"z")  # written to since: hashed, found corrupt
+    fresh = NodeCache(tmp_path / "cache")
     assert not fresh.check(target) and not target.exists()
