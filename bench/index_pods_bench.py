@@ -132,6 +132,32 @@ def single_pod(config: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def memory_pod(config: dict[str, Any]) -> dict[str, Any]:
+    """A pod without the proxy in its process (straight to the server): its memory alone."""
+    from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
+
+    queries = json.loads(Path(config["queries"]).read_text())[: config["n_queries"]]
+    started = time.perf_counter()
+    kb = OKFManager(
+        LocalDocumentStore(config["bundle"], writable=False),
+        index=config["uri"],
+        index_options={
+            **index_bench.S3_OPTIONS,
+            "aws_endpoint": config["endpoint"],
+            "node_cache": config["cache"],
+        },
+        refresh_seconds=None,
+        max_concepts=2_000_000,
+    )
+    kb.search(queries[0][0], 10)
+    cold = time.perf_counter() - started
+    at_start = memory()
+    for text, _ in queries:
+        kb.search(text, 10)
+    kb._refresh(raise_errors=False)
+    return {"cold_s": cold, "at_start": at_start, "after": memory()}
+
+
 def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
     """Search until ``stop`` exists, refreshing on schedule; log each version switch."""
     queries = json.loads(Path(config["queries"]).read_text())
@@ -259,6 +285,11 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         result["node_cache_bytes"] = sum(
             p.stat().st_size for p in Path(cache).rglob("*") if p.is_file()
         )
+        _log("pod: node cache warm, no proxy in its process (memory)")
+        result["memory_pod"] = finish(
+            child({**base, "cache": cache, "n_queries": args.queries, "mode": "memory"})
+        )
+        _log(json.dumps(result["memory_pod"]))
         _log("pod: Lance over S3 directly")
         pods["S3 direct"] = finish(child({**base, "cache": "", "n_queries": args.direct_queries}))
         _log(json.dumps(pods["S3 direct"]))
@@ -372,6 +403,16 @@ def render(r: dict[str, Any]) -> str:
             f"{p['refresh_s'] * 1e3:.0f} ms | {m['RssAnon']:.0f} / {m['Pss']:.0f} / "
             f"{m['VmHWM']:.0f} MB |"
         )
+    if "memory_pod" in r:
+        mem = r["memory_pod"]
+        lines += [
+            "",
+            f"A pod on the warm node cache without the proxy in its process (straight to the "
+            f"server; its memory alone): started in {mem['cold_s']:.2f} s; private (RssAnon) / "
+            f"PSS / peak RSS {mem['at_start']['RssAnon']:.0f} / {mem['at_start']['Pss']:.0f} / "
+            f"{mem['at_start']['VmHWM']:.0f} MB at start, {mem['after']['RssAnon']:.0f} / "
+            f"{mem['after']['Pss']:.0f} / {mem['after']['VmHWM']:.0f} MB after the searches.",
+        ]
     cold = pods["cache, cold"]
     if "changed_requests" in cold:
         lines += [
@@ -411,7 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "--pod":
         config = json.loads(args[1])
-        print(json.dumps(fleet_pod(config) if config.get("fleet") else single_pod(config)))
+        mode = "fleet" if config.get("fleet") else config.get("mode", "single")
+        pod = {"fleet": fleet_pod, "memory": memory_pod, "single": single_pod}[mode]
+        print(json.dumps(pod(config)))
         return 0
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
