@@ -19,8 +19,8 @@ checked; only then is it written to ``versions/<n>.json`` and opened. Lance's ow
 hold decoded pages in memory; they do not persist across processes or avoid the first read
 of a file over the network, which is why this layer exists (``docs/index.md``).
 
-Only ``s3://`` indexes are mirrored (``boto3``, the ``aws`` extra); local ones are opened
-in place.
+Only ``s3://`` indexes are mirrored (through ``pyarrow``'s S3 file system, loaded with
+Lance already); local ones are opened in place.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO
+from urllib.parse import urlparse
 
 from agentkernel.knowledgebase.okf.bundleindex import _lance
 from agentkernel.storage.nodecache import FetchedObject, NodeCache, namespace_for
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 _U64_MAX = 2**64 - 1
 _WORKERS = 8
-_CHUNK = 1 << 20
+_CHUNK = 16 << 20
 
 
 class MirroredIndex:
@@ -66,7 +67,7 @@ class MirroredIndex:
         self._namespace = namespace_for(location)
         self._root = cache.folder(self._namespace)
         self.local = self._root / "dataset"
-        self._client = s3_client(options)
+        self._fs = s3_filesystem(options)
 
     # -- what a pod calls -----------------------------------------------------------------
 
@@ -80,23 +81,10 @@ class MirroredIndex:
             FileNotFoundError: The index has no version.
         """
         best: tuple[int, str] | None = None
-        prefix = self._prefix + "_versions/"
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {"Bucket": self._bucket, "Prefix": prefix, "MaxKeys": 100}
-            if token:
-                kwargs["ContinuationToken"] = token
-            page = self._client.list_objects_v2(**kwargs)
-            for item in page.get("Contents", ()):
-                name = item["Key"][len(prefix) :]
-                version = manifest_version(name)
-                if version is not None and (best is None or version > best[0]):
-                    best = (version, name)
-                    if len(name.split(".")[0]) == 20:
-                        break  # V2 names list newest first
-            token = page.get("NextContinuationToken")
-            if not token or (best and len(best[1].split(".")[0]) == 20):
-                break
+        for name, _ in self._list("_versions/"):
+            version = manifest_version(name)
+            if version is not None and (best is None or version > best[0]):
+                best = (version, name)
         if best is None:
             raise FileNotFoundError(f"No bundle index at {self.location}")
         return best
@@ -161,16 +149,22 @@ class MirroredIndex:
         record = self._root / "indices" / f"{name}.json"
         listed = _read_list(record)
         if listed is None:
-            prefix = f"{self._prefix}_indices/{name}/"
-            listed = []
-            paginator = self._client.get_paginator("list_objects_v2")
-            for page in paginator.paginate(Bucket=self._bucket, Prefix=prefix):
-                listed += [
-                    "_indices/" + item["Key"][len(self._prefix) + len("_indices/") :]
-                    for item in page.get("Contents", ())
-                ]
+            folder = f"_indices/{name}/"
+            listed = [folder + rel for rel, _ in self._list(folder)]
             _write_list(record, listed)
         return listed
+
+    def _list(self, folder: str) -> list[tuple[str, int]]:
+        """The files below a folder of the dataset: one listing (a page per 1,000 keys)."""
+        from pyarrow import fs
+
+        base = f"{self._bucket}/{self._prefix}{folder}"
+        selector = fs.FileSelector(base, recursive=True, allow_not_found=True)
+        return [
+            (info.path[len(base) :], int(info.size or 0))
+            for info in self._fs.get_file_info(selector)
+            if info.type == fs.FileType.File
+        ]
 
     def _fetch_all(self, rels: list[str]) -> None:
         if not rels:
@@ -183,17 +177,19 @@ class MirroredIndex:
                 pass
 
     def _fetch(self, rel: str) -> None:
-        key = self._prefix + rel
+        path = f"{self._bucket}/{self._prefix}{rel}"
 
         def stream(handle: BinaryIO) -> FetchedObject:
-            reply = self._client.get_object(Bucket=self._bucket, Key=key)
-            body = reply["Body"]
-            try:
-                while chunk := body.read(_CHUNK):
+            with self._fs.open_input_file(path) as source:  # its size: one HEAD
+                size = int(source.size())
+                offset = 0
+                while offset < size:  # a ranged GET per chunk: never the whole file in memory
+                    chunk = source.read_at(min(_CHUNK, size - offset), offset)
+                    if not chunk:
+                        break
                     handle.write(chunk)
-            finally:
-                body.close()
-            return FetchedObject(int(reply.get("ContentLength", -1)), str(reply.get("ETag", "")))
+                    offset += len(chunk)
+            return FetchedObject(size, "")
 
         self.cache.install(self.local / rel, stream)
 
@@ -214,20 +210,20 @@ def manifest_version(name: str) -> int | None:
     return _U64_MAX - number if len(stem) == 20 else number
 
 
-def s3_client(options: Mapping[str, str]) -> Any:
-    """A boto3 S3 client from Lance's object-store options.
+def s3_filesystem(options: Mapping[str, str]) -> Any:
+    """A ``pyarrow`` S3 file system from Lance's object-store options.
+
+    pyarrow is loaded with Lance already; its S3 client costs a pod about 1 MB of private
+    memory where boto3's costs 27 MB (measured, ``bench/RESULTS.md``).
 
     Args:
-        options: ``aws_endpoint``/``endpoint``, ``aws_region``/``region``, and keys.
+        options: ``aws_endpoint``/``endpoint``, ``aws_region``/``region``, and keys; without
+            keys the AWS default chain (environment, profile, instance role) is used.
 
     Returns:
-        The client.
-
-    Raises:
-        ImportError: ``boto3`` (the ``aws`` extra) is not installed.
+        A ``pyarrow.fs.S3FileSystem``.
     """
-    import boto3
-    from botocore.config import Config
+    from pyarrow import fs
 
     def pick(*names: str) -> str | None:
         for name in names:
@@ -236,15 +232,24 @@ def s3_client(options: Mapping[str, str]) -> Any:
                 return str(value)
         return None
 
-    return boto3.client(
-        "s3",
-        endpoint_url=pick("aws_endpoint", "endpoint", "aws_endpoint_url"),
-        region_name=pick("aws_region", "region") or os.environ.get("AWS_DEFAULT_REGION"),
-        aws_access_key_id=pick("aws_access_key_id", "access_key_id"),
-        aws_secret_access_key=pick("aws_secret_access_key", "secret_access_key"),
-        aws_session_token=pick("aws_session_token", "session_token"),
-        config=Config(max_pool_connections=_WORKERS * 2, retries={"max_attempts": 3}),
+    kwargs: dict[str, Any] = {}
+    endpoint = pick("aws_endpoint", "endpoint", "aws_endpoint_url")
+    if endpoint:
+        parsed = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
+        kwargs |= {"endpoint_override": parsed.netloc, "scheme": parsed.scheme}
+    region = pick("aws_region", "region") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        kwargs["region"] = region
+    key, secret = (
+        pick("aws_access_key_id", "access_key_id"),
+        pick("aws_secret_access_key", "secret_access_key"),
     )
+    if key and secret:
+        kwargs |= {"access_key": key, "secret_key": secret}
+        token = pick("aws_session_token", "session_token")
+        if token:
+            kwargs["session_token"] = token
+    return fs.S3FileSystem(**kwargs)
 
 
 def _read_list(path: Path) -> list[str] | None:

@@ -169,13 +169,4 @@ def index_source(uri: str, options: Mapping[str, str] | None) -> IndexSource:
     remote = _lance.describe(uri).startswith("s3://")
     if not remote or (root is not None and root.strip().lower() in _OFF):
         return DirectSource(uri, lance_options)
-    try:
-        import boto3  # noqa: F401
-    except ImportError:
-        logger.warning(
-            "bundle index %s is read from S3 directly on every search: the node cache needs "
-            "the aws extra (pip install 'agentkernel[aws]')",
-            _lance.describe(uri),
-        )
-        return DirectSource(uri, lance_options)
     return CachedSource(uri, lance_options, root or str(default_cache_root()), max_bytes)
