@@ -290,9 +290,11 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             child({**base, "cache": cache, "n_queries": args.queries, "mode": "memory"})
         )
         _log(json.dumps(result["memory_pod"]))
-        _log("pod: Lance over S3 directly")
-        pods["S3 direct"] = finish(child({**base, "cache": "", "n_queries": args.direct_queries}))
-        _log(json.dumps(pods["S3 direct"]))
+        if args.direct_queries:
+            _log("pod: Lance over S3 directly")
+            direct = {**base, "cache": "", "n_queries": args.direct_queries}
+            pods["S3 direct"] = finish(child(direct))
+            _log(json.dumps(pods["S3 direct"]))
         result["pods"] = pods
         if args.pods:
             result["fleet"] = fleet(args, base, bundle, corpus, uri, endpoint, scratch)
@@ -459,7 +461,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--direct-queries", type=int, default=20)
+    parser.add_argument(
+        "--direct-queries", type=int, default=20, help="0: no pod reading S3 directly"
+    )
     parser.add_argument("--pods", type=int, default=16)
     parser.add_argument("--refresh", type=float, default=10.0)
     parser.add_argument("--every", type=float, default=15.0)
