@@ -243,15 +243,18 @@ def change(bundle: Path, concepts: list[_corpus.Concept], round_: int) -> int:
     picked = concepts[round_ % 100 :: 100]
     for concept in picked:
         path = bundle / concept.path
-        path.write_text(path.read_text() + f"\nRevision {round_} for the bench.\n")
+        fresh = path.with_name(f".{path.name}.new")  # hidden: never listed
+        fresh.write_text(path.read_text() + f"\nRevision {round_} for the bench.\n")
+        os.replace(fresh, path)  # a new file: the corpus cache behind the link is untouched
     return len(picked)
 
 
 def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     corpus = _corpus.prepare(args.data, args.size, args.queries, SEED, _corpus.stderr_log)
     bundle = scratch / "bundle"
-    _log(f"copying the {args.size}-concept bundle")
-    shutil.copytree(corpus.bundle, bundle)
+    _log(f"linking the {args.size}-concept bundle")
+    # hard links: a changed document is replaced (change()), never written through a link
+    shutil.copytree(corpus.bundle, bundle, copy_function=os.link)
     queries = scratch / "queries.json"
     queries.write_text(json.dumps([[q.text, q.target] for q in corpus.queries]))
     process, endpoint = index_bench.moto(scratch / "moto.log")
