@@ -103,6 +103,7 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         cache_dir=getattr(args, "vector_cache", None),
         index=getattr(args, "index", None),
         index_option=getattr(args, "index_option", ()),
+        whole=bool(getattr(args, "full", False)),
     )
 
 
@@ -115,7 +116,9 @@ def _from_paths(
     cache_dir: str | None = None,
     index: str | None = None,
     index_option: Sequence[str] = (),
+    whole: bool = False,
 ) -> Sources:
+    from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
     managers = open_bundles(
@@ -127,7 +130,7 @@ def _from_paths(
         index=index,
         index_option=index_option,
     )
-    builder = KnowledgeBuilder(managers)
+    builder = KnowledgeBuilder(managers, answer_chars=None if whole else DEFAULT_ANSWER_CHARS)
     tools = builder.build(writable=writable)
     return Sources(tools, list(builder.backends), builder=builder, writes=_writes(builder, tools))
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -87,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=args.vector_cache,
             replace=args.replace,
         )
+    from types import SimpleNamespace
+
+    from agentkernel.cli._bundle import skipped_summary
+
+    note = skipped_summary(args.bundle, SimpleNamespace(diagnostics=list(stats.skipped)))
+    if note:
+        print(note, file=sys.stderr)
     verdict = f"version {stats.version}" if stats.committed else "unchanged"
     Console().print(
         f"{args.to}: {verdict}; listed {stats.listed}, read {stats.reads}, "
