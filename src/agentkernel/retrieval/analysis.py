@@ -165,15 +165,24 @@ def expand(word: str) -> tuple[str, ...]:
     if not parts:
         found = ()
     elif len(parts) == 1:
-        word = parts[0]
-        root = stem(word)
-        found = (root,) if root == word or not KEEP_SURFACE else (root, SURFACE + word)
+        part = parts[0]
+        root = stem(part)
+        found = (root,) if root == part or not KEEP_SURFACE else (root, SURFACE + part)
     else:
         found = (word.casefold().strip("_"), *(stem(p) for p in parts))
     if len(_expansions) >= _CACHE_LIMIT:
         _expansions.clear()
     _expansions[word] = found
     return found
+
+
+def expansions() -> Mapping[str, tuple[str, ...]]:
+    """The memo of :func:`expand`: raw word to its terms (look up here, fill through it).
+
+    Returns:
+        The live memo (read only).
+    """
+    return _expansions
 
 
 def analyze(text: str) -> list[str]:
