@@ -44,6 +44,19 @@ class Counted:
     starts: list[int]
 
 
+def check_weights(weights: Iterable[float]) -> None:
+    """Accept weights that are multiples of 1/1024, whose weighted counts add up exactly.
+
+    Args:
+        weights: Field weights.
+
+    Raises:
+        ValueError: A weight is not such a multiple.
+    """
+    if not all(float(w * 1024).is_integer() for w in weights):
+        raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
+
+
 def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, float]) -> Counted:
     """Weighted term frequencies and lengths of many documents, as ``SearchIndex._count`` gives.
 

@@ -36,7 +36,8 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any, NamedTuple
 
-from agentkernel.retrieval._bulk import Counted, count_batch, doc_terms_of
+from agentkernel.retrieval._arrays import TermArrays, numpy_or_none
+from agentkernel.retrieval._bulk import Counted, check_weights, count_batch, doc_terms_of
 from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
 from agentkernel.retrieval._postings import Postings, top_pruned
 from agentkernel.retrieval._slots import Slots
@@ -155,7 +156,7 @@ class SearchIndex:
                 uses numpy when it is installed; ``False`` never does.
         """
         self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
-        _check_weights(self._weights.values())
+        check_weights(self._weights.values())
         self._k1 = k1
         self._b = b
         self._title_boost = title_boost
@@ -181,16 +182,7 @@ class SearchIndex:
         self._anchored: dict[str, set[int]] = {}  # anchor word -> slots
         self._anchor: dict[int, str] = {}
         self._total_length = 0.0
-        self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
-        # term -> slots added or removed since its arrays were built: the arrays are patched
-        # (a vectorised pass) at their next use instead of rebuilt from the postings dict
-        # (a Python-speed pass over every document holding the term, which is most of them
-        # for a common word)
-        self._stale: dict[str, set[int]] = {}
-        # term -> (slots, saturated tf), valid while the length normalisation is unchanged
-        self._impacts: dict[str, tuple[Any, Any]] = {}
-        self._impact_norms: tuple[float, float] | None = None
-        self._length_array: Any = None
+        self._scorer = TermArrays()  # numpy arrays per term, built on first use
 
     @property
     def capacity(self) -> int:
@@ -246,7 +238,7 @@ class SearchIndex:
         if not pending:
             return
         self._pending = {}
-        np = _numpy() if self._vectorized is not False else None
+        np = numpy_or_none() if self._vectorized is not False else None
         documents = list(pending.values())
         titles = [self._title_of(fields) for fields, _status in documents]
         pairs = [pairs_of(fields) if self._phrase_boost else b"" for fields, _status in documents]
@@ -298,9 +290,7 @@ class SearchIndex:
                 bucket = postings[term]
                 more = entry_slot[begin:end].tolist()
                 bucket.update(zip(more, tfs[begin:end].tolist(), strict=True))
-                if term in self._arrays:
-                    self._stale.setdefault(term, set()).update(more)
-                    self._impacts.pop(term, None)
+                self._scorer.changed(term, more)
             else:
                 postings.pack(term, entry_slot[begin:end], tfs[begin:end])
 
@@ -343,37 +333,34 @@ class SearchIndex:
             anchor = min(title_key, key=lambda term: (count[term], term))
             self._anchor[slot] = anchor
             self._anchored.setdefault(anchor, set()).add(slot)
-        if self._length_array is not None:
-            self._set_length(slot, length)
+        self._scorer.set_length(slot, length)
         return slot
 
     def _list_terms(self, slot: int) -> tuple[str, ...]:
         """The terms of a document filed without them, worked out for every such document."""
-        np = _numpy()
+        np = numpy_or_none()
         for terms, entry_term, entry_slot in self._unlisted:
             found = doc_terms_of(np, terms, entry_term, entry_slot, len(self._doc_terms))
-            for other, listed in enumerate(found):
-                if self._doc_terms[other] is None and listed:
-                    self._doc_terms[other] = listed
+            for other, terms_found in enumerate(found):
+                if self._doc_terms[other] is None and terms_found:
+                    self._doc_terms[other] = terms_found
         self._unlisted.clear()
-        for other, listed in enumerate(self._doc_terms):
-            if listed is None:
+        for other, held in enumerate(self._doc_terms):
+            if held is None:
                 self._doc_terms[other] = ()
         return self._doc_terms[slot] or ()
 
     def _post(self, slot: int, counts: Iterable[tuple[str, float]]) -> None:
         """File one document's term frequencies in the postings."""
         postings = self._postings
-        arrays = self._arrays
+        scorer = self._scorer
         for term, frequency in counts:
             bucket = postings.get(term)
             if bucket is None:
                 postings[term] = {slot: frequency}
             else:
                 bucket[slot] = frequency
-            if term in arrays:
-                self._stale.setdefault(term, set()).add(slot)
-                self._impacts.pop(term, None)
+                scorer.changed(term, slot)
 
     def remove(self, key: Hashable) -> bool:
         """Drop a document; its slot is reused by a later add.
@@ -405,22 +392,18 @@ class SearchIndex:
                     del count[term]
         self._title_key[slot] = _NO_TITLE
         self._pairs[slot] = b""
-        if self._length_array is not None:
-            self._set_length(slot, 0.0)
+        self._scorer.set_length(slot, 0.0)
         postings = self._postings
         terms = self._doc_terms[slot]
         for term in self._list_terms(slot) if terms is None else terms:
-            if term in self._arrays:
-                self._stale.setdefault(term, set()).add(slot)
-            self._impacts.pop(term, None)
+            self._scorer.changed(term, slot)
             bucket = postings.get(term)
             if bucket is None:
                 continue
             bucket.pop(slot, None)
             if not bucket:
                 del postings[term]
-                self._arrays.pop(term, None)
-                self._stale.pop(term, None)
+                self._scorer.forget(term)
         self._doc_terms[slot] = ()
         if not self._slots:
             self._total_length = 0.0  # no float drift carried into the next collection
@@ -440,13 +423,13 @@ class SearchIndex:
             min_documents: The least number of documents a word is held by to be built now.
         """
         self.flush()
-        np = _numpy() if self._vectorized is not False else None
+        np = numpy_or_none() if self._vectorized is not False else None
         if np is None:
             return
         postings = self._postings
         for term in postings:
             if postings.count(term) >= min_documents:
-                self._term_arrays(np, term)
+                self._scorer.arrays(np, postings, term)
 
     def search(self, query: str, limit: int) -> list[Hit]:
         """Return the ``limit`` best documents for ``query``.
@@ -588,97 +571,20 @@ class SearchIndex:
             ((w * self._idf(t), t) for t, w in terms.items()), key=lambda pair: -pair[0]
         )
         norm_base, norm_scale = self._norms()
-        np = _numpy() if self._vectorized is not False else None
+        np = numpy_or_none() if self._vectorized is not False else None
         if np is not None:
-            return self._top_vectorized(np, ranked, pool, norm_base, norm_scale)
+            return self._scorer.top(
+                np,
+                self._postings,
+                self._doc_length,
+                ranked,
+                pool,
+                self._k1,
+                (norm_base, norm_scale),
+            )
         return top_pruned(
             self._postings, self._doc_length, ranked, pool, self._k1, (norm_base, norm_scale)
         )
-
-    def _top_vectorized(
-        self,
-        np: Any,
-        ranked: list[tuple[float, str]],
-        pool: int,
-        norm_base: float,
-        norm_scale: float,
-    ) -> list[tuple[int, float]]:
-        size = len(self._slots.key_of)
-        lengths = self._lengths(np, size)
-        scores = np.zeros(size)
-        gain_scale = self._k1 + 1.0
-        impacts = self._impacts
-        if self._impact_norms != (norm_base, norm_scale):
-            impacts.clear()  # the average length moved: every saturated tf changes
-            self._impact_norms = (norm_base, norm_scale)
-        sample: Any = None  # the shortest postings holding at least ``pool`` documents
-        for idf, term in ranked:
-            cached = impacts.get(term)
-            if cached is None:
-                slots, frequencies = self._term_arrays(np, term)
-                denominator = frequencies + norm_base + norm_scale * lengths[slots]
-                cached = impacts[term] = (slots, gain_scale * frequencies / denominator)
-            slots, impact = cached
-            scores[slots] += idf * impact
-            if len(slots) >= pool and (sample is None or len(slots) < len(sample)):
-                sample = slots
-        if sample is not None:
-            # the pool-th best score among those documents is a floor for the pool: only
-            # documents at or above it are candidates (a compare, not a scan for non-zeros)
-            values = scores[sample]
-            floor = np.partition(values, len(values) - pool)[len(values) - pool]
-            candidates = np.flatnonzero(scores >= floor)
-        else:
-            candidates = np.flatnonzero(scores)
-        if len(candidates) > pool:
-            values = scores[candidates]
-            kth = np.partition(values, len(values) - pool)[len(values) - pool]
-            candidates = candidates[values >= kth]
-        order = candidates[np.lexsort((candidates, -scores[candidates]))][:pool]
-        return list(zip(order.tolist(), scores[order].tolist(), strict=True))
-
-    def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
-        cached = self._arrays.get(term)
-        stale = self._stale.pop(term, None)
-        if cached is not None and stale:
-            bucket = self._postings[term]
-            slots, frequencies = cached
-            changed = np.fromiter(stale, dtype=np.int64, count=len(stale))
-            keep = ~np.isin(slots, changed)
-            now = [slot for slot in stale if slot in bucket]
-            cached = self._arrays[term] = (
-                np.concatenate((slots[keep], np.array(now, dtype=np.int64))),
-                np.concatenate(
-                    (frequencies[keep], np.array([bucket[s] for s in now], dtype=np.float64))
-                ),
-            )
-        if cached is None and (packed := self._postings.packed(term)) is not None:
-            cached = self._arrays[term] = packed
-        if cached is None:
-            bucket = self._postings[term]
-            slots = np.fromiter(bucket.keys(), dtype=np.int64, count=len(bucket))
-            frequencies = np.fromiter(bucket.values(), dtype=np.float64, count=len(bucket))
-            cached = self._arrays[term] = (slots, frequencies)
-        return cached
-
-    def _lengths(self, np: Any, size: int) -> Any:
-        if self._length_array is None or len(self._length_array) < size:
-            array = np.zeros(max(size * 2, 1024))
-            array[:size] = self._doc_length
-            self._length_array = array
-        return self._length_array
-
-    def _set_length(self, slot: int, length: float) -> None:
-        if slot < len(self._length_array):
-            self._length_array[slot] = length
-        else:
-            self._length_array = None  # rebuilt, larger, at the next vectorized search
-
-
-def _check_weights(weights: Iterable[float]) -> None:
-    """Accept weights that are multiples of 1/1024, whose weighted counts add up exactly."""
-    if not all(float(w * 1024).is_integer() for w in weights):
-        raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
 
 
 def _title_key(title: str) -> frozenset[str]:
@@ -686,18 +592,3 @@ def _title_key(title: str) -> frozenset[str]:
         return _NO_TITLE
     key = frozenset(plain_key(title))
     return key if len(key) <= _MAX_TITLE_WORDS else _NO_TITLE
-
-
-_NUMPY: list[Any] = []
-
-
-def _numpy() -> Any | None:
-    """Import numpy on first use (never at module import); ``None`` when it is absent."""
-    if not _NUMPY:
-        try:
-            import numpy
-        except ImportError:
-            _NUMPY.append(None)
-        else:
-            _NUMPY.append(numpy)
-    return _NUMPY[0]

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any
 
+from agentkernel.retrieval._arrays import numpy_or_none
 from agentkernel.retrieval._bulk import Counted
 from agentkernel.retrieval.index import SearchIndex
 
@@ -52,7 +53,9 @@ def export_state(index: SearchIndex) -> dict[str, Any]:
     Raises:
         RuntimeError: numpy is not installed (the state packs numbers with it).
     """
-    np = _require_numpy()
+    np = numpy_or_none()
+    if np is None:  # pragma: no cover - numpy is a core dependency
+        raise RuntimeError("saving or loading an analysed index needs numpy")
     index.flush()
     key_of = index._slots.key_of
     live = [slot for slot, key in enumerate(key_of) if key is not None]
@@ -85,7 +88,9 @@ def import_state(index: SearchIndex, state: dict[str, Any]) -> None:
             (the index is then left empty).
         RuntimeError: numpy is not installed.
     """
-    np = _require_numpy()
+    np = numpy_or_none()
+    if np is None:  # pragma: no cover - numpy is a core dependency
+        raise RuntimeError("saving or loading an analysed index needs numpy")
     if len(index) or index.capacity:
         raise ValueError("import_state fills an empty index only")
     if state.get("settings") != settings_of(index):
@@ -114,11 +119,3 @@ def import_state(index: SearchIndex, state: dict[str, Any]) -> None:
     starts = np.concatenate(([0], np.cumsum(sizes))).tolist()
     counted = Counted(terms, lengths, None, entry_term, docs, tfs, starts)
     index.file_counted(np, keys, statuses, titles, pairs, counted)
-
-
-def _require_numpy() -> Any:
-    try:
-        import numpy
-    except ImportError as exc:  # pragma: no cover - numpy is a core dependency
-        raise RuntimeError("saving or loading an analysed index needs numpy") from exc
-    return numpy
