@@ -20,10 +20,9 @@ from agentkernel.retrieval.index import PHRASE_BOOST
 from agentkernel.retrieval.indexfile import export_state, import_state
 from tests.support import examples
 
-VOCABULARY = [
-    *"alpha beta gamma delta orders ordered order the of how which".split(),
-    *"fct_orders VoteTypeId café Straße naïve Purchases purchasing x1 2026".split(),
-]
+_WORDS = """alpha beta gamma delta orders ordered order the of how which fct_orders VoteTypeId
+café Straße naïve Purchases purchasing x1 2026"""
+VOCABULARY = _WORDS.split()
 texts = st.lists(st.sampled_from(VOCABULARY), max_size=14).map(" ".join)
 document = st.fixed_dictionaries(
     {

@@ -10,11 +10,12 @@ of 1/1024, so every sum is exact in any order), a fraction of the time.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentkernel.retrieval.analysis import expand, expansions, words
+from agentkernel.retrieval.analysis import expand, expansions, word_counts_of, words
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
 
@@ -55,6 +56,36 @@ def check_weights(weights: Iterable[float]) -> None:
     """
     if not all(float(w * 1024).is_integer() for w in weights):
         raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
+
+
+def count_document(fields: Fields, weights: Mapping[str, float]) -> tuple[dict[str, float], float]:
+    """Weighted term frequencies and the weighted length of one document.
+
+    All words are counted once, in C, as if every field weighed 1; a field of another weight
+    (a short title or description, in practice) then adds its difference. Each distinct word
+    is expanded into its terms once. Weights are multiples of 1/1024, so the sums are exact.
+
+    Args:
+        fields: The document's fields.
+        weights: Field name to weight (a field not named weighs 1; 0 or less: not read).
+
+    Returns:
+        Term to weighted frequency, and the document's weighted length.
+    """
+    tokens: list[str] = []
+    adjustments: list[tuple[Counter[str], float]] = []
+    for name, value in fields.items():
+        if not value:
+            continue
+        weight = weights.get(name, 1.0)
+        if weight <= 0:
+            continue
+        found = words(value if isinstance(value, str) else "\n".join(value))
+        tokens += found
+        if weight != 1:
+            adjustments.append((Counter(found), weight - 1))
+    counts = word_counts_of([(Counter(tokens), 1), *adjustments])
+    return counts, sum(counts.values())
 
 
 def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, float]) -> Counted:

@@ -23,7 +23,9 @@ class Postings:
     def __init__(self) -> None:
         """Start empty."""
         self._dicts: dict[str, Bucket] = {}
-        self._packed: dict[str, tuple[Any, Any]] = {}
+        # packed term -> (base, start, end): its entries are base[start:end]
+        self._packed: dict[str, tuple[int, int, int]] = {}
+        self._bases: list[tuple[Any, Any]] = []  # (slots, frequencies) of each bulk filing
 
     def __len__(self) -> int:
         return len(self._dicts) + len(self._packed)
@@ -34,7 +36,7 @@ class Postings:
     def __getitem__(self, term: str) -> Bucket:
         bucket = self._dicts.get(term)
         if bucket is None:
-            slots, tfs = self._packed.pop(term)  # KeyError for a term held nowhere
+            slots, tfs = self._arrays_of(self._packed.pop(term))  # KeyError: held nowhere
             bucket = self._dicts[term] = dict(zip(slots.tolist(), tfs.tolist(), strict=True))
         return bucket
 
@@ -63,15 +65,31 @@ class Postings:
         except KeyError:
             return None
 
-    def pack(self, term: str, slots: Any, tfs: Any) -> None:
-        """File a term no document held yet, as arrays.
+    def pack(
+        self, np: Any, terms: list[str], numbers: list[int], slots: Any, tfs: Any, starts: list[int]
+    ) -> None:
+        """File terms no document held yet, as slices of two arrays.
 
         Args:
-            term: The term.
-            slots: Its documents' slots (a numpy int64 array).
-            tfs: Their weighted frequencies (a numpy float64 array).
+            np: The numpy module.
+            terms: Terms whose entries are grouped in ``slots`` and ``tfs``, in order.
+            numbers: Which of ``terms`` to file (none of them held yet).
+            slots: Every entry's slot (a numpy int64 array).
+            tfs: Every entry's weighted frequency (a numpy float64 array).
+            starts: Where each term's entries start, and the end of the last.
         """
-        self._packed[term] = (slots, tfs)
+        if not numbers:
+            return
+        if len(numbers) < len(terms):  # keep only the entries of the terms filed here
+            keep = np.concatenate([np.arange(starts[i], starts[i + 1]) for i in numbers])
+            sizes = [starts[i + 1] - starts[i] for i in numbers]
+            terms, slots, tfs = [terms[i] for i in numbers], slots[keep], tfs[keep]
+            starts = np.concatenate(([0], np.cumsum(sizes))).tolist()
+        base = len(self._bases)
+        self._bases.append((slots, tfs))
+        self._packed.update(
+            zip(terms, zip(itertools.repeat(base), starts[:-1], starts[1:]), strict=False)
+        )
 
     def packed(self, term: str) -> tuple[Any, Any] | None:
         """A packed term's arrays, or ``None`` when it is a dict (or held by no document).
@@ -82,7 +100,13 @@ class Postings:
         Returns:
             ``(slots, frequencies)``.
         """
-        return self._packed.get(term)
+        where = self._packed.get(term)
+        return None if where is None else self._arrays_of(where)
+
+    def _arrays_of(self, where: tuple[int, int, int]) -> tuple[Any, Any]:
+        base, start, end = where
+        slots, tfs = self._bases[base]
+        return slots[start:end], tfs[start:end]
 
     def count(self, term: str) -> int:
         """How many documents hold the term (its document frequency).
@@ -93,8 +117,8 @@ class Postings:
         Returns:
             The count.
         """
-        packed = self._packed.get(term)
-        return len(packed[0]) if packed is not None else len(self._dicts[term])
+        where = self._packed.get(term)
+        return where[2] - where[1] if where is not None else len(self._dicts[term])
 
     def flat(self, np: Any) -> tuple[list[str], Any, Any, Any]:
         """Every posting as arrays: terms, each term's count, then slots and frequencies.
@@ -108,7 +132,7 @@ class Postings:
         dicts = self._dicts
         terms = [*dicts, *self._packed]
         counts = np.fromiter(
-            itertools.chain(map(len, dicts.values()), (len(s) for s, _ in self._packed.values())),
+            itertools.chain(map(len, dicts.values()), (e - s for _, s, e in self._packed.values())),
             dtype=np.int64,
             count=len(terms),
         )
@@ -116,7 +140,7 @@ class Postings:
         slots = np.concatenate(
             [
                 np.fromiter(itertools.chain.from_iterable(dicts.values()), np.int64, loose),
-                *(s for s, _ in self._packed.values()),
+                *(self._arrays_of(where)[0] for where in self._packed.values()),
             ]
         )
         tfs = np.concatenate(
@@ -126,7 +150,7 @@ class Postings:
                     np.float64,
                     loose,
                 ),
-                *(t for _, t in self._packed.values()),
+                *(self._arrays_of(where)[1] for where in self._packed.values()),
             ]
         )
         return terms, counts, slots, tfs

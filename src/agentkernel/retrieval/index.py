@@ -32,21 +32,21 @@ On top of BM25 these rules order the results:
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from agentkernel.retrieval._arrays import TermArrays, numpy_or_none
-from agentkernel.retrieval._bulk import Counted, check_weights, count_batch, doc_terms_of
+from agentkernel.retrieval._bulk import (
+    Counted,
+    check_weights,
+    count_batch,
+    count_document,
+    doc_terms_of,
+)
 from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
 from agentkernel.retrieval._postings import Postings, top_pruned
 from agentkernel.retrieval._slots import Slots
-from agentkernel.retrieval.analysis import (
-    parse_query,
-    plain_key,
-    word_counts_of,
-    words,
-)
+from agentkernel.retrieval.analysis import parse_query, title_key
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 1.25,
@@ -91,7 +91,6 @@ cannot afford under its 1.5x target; a store's search of 1-2 ms can."""
 DEFAULT_PHRASE_POOL = 0
 WARM_DOCUMENTS = 64
 """Words held by this many documents get their arrays at :meth:`SearchIndex.warm_up`."""
-_MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
 _TITLE_FANOUT = 1024
 _BULK_AT = 32  # queued documents counted with numpy in one pass from this many on
 _NO_TITLE: frozenset[str] = frozenset()
@@ -272,31 +271,34 @@ class SearchIndex:
             counted: Their terms, in the same order.
         """
         listed = counted.doc_terms
-        slots = [
-            self._place(
-                key, statuses[i], titles[i], pairs[i], None if listed is None else listed[i], length
-            )
-            for i, (key, length) in enumerate(zip(keys, counted.lengths, strict=True))
-        ]
+        slots: Sequence[int] | None = self._place_all(keys, statuses, titles, pairs, counted)
+        if slots is None:
+            slots = [
+                self._place(
+                    key, statuses[i], titles[i], pairs[i], listed[i] if listed else None, length
+                )
+                for i, (key, length) in enumerate(zip(keys, counted.lengths, strict=True))
+            ]
         entry_slot = np.asarray(slots, dtype=np.int64)[counted.entry_doc]
         tfs = counted.entry_tf
         if listed is None:  # each document's terms are worked out if it is ever removed
             self._unlisted.append((counted.terms, counted.entry_term, entry_slot))
         starts = counted.starts
         postings = self._postings
+        fresh: list[int] = []  # the numbers of the terms no document held yet
         for number, term in enumerate(counted.terms):
+            if term not in postings:
+                fresh.append(number)
+                continue
             begin, end = starts[number], starts[number + 1]
-            if term in postings:
-                bucket = postings[term]
-                more = entry_slot[begin:end].tolist()
-                bucket.update(zip(more, tfs[begin:end].tolist(), strict=True))
-                self._scorer.changed(term, more)
-            else:
-                postings.pack(term, entry_slot[begin:end], tfs[begin:end])
+            more = entry_slot[begin:end].tolist()
+            postings[term].update(zip(more, tfs[begin:end].tolist(), strict=True))
+            self._scorer.changed(term, more)
+        postings.pack(np, counted.terms, fresh, entry_slot, tfs, starts)
 
     def _title_of(self, fields: Fields) -> frozenset[str]:
         title = fields.get(self._title_field)
-        return _title_key(title) if isinstance(title, str) else _NO_TITLE
+        return title_key(title) if isinstance(title, str) else _NO_TITLE
 
     def _place(
         self,
@@ -327,14 +329,45 @@ class SearchIndex:
             self._status[slot] = state
         self._total_length += length
         if title_key:
-            count = self._title_count
-            for term in title_key:
-                count[term] = count.get(term, 0) + 1
-            anchor = min(title_key, key=lambda term: (count[term], term))
-            self._anchor[slot] = anchor
-            self._anchored.setdefault(anchor, set()).add(slot)
+            self._file_title(slot, title_key)
         self._scorer.set_length(slot, length)
         return slot
+
+    def _place_all(
+        self,
+        keys: list[Hashable],
+        statuses: list[str | None],
+        titles: list[frozenset[str]],
+        pairs: list[bytes],
+        counted: Counted,
+    ) -> range | None:
+        """:meth:`_place` for many documents at the end of the slots (``None``: a slot is free)."""
+        slots = self._slots.extend(keys)
+        if slots is None:
+            return None
+        states = [(status or "").strip().lower() for status in statuses]
+        self._doc_terms.extend(counted.doc_terms or [None] * len(keys))
+        self._doc_length.extend(counted.lengths)
+        self._multiplier.extend([STATUS_PENALTY.get(state, 1.0) for state in states])
+        self._title_key.extend(titles)
+        self._pairs.extend(pairs)
+        self._status.update(
+            (slot, state) for slot, state in zip(slots, states, strict=True) if state
+        )
+        self._total_length += sum(counted.lengths)  # exact in any order (see _count)
+        for slot, title in zip(slots, titles, strict=True):
+            if title:
+                self._file_title(slot, title)
+            self._scorer.set_length(slot, counted.lengths[slot - slots.start])
+        return slots
+
+    def _file_title(self, slot: int, title_key: frozenset[str]) -> None:
+        count = self._title_count
+        for term in title_key:
+            count[term] = count.get(term, 0) + 1
+        anchor = min(title_key, key=lambda term: (count[term], term))
+        self._anchor[slot] = anchor
+        self._anchored.setdefault(anchor, set()).add(slot)
 
     def _list_terms(self, slot: int) -> tuple[str, ...]:
         """The terms of a document filed without them, worked out for every such document."""
@@ -477,28 +510,8 @@ class SearchIndex:
     # -- scoring ------------------------------------------------------------------------
 
     def _count(self, fields: Fields) -> tuple[dict[str, float], float]:
-        """Weighted term frequencies and the weighted length of one document.
-
-        All words are counted once, in C, as if every field weighed 1; a field of another
-        weight (a short title or description, in practice) then adds its difference. Each
-        distinct word is expanded into its terms once. Weights are multiples of 1/1024, so
-        the sums are exact.
-        """
-        weights = self._weights
-        tokens: list[str] = []
-        adjustments: list[tuple[Counter[str], float]] = []
-        for name, value in fields.items():
-            if not value:
-                continue
-            weight = weights.get(name, 1.0)  # a field not named in the weights weighs 1
-            if weight <= 0:
-                continue
-            found = words(value if isinstance(value, str) else "\n".join(value))
-            tokens += found
-            if weight != 1:
-                adjustments.append((Counter(found), weight - 1))
-        counts = word_counts_of([(Counter(tokens), 1), *adjustments])
-        return counts, sum(counts.values())
+        """Weighted term frequencies and the weighted length of one document."""
+        return count_document(fields, self._weights)
 
     def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
         """Slots whose title says what the query says, and those whose title it contains.
@@ -585,10 +598,3 @@ class SearchIndex:
         return top_pruned(
             self._postings, self._doc_length, ranked, pool, self._k1, (norm_base, norm_scale)
         )
-
-
-def _title_key(title: str) -> frozenset[str]:
-    if len(words(title)) > _MAX_TITLE_WORDS * 2:
-        return _NO_TITLE
-    key = frozenset(plain_key(title))
-    return key if len(key) <= _MAX_TITLE_WORDS else _NO_TITLE
