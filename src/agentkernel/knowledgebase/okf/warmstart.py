@@ -147,7 +147,9 @@ def walk_warm(
     """
     root = cache_dir()
     if root is None or manifest.vectors is not None or manifest.paths():
-        return walk()
+        stats = walk()
+        manifest.index.flush()  # the connect pays the analysis, not the first search
+        return stats
     path = snapshot_path(root, store, limits, manifest.index)
     loaded = load(path, manifest)
     stats = walk()
