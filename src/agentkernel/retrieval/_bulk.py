@@ -18,6 +18,7 @@ from typing import Any
 from agentkernel.retrieval.analysis import expand, expansions, word_counts_of, words
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
+_RUN = 1 << 17  # words held as strings before they are turned into ids
 
 
 @dataclass
@@ -99,10 +100,20 @@ def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, floa
     Returns:
         The counts.
     """
-    tokens: list[str] = []
+    tokens: list[str] = []  # the words not yet turned into ids (a bounded run of them)
+    chunks: list[Any] = []  # word ids, one array per run
+    word_id: dict[str, int] = {}  # first-seen order: the same ids in every process
     sizes: list[int] = []
     field_weights: list[float] = []
     field_docs: list[int] = []
+
+    def settle() -> None:
+        for word in dict.fromkeys(tokens):
+            if word not in word_id:
+                word_id[word] = len(word_id)
+        chunks.append(np.fromiter(map(word_id.__getitem__, tokens), np.int32, len(tokens)))
+        tokens.clear()  # a million word strings alive at once were most of the peak memory
+
     for position, fields in enumerate(documents):
         for name, value in fields.items():
             if not value:
@@ -116,9 +127,11 @@ def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, floa
                 sizes.append(len(found))
                 field_weights.append(weight)
                 field_docs.append(position)
+        if len(tokens) >= _RUN:
+            settle()
+    settle()
     count = len(documents)
-    vocabulary = list(dict.fromkeys(tokens))  # first-seen order: the same ids in every process
-    word_id = dict(zip(vocabulary, range(len(vocabulary)), strict=True))
+    vocabulary = list(word_id)
     term_id: dict[str, int] = {}
     pointers = [0]
     expanded: list[int] = []
@@ -135,22 +148,38 @@ def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, floa
         pointers.append(len(expanded))
     terms = list(term_id)
 
-    token_word = np.fromiter(map(word_id.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+    # int32 per token and entry, every intermediate dropped once used: a walk's batch is a
+    # million tokens, and the peak memory of this pass is what a start-up pays
+    token_word = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
+    chunks.clear()
     weight_values = sorted(set(field_weights))  # a handful: sorted with the keys as a code
     code_of = {weight: code for code, weight in enumerate(weight_values)}
     bits = max(1, (len(weight_values) - 1).bit_length())
-    token_code = np.repeat(np.asarray([code_of[w] for w in field_weights], dtype=np.int64), sizes)
-    token_doc = np.repeat(np.asarray(field_docs, dtype=np.int64), sizes)
-    pointer = np.asarray(pointers, dtype=np.int64)
+    token_code = np.repeat(np.asarray([code_of[w] for w in field_weights], dtype=np.int8), sizes)
+    token_doc = np.repeat(np.asarray(field_docs, dtype=np.int32), sizes)
+    pointer = np.asarray(pointers, dtype=np.int32)
     per_token = (pointer[1:] - pointer[:-1])[token_word]
-    source = np.repeat(np.arange(len(tokens), dtype=np.int64), per_token)
-    offset = np.arange(len(source), dtype=np.int64) - np.repeat(
-        np.cumsum(per_token) - per_token, per_token
+    source = np.repeat(np.arange(len(token_word), dtype=np.int32), per_token)
+    offset = np.arange(len(source), dtype=np.int32) - np.repeat(
+        np.cumsum(per_token, dtype=np.int32) - per_token, per_token
     )
-    entry_terms = np.asarray(expanded, dtype=np.int64)[pointer[:-1][token_word][source] + offset]
+    del per_token
+    index = pointer[:-1][token_word][source]
+    del token_word
+    index += offset
+    del offset
+    entry_terms = np.asarray(expanded, dtype=np.int64)[index]
+    del index
     # one sort of (term, document, field weight) keys groups the entries by term then document
     width = max(count, 1)
-    keys = np.sort(((entry_terms * width + token_doc[source]) << bits) | token_code[source])
+    entry_terms *= width
+    entry_terms += token_doc[source]
+    del token_doc
+    entry_terms <<= bits
+    entry_terms |= token_code[source]
+    del token_code, source
+    entry_terms.sort()
+    keys = entry_terms
     weight = np.asarray(weight_values or [1.0], dtype=np.float64)[keys & ((1 << bits) - 1)]
     keys >>= bits
     first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys
