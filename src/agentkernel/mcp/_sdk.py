@@ -362,14 +362,7 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
         app: Starlette = server.streamable_http_app(streamable_http_path=path, host=host)
         app.add_middleware(_AnswerUnreadable, path=path)
         return app
-    security = None
-    if host in _LOCAL_HOSTS:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    manager = session_manager(server, host=host)
 
     class _Endpoint:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -383,6 +376,61 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
     guarded = Starlette(routes=[Route(path, endpoint=_Endpoint())], lifespan=lifespan)
     guarded.add_middleware(_AnswerUnreadable, path=path)
     return guarded
+
+
+def session_manager(server: Any, *, host: str) -> Any:
+    """The SDK's streamable-HTTP session manager for ``server`` (run it with ``.run()``).
+
+    On a loopback host, requests whose ``Host``/``Origin`` is not loopback are refused
+    (DNS-rebinding protection), as the SDK does by default; https origins are allowed too.
+
+    Args:
+        server: A server from :func:`low_level_server`.
+        host: The host the app is bound to.
+
+    Returns:
+        A ``StreamableHTTPSessionManager``; ``handle_request(scope, receive, send)`` serves.
+    """
+    security = None
+    if host in _LOCAL_HOSTS:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=[
+                f"{scheme}://{name}:*"
+                for scheme in ("http", "https")
+                for name in ("127.0.0.1", "localhost", "[::1]")
+            ],
+        )
+    return StreamableHTTPSessionManager(app=server, security_settings=security)
+
+
+def answering_unreadable(app: Any, path: str) -> Any:
+    """Wrap an ASGI endpoint so that a POSTed lone surrogate is answered, not dropped.
+
+    Args:
+        app: The endpoint.
+        path: Its path.
+
+    Returns:
+        The wrapped endpoint.
+    """
+    return _AnswerUnreadable(app, path=path)
+
+
+def authenticated_user(identity: str) -> Any:
+    """The SDK's authenticated user for an identity (its session-ownership checks use it).
+
+    Args:
+        identity: Who the request's token names.
+
+    Returns:
+        An ``AuthenticatedUser`` holding an ``AccessToken`` for ``identity`` (no token text).
+    """
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    return AuthenticatedUser(AccessToken(token="", client_id=identity, scopes=[]))
 
 
 # The SDK refuses bodies above this; larger ones are left to it unread.
