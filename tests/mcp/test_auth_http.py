@@ -133,7 +133,9 @@ def test_valid_tokens_name_the_caller_and_the_trail_keeps_every_call(keyed: dict
             out: dict[str, Any] = {}
             async with a.session(server.url, keyed["opaque"]) as opened:
                 out["alice_tools"] = list(await tools(opened))
-                out["alice_search"] = await call(opened, "search_kb", backend="Notes", query="backups")
+                out["alice_search"] = await call(
+                    opened, "search_kb", backend="Notes", query="backups"
+                )
                 out["alice_write"] = await call(
                     opened, "write_kb", backend="Notes", text="Rotation\nOn-call swaps on Friday."
                 )
@@ -221,7 +223,10 @@ def test_tls_with_a_self_signed_certificate(keyed: dict[str, Any], tmp_path: Pat
 def test_a_request_over_the_size_bound_is_refused_with_413(keyed: dict[str, Any]) -> None:
     with _server(keyed, "--max-request-bytes", "2048") as server:
         big = dict(a.CALL)
-        big["params"] = {"name": "search_kb", "arguments": {"backend": "Notes", "query": "q" * 5000}}
+        big["params"] = {
+            "name": "search_kb",
+            "arguments": {"backend": "Notes", "query": "q" * 5000},
+        }
         status, _, body = a.post(server.url, big, {"Authorization": f"Bearer {keyed['opaque']}"})
     assert status == 413
     assert b"larger than 2048 bytes" in body

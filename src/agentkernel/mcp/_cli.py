@@ -27,11 +27,11 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from agentkernel.cli._serve_options import add_serve_arguments
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.cli._serve_options import LOG_LEVELS, add_serve_arguments
 from agentkernel.mcp._access import parse_http
 from agentkernel.mcp._access import run as run_server
 from agentkernel.mcp.server import KnowledgeServer

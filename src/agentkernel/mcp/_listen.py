@@ -17,7 +17,7 @@ from agentkernel.errors import AKConfigError
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LOCAL_HOSTS", "TLSFiles", "Listener", "is_loopback"]
+__all__ = ["LOCAL_HOSTS", "Listener", "TLSFiles", "is_loopback"]
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 

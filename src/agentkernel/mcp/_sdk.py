@@ -45,9 +45,11 @@ from starlette.routing import Route
 
 from agentkernel.mcp._wire import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     SURROGATE_ESCAPE,
     answer_invalid,
     answer_unparsed,
+    bad_id,
 )
 
 logger = logging.getLogger(__name__)
@@ -438,11 +440,12 @@ _MAX_BODY = 4 * 1024 * 1024
 
 
 class _AnswerUnreadable:
-    """ASGI middleware: a POSTed message holding a lone surrogate is answered here.
+    """ASGI middleware: answers the POSTed messages the SDK would drop or misread.
 
-    The SDK's HTTP transport answers such a body with a parse error about a "hex escape" and
-    no id. Only bodies carrying a surrogate escape are buffered and read; everything else
-    passes through untouched.
+    A body holding a lone surrogate gets the SDK a parse error about a "hex escape" and no
+    id; a request whose id is an object, a list or a number too long would be read as a
+    notification and never answered. Both are answered here; every other body passes
+    through unchanged (bodies above the SDK's limit are left to it unread).
     """
 
     def __init__(self, app: Any, path: str) -> None:
@@ -466,9 +469,8 @@ class _AnswerUnreadable:
             chunks.append(event.get("body", b""))
             more = bool(event.get("more_body"))
         body = b"".join(chunks)
-        answer = answer_unparsed(body) if SURROGATE_ESCAPE.search(body) else None
-        # only the surrogate answers are given here; the SDK answers every other failure
-        if answer is None or answer.get("error", {}).get("code", INVALID_PARAMS) != INVALID_PARAMS:
+        answer = _answer_body(body)
+        if answer is None:
             await self._app(scope, _replay(body, receive), send)
             return
         payload = json.dumps(answer).encode("utf-8")
@@ -484,6 +486,28 @@ class _AnswerUnreadable:
             }
         )
         await send({"type": "http.response.body", "body": payload})
+
+
+def _answer_body(body: bytes) -> dict[str, Any] | None:
+    """The answer this middleware gives a body itself, or ``None`` to leave it to the SDK."""
+    if SURROGATE_ESCAPE.search(body):
+        answer = answer_unparsed(body)
+        # only the surrogate answers are given here; the SDK answers every other failure
+        if (
+            answer is not None
+            and answer.get("error", {}).get("code", INVALID_PARAMS) == INVALID_PARAMS
+        ):
+            return answer
+        return None
+    try:
+        message = json.loads(body)
+    except RecursionError:
+        return None
+    except ValueError:  # not JSON (the SDK answers), or a number too long to read
+        answer = answer_unparsed(body)
+        code = (answer or {}).get("error", {}).get("code")
+        return answer if code == INVALID_REQUEST else None
+    return bad_id(message)
 
 
 def _replay(body: bytes, receive: Any) -> Any:

@@ -120,7 +120,13 @@ class AuditLog:
             method: The HTTP method.
         """
         self.write(
-            {"event": "auth", "outcome": "refused", "reason": reason, "client": client, "method": method}
+            {
+                "event": "auth",
+                "outcome": "refused",
+                "reason": reason,
+                "client": client,
+                "method": method,
+            }
         )
 
     def close(self) -> None:
@@ -153,7 +159,9 @@ def describe_arguments(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
     for name in _DIGESTED:
         value = arguments.get(name)
         if value is not None:
-            raw = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+            raw = (
+                value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+            )
             digest = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
             kept[f"{name}_sha256"] = digest[:32]
     return kept

@@ -63,9 +63,7 @@ def metadata_path(path: str) -> str:
 class _IdentityApps:
     """One MCP server and session manager per identity, started inside the app's lifespan."""
 
-    def __init__(
-        self, make_server: Callable[[str], KnowledgeServer], host: str, path: str
-    ) -> None:
+    def __init__(self, make_server: Callable[[str], KnowledgeServer], host: str, path: str) -> None:
         self._make = make_server
         self._host = host
         self._path = path
@@ -229,7 +227,12 @@ class _Gate:
     async def _too_large(self, send: Any, identity: str) -> None:
         if self._audit is not None:
             self._audit.write(
-                {"event": "request", "identity": identity, "outcome": "limit", "reason": "too large"}
+                {
+                    "event": "request",
+                    "identity": identity,
+                    "outcome": "limit",
+                    "reason": "too large",
+                }
             )
         await _json(
             send,
@@ -279,7 +282,10 @@ class _Gate:
 
 
 async def _json(
-    send: Any, status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] = ()  # type: ignore[assignment]
+    send: Any,
+    status: int,
+    body: dict[str, Any],
+    headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
 ) -> None:
     payload = json.dumps(body).encode("utf-8")
     await send(

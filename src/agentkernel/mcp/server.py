@@ -33,7 +33,6 @@ from agentkernel import __version__
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
-from agentkernel.mcp.audit import AuditLog
 from agentkernel.mcp._limits import SharedLimiter
 from agentkernel.mcp._listen import Listener, TLSFiles, is_loopback
 from agentkernel.mcp._tools import (
@@ -44,6 +43,7 @@ from agentkernel.mcp._tools import (
     check_arguments,
     define_tools,
 )
+from agentkernel.mcp.audit import AuditLog
 
 logger = logging.getLogger(__name__)
 
@@ -193,7 +193,12 @@ class KnowledgeServer:
         return text, failed
 
     def _record(
-        self, name: str, arguments: Mapping[str, Any] | None, outcome: str, started: float, text: str
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        outcome: str,
+        started: float,
+        text: str,
     ) -> None:
         if self._audit is None:
             return
