@@ -93,4 +93,3 @@ def test_inspector_with_and_without_authorization(keyed: dict[str, Any]) -> None
     trail = keyed["audit"].read_text()
     assert keyed["opaque"] not in trail
     assert sum(1 for line in trail.splitlines() if json.loads(line)["event"] == "auth") >= 6
-

@@ -99,14 +99,16 @@ def test_each_identity_sees_and_does_what_its_role_allows(tmp_path: Path) -> Non
     assert "ga4" in reader["descriptions"][0] and "crypto" not in reader["descriptions"][0]
 
     assert "write_kb" in writer["tools"]
-    assert writer["write_crypto"] == ("Wrote 1 record(s) to 'crypto': ['generated/note-by-writer']", False)
+    assert writer["write_crypto"] == (
+        "Wrote 1 record(s) to 'crypto': ['generated/note-by-writer']",
+        False,
+    )
     assert writer["ga4"][1] is True and "Unknown backend 'ga4'" in writer["ga4"][0]
     assert writer["write_ga4"][1] is True and "Unknown backend 'ga4'" in writer["write_ga4"][0]
 
     # a consumer's write where it holds another role is refused as an error result (#23)
     assert mixed["write_ga4"] == (
-        "Agent 'mixed' has read-only access to 'ga4'. Knowledge bases it may write to: "
-        "['crypto'].",
+        "Agent 'mixed' has read-only access to 'ga4'. Knowledge bases it may write to: ['crypto'].",
         True,
     )
     assert mixed["write_crypto"][1] is False
