@@ -157,3 +157,36 @@ def test_the_trail_keeps_names_and_digests_never_contents(tmp_path: Path) -> Non
     assert record["ids"] == ["a", "b"] and len(record["query_sha256"]) == 32
     assert record["bytes"] == len("row 1\nrow 2") and "summary" not in record
     assert "SELECT" not in json.dumps(record) and "row 1" not in json.dumps(record)
+
+
+def test_a_jwks_url_on_loopback_is_fetched_and_cached(tmp_path: Path) -> None:
+    import http.server
+    import threading
+
+    key = a.rsa_key()
+    body = json.dumps(a.jwks(key)).encode()
+    fetched: list[str] = []
+
+    class JWKS(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), JWKS)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/certs"
+        check = JWTVerifier(url, issuer=a.ISSUER, audience=AUD)
+        for name in ("one", "two", "three"):
+            token = a.sign(key, a.claims(AUD, name))
+            assert check.authenticate(token).identity == name
+    finally:
+        server.shutdown()
+    assert fetched == ["/certs"]  # fetched once, then served from the cache
