@@ -29,10 +29,12 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import IO, Any, cast
 
 import anyio
+import anyio.from_thread
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -256,13 +258,65 @@ async def run_stdio(server: Any) -> None:
     Args:
         server: A server from :func:`low_level_server`.
     """
+    lines = _IdCheckedLines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    stdin = anyio.wrap_file(cast("IO[str]", lines))  # readline and iteration are what is used
     if SDK_LINE >= 2:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            lines.answer_with(write_stream)
             await _run_guarded(server, read_stream, write_stream)
         return
     with _stdout_diverted() as protocol_out:
-        async with stdio_server(stdout=protocol_out) as (read_stream, write_stream):
+        async with stdio_server(stdin=stdin, stdout=protocol_out) as (read_stream, write_stream):
+            lines.answer_with(write_stream)
             await _run_guarded(server, read_stream, write_stream)
+
+
+class _IdCheckedLines:
+    """stdin's lines for the SDK's reader, less the requests whose id JSON-RPC forbids.
+
+    The SDK reads a request whose id is an object, a list or a fraction as a notification and
+    never answers it; such a line is answered here (``-32600``, ``id: null``, see
+    :func:`agentkernel.mcp._wire.bad_id`) and not handed over. Every other line passes
+    unchanged. ``readline`` runs in the worker thread the SDK's reader uses.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._send: Any = None
+        self._ready = threading.Event()
+
+    def answer_with(self, write_stream: Any) -> None:
+        """Send answers on the transport's write stream (set once it exists)."""
+        self._send = write_stream.send
+        self._ready.set()
+
+    def readline(self, *args: Any) -> str:
+        while True:
+            line: str = self._inner.readline(*args)
+            answer = _bad_id_answer(line)
+            if answer is None:
+                return line
+            self._ready.wait()
+            try:
+                anyio.from_thread.run(self._send, SessionMessage(_message(answer)))
+            except Exception:  # answering must never end the server
+                logger.exception("could not answer a request with a bad id")
+
+    def __iter__(self) -> Any:
+        return iter(self.readline, "")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _bad_id_answer(line: str) -> dict[str, Any] | None:
+    if '"id"' not in line:
+        return None
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # the SDK's reader refuses it, and _run_guarded answers
+    return bad_id(message)
 
 
 async def _run_guarded(server: Any, read_stream: Any, write_stream: Any) -> None:

@@ -63,9 +63,8 @@ def bad_id(message: Any) -> dict[str, Any] | None:
             continue
         if isinstance(ident, int) and not isinstance(ident, bool) and abs(ident) <= _MAX_ID:
             continue
-        kind = "a number too large" if isinstance(ident, int | float) else type(ident).__name__
-        if isinstance(ident, float):
-            kind = "a fraction"
+        kinds = {dict: "an object", list: "a list", bool: "a boolean", float: "a fraction"}
+        kind = kinds.get(type(ident), "a number too large")
         return _error(
             None,
             INVALID_REQUEST,
