@@ -8,6 +8,7 @@ mcp SDK's streamable-HTTP client lists the tools. The missing extra is a real fa
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -159,3 +160,43 @@ def test_version_and_help_without_the_mcp_extra(tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert refused.stderr.strip().endswith("pip install 'agentkernel[mcp]'")
     assert "unrecognized" not in refused.stderr
+
+
+def test_the_store_trail_records_every_tool_over_stdio_retire_included(tmp_path: Path) -> None:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from tests.mcp._session import call
+
+    knowledge = tmp_path / "knowledge"
+    knowledge.mkdir()
+    audit = tmp_path / "audit.jsonl"
+    command = a.cli_command(
+        "store", "serve", str(knowledge), "--writable", "--interactive", "--audit", str(audit)
+    )
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+
+    async def run() -> list[tuple[str, bool]]:
+        async with (
+            stdio_client(params) as streams,
+            ClientSession(streams[0], streams[1]) as opened,
+        ):
+            await opened.initialize()
+            page = {"type": "concept", "title": "Bowline", "content": "A fixed loop knot."}
+            return [
+                await call(opened, "knowledge_create", pages=[page]),
+                await call(opened, "knowledge_retire", page="concept/bowline", reason="old"),
+                await call(opened, "knowledge_read", page="concept/bowline"),
+            ]
+
+    created, retired, read = anyio.run(run)
+    records = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(r["identity"], r["tool"]) for r in records] == [
+        ("local", "knowledge_create"),
+        ("local", "knowledge_retire"),
+        ("local", "knowledge_read"),
+    ]
+    assert records[1]["page"] == "concept/bowline"
+    for record, (_, failed) in zip(records, (created, retired, read), strict=True):
+        assert record["outcome"] == ("error" if failed else "ok"), record
+    assert "fixed loop knot" not in audit.read_text()

@@ -29,12 +29,11 @@ import json
 import logging
 import os
 import sys
-import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import IO, Any, cast
 
 import anyio
-import anyio.from_thread
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -45,6 +44,7 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from agentkernel.mcp._stdin import IdCheckedLines
 from agentkernel.mcp._wire import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -73,6 +73,7 @@ Resolve: Any = getattr(_high, "Resolve", None) if SDK_LINE >= 2 else None
 
 CallHandler = Callable[[str, Mapping[str, Any] | None], Awaitable[tuple[str, bool]]]
 CheckHandler = Callable[[str, Mapping[str, Any] | None], str | None]
+ObserveHandler = Callable[[str, Mapping[str, Any] | None, float, str, bool], None]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -139,6 +140,7 @@ def low_level_server(
     *,
     asking: Sequence[Callable[..., Any]] = (),
     check: CheckHandler | None = None,
+    observe: ObserveHandler | None = None,
 ) -> Any:
     """Create the SDK's low-level server answering ``tools/list`` and ``tools/call``.
 
@@ -151,6 +153,9 @@ def low_level_server(
         asking: Tools that ask the person through elicitation, written for the installed
             line (see :data:`SDK_LINE`); the SDK runs them, once ``check`` passed.
         check: Checks an asking tool's arguments: the refusal, or ``None`` when valid.
+        observe: Told of each asking tool's call once the SDK ran it: the name, the
+            arguments, ``time.perf_counter()`` at the start, the answer's text and error flag
+            (the audit trail; the other tools are recorded by ``call``).
 
     Returns:
         A ``mcp.server.lowlevel.Server``.
@@ -165,7 +170,7 @@ def low_level_server(
         return tool_result(text, is_error)
 
     if asking:
-        return _asking_server(name, version, instructions, tools, run_call, asking, check)
+        return _asking_server(name, version, instructions, tools, run_call, asking, check, observe)
     # typed as Any: the constructor's keywords depend on the installed line
     server_class: Any = Server
     if SDK_LINE >= 2:
@@ -203,6 +208,7 @@ def _asking_server(
     run_call: Callable[[str, Mapping[str, Any] | None], Awaitable[Any]],
     asking: Sequence[Callable[..., Any]],
     check: CheckHandler | None,
+    observe: ObserveHandler | None = None,
 ) -> Any:
     """The high-level server's low-level one: the SDK runs ``asking``, ``run_call`` the rest.
 
@@ -222,13 +228,27 @@ def _asking_server(
             problem = check(tool_name, arguments) if check is not None else None
             if problem is not None:
                 return tool_result(problem, True)
-            return await super().call_tool(tool_name, arguments, *args, **kwargs)
+            started = time.perf_counter()
+            result = await super().call_tool(tool_name, arguments, *args, **kwargs)
+            if observe is not None:
+                text, failed = _result_text(result)
+                observe(tool_name, arguments, started, text, failed)
+            return result
 
     options = {"version": version} if SDK_LINE >= 2 else {}
     server: Any = Served(name, instructions=instructions, **options)
     for func in asking:
         server.add_tool(func, name=func.__name__, structured_output=False)
     return server._lowlevel_server if SDK_LINE >= 2 else server._mcp_server
+
+
+def _result_text(result: Any) -> tuple[str, bool]:
+    """The text and error flag of what the SDK's high-level ``call_tool`` returned."""
+    failed = bool(getattr(result, "is_error", getattr(result, "isError", False)))
+    blocks = getattr(result, "content", result)
+    if isinstance(blocks, list | tuple):
+        return "\n".join(str(getattr(b, "text", "")) for b in blocks), failed
+    return str(result), failed
 
 
 def client_can_elicit(capabilities: Any) -> bool:
@@ -258,65 +278,24 @@ async def run_stdio(server: Any) -> None:
     Args:
         server: A server from :func:`low_level_server`.
     """
-    lines = _IdCheckedLines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    lines = IdCheckedLines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
     stdin = anyio.wrap_file(cast("IO[str]", lines))  # readline and iteration are what is used
     if SDK_LINE >= 2:
         async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-            lines.answer_with(write_stream)
+            lines.answer_with(_sender(write_stream))
             await _run_guarded(server, read_stream, write_stream)
         return
     with _stdout_diverted() as protocol_out:
         async with stdio_server(stdin=stdin, stdout=protocol_out) as (read_stream, write_stream):
-            lines.answer_with(write_stream)
+            lines.answer_with(_sender(write_stream))
             await _run_guarded(server, read_stream, write_stream)
 
 
-class _IdCheckedLines:
-    """stdin's lines for the SDK's reader, less the requests whose id JSON-RPC forbids.
+def _sender(write_stream: Any) -> Callable[[dict[str, Any]], Coroutine[Any, Any, None]]:
+    async def send(answer: dict[str, Any]) -> None:
+        await write_stream.send(SessionMessage(_message(answer)))
 
-    The SDK reads a request whose id is an object, a list or a fraction as a notification and
-    never answers it; such a line is answered here (``-32600``, ``id: null``, see
-    :func:`agentkernel.mcp._wire.bad_id`) and not handed over. Every other line passes
-    unchanged. ``readline`` runs in the worker thread the SDK's reader uses.
-    """
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._send: Any = None
-        self._ready = threading.Event()
-
-    def answer_with(self, write_stream: Any) -> None:
-        """Send answers on the transport's write stream (set once it exists)."""
-        self._send = write_stream.send
-        self._ready.set()
-
-    def readline(self, *args: Any) -> str:
-        while True:
-            line: str = self._inner.readline(*args)
-            answer = _bad_id_answer(line)
-            if answer is None:
-                return line
-            self._ready.wait()
-            try:
-                anyio.from_thread.run(self._send, SessionMessage(_message(answer)))
-            except Exception:  # answering must never end the server
-                logger.exception("could not answer a request with a bad id")
-
-    def __iter__(self) -> Any:
-        return iter(self.readline, "")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-
-def _bad_id_answer(line: str) -> dict[str, Any] | None:
-    if '"id"' not in line:
-        return None
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return None  # the SDK's reader refuses it, and _run_guarded answers
-    return bad_id(message)
+    return send
 
 
 async def _run_guarded(server: Any, read_stream: Any, write_stream: Any) -> None:

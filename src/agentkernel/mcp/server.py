@@ -129,6 +129,7 @@ class KnowledgeServer:
             self.call,
             asking=asking,
             check=self.check,
+            observe=self._observed,
         )
 
     @property
@@ -191,6 +192,16 @@ class KnowledgeServer:
             self._in_flight -= 1
         self._record(name, arguments, "error" if failed else "ok", started, text)
         return text, failed
+
+    def _observed(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        started: float,
+        text: str,
+        failed: bool,
+    ) -> None:
+        self._record(name, arguments, "error" if failed else "ok", started, text)
 
     def _record(
         self,
