@@ -269,3 +269,19 @@ def test_one_caller_over_its_limit_gets_an_error_not_a_wait(keyed: dict[str, Any
     outcomes = [r["outcome"] for r in records if r.get("identity") == "alice"]
     assert len(outcomes) == 8  # nothing lost from the trail
     assert outcomes.count("limit") == len(limited)
+
+
+def test_a_session_opened_by_one_identity_is_unknown_to_another(keyed: dict[str, Any]) -> None:
+    bob_token = "ak_" + "b" * 40
+    keyed["table"].write_text(
+        a.token_line("alice", keyed["opaque"]) + "\n" + a.token_line("bob", bob_token)
+    )
+    with _server(keyed) as server:
+        alice = {"Authorization": f"Bearer {keyed['opaque']}"}
+        status, headers, _ = a.post(server.url, a.INITIALIZE, alice)
+        session_id = {k.lower(): v for k, v in headers.items()}["mcp-session-id"]
+        hijack = {"Authorization": f"Bearer {bob_token}", "mcp-session-id": session_id}
+        stolen, _, _ = a.post(server.url, a.CALL, {**hijack, "mcp-protocol-version": "2025-06-18"})
+    assert status == 200
+    assert stolen in (400, 404)  # bob's server has no such session
+    assert a.calls_made(keyed["calls"]) == []
