@@ -10,6 +10,8 @@ locally and every example a test asks for under CI (``HYPOTHESIS_PROFILE`` overr
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,6 +49,7 @@ SERVER_NODES = {
     "tests/knowledgestore/test_concurrency.py": "subprocess",
     "tests/knowledgestore/test_server.py": "mcp_process",
     "tests/knowledgestore/test_server_described.py": "mcp_process",
+    "tests/mcp/test_auth": "mcp_process",
     "tests/mcp/test_cross_line.py": "mcp_process",
     "tests/mcp/test_stdio.py": "mcp_process",
     "tests/retrieval/test_semantic.py": "model",
@@ -60,6 +63,21 @@ SERVER_PARAMS = {"postgresql": "postgres"}
 SERVER_MARKERS = sorted(set(SERVER_FIXTURES.values()) | set(SERVER_NODES.values()))
 
 load_hypothesis_profile()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_warm_start() -> Iterator[None]:
+    """No OKF warm-start file in ~/.cache, and no test served by another test's walk.
+
+    Every OKFManager walks its bundle; the warm-start tests turn it on for themselves.
+    """
+    earlier = os.environ.get("AGENTKERNEL_LEXICAL_CACHE")
+    os.environ["AGENTKERNEL_LEXICAL_CACHE"] = "off"
+    yield
+    if earlier is None:
+        del os.environ["AGENTKERNEL_LEXICAL_CACHE"]
+    else:
+        os.environ["AGENTKERNEL_LEXICAL_CACHE"] = earlier
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -38,7 +38,9 @@ Signals that never leave the module raising them (each is caught there and rewor
 
     AKError
     ├── _Decline                   knowledgebase.okf.fastyaml: the fast reader declines
-    ├── _Refusal                   knowledgebase._sql.guard: why a statement is refused
+    ├── Refusal                    knowledgebase._sql.relations: why a statement is refused
+    ├── DeadlinePassed             knowledgebase._limits: the wall-clock limit passed while
+    │                              rows were read
     └── UnresolvedName             knowledgebase._sql.names: a name the guard cannot resolve
 
 ``except AKError`` therefore catches every error agentkernel raises on purpose. The

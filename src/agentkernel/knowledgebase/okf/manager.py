@@ -34,7 +34,7 @@ from agentkernel.knowledgebase._limits import is_positive
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.model import Record
-from agentkernel.knowledgebase.okf import authoring
+from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.concept import (
     Concept,
@@ -242,7 +242,10 @@ class OKFManager(DocumentKnowledgeBase):
         """
         if self._index_uri is not None and self._open_index():
             return
-        self._refresh(raise_errors=True)
+        # an unchanged bundle starts from the last walk's saved manifest and analysed index
+        warmstart.walk_warm(
+            self._manifest, self._store, self._limits(), lambda: self._refresh(raise_errors=True)
+        )
 
     def reload(self) -> RefreshStats:
         """Refresh now, whatever the clock says: list the store, re-read what changed.

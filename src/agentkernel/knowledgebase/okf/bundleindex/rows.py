@@ -135,9 +135,9 @@ def title_key(title: str) -> str:
     Returns:
         The key, ``""`` when the engine would not compare this title.
     """
-    from agentkernel.retrieval.index import _title_key  # the engine's own rule
+    from agentkernel.retrieval.analysis import title_key  # the engine's own rule
 
-    return " ".join(sorted(_title_key(title)))
+    return " ".join(sorted(title_key(title)))
 
 
 def query_title_key(query: str) -> frozenset[str]:
