@@ -45,6 +45,7 @@ SERVER_NODES = {
     "tests/examples/test_okf_example.py": "subprocess",
     "tests/frameworks/test_openai.py::test_sdk_imports_are_the_installed": "subprocess",
     "tests/knowledgebase/okf/test_bundleindex_processes.py": "subprocess",
+    "tests/knowledgebase/okf/test_index_identity.py": "subprocess",
     "tests/knowledgestore/test_concurrency.py": "subprocess",
     "tests/knowledgestore/test_server.py": "mcp_process",
     "tests/knowledgestore/test_server_described.py": "mcp_process",

@@ -71,6 +71,9 @@ if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
     from agentkernel.retrieval.semantic import SemanticIndex
 
+# what search ranks with when serving a bundle index (docs/index.md, "What the index holds")
+_INDEX_RANKING = "lexical (Lance's BM25 over the index's analysed terms, one field; not BM25F)"
+
 logger = logging.getLogger(__name__)
 
 OKF_VERSION = "0.2"
@@ -205,6 +208,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._index_options = dict(index_options or {})
         self._index_fallback = index_fallback
         self._view: IndexView | None = None
+        self._index_source: Any = None  # bundleindex.source.IndexSource, once opened
         self._writer: Any = None  # the lancedb table write-through commits to, on first write
         self._index_vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
         self._index_lexical: str | None = None  # why an index with an embedder serves lexically
@@ -513,7 +517,7 @@ class OKFManager(DocumentKnowledgeBase):
                     "indexed_at": self._view.meta.get("indexed_at"),
                 }
         if self._semantic is None:
-            schema["search"] = "lexical (BM25F)"
+            schema["search"] = "lexical (BM25F)" if self._view is None else _INDEX_RANKING
         elif self._index_lexical:
             schema["search"] = f"lexical only: {self._index_lexical}"
         else:
@@ -571,14 +575,17 @@ class OKFManager(DocumentKnowledgeBase):
         Raises:
             KnowledgeError: The index is missing or unreadable and no fallback was asked for.
         """
-        from agentkernel.knowledgebase.okf.bundleindex._lance import open_dataset
+        from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
+        from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
+        from agentkernel.knowledgebase.okf.bundleindex.source import index_source
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
         try:
-            view = IndexView(open_dataset(self._index_uri or "", self._index_options))
+            self._index_source = index_source(self._index_uri or "", self._index_options)
+            view = IndexView(self._index_source.open())
         except Exception as exc:
             where = self._index_location()
-            problem = f"{type(exc).__name__}: {exc}"
+            problem = one_line(exc)
             if self._index_fallback != "walk":
                 raise KnowledgeError(
                     f"OKF bundle '{self.backend_name}': the bundle index {where} cannot be "
@@ -593,6 +600,7 @@ class OKFManager(DocumentKnowledgeBase):
             logger.warning("OKF bundle %s: %s", self._store.location, note)
             self._index_notes = [note]
             return False
+        check_serving(view.meta, self._store, self._index_location())
         self._index_lexical = self._check_vectors(view, raise_errors=True)
         with self._lock:
             self._view = view
@@ -614,12 +622,8 @@ class OKFManager(DocumentKnowledgeBase):
         started = time.perf_counter()
         current = self._view
         try:
-            dataset = current.dataset
-            latest = int(dataset.latest_version)  # one listing of the versions
-            if latest == current.version:
-                fresh = current
-            else:
-                fresh = IndexView(dataset.checkout_version(latest))
+            newer = self._index_source.newer(current.dataset)  # one listing of the versions
+            fresh = current if newer is None else IndexView(newer)
             notes = self._index_lag(fresh) if check_bundle else self._index_notes
             lexical = self._check_vectors(fresh, raise_errors=False)
         except Exception as exc:
@@ -794,7 +798,7 @@ class OKFManager(DocumentKnowledgeBase):
         if concept is None:
             return None
         try:
-            data = self._store.read(concept.path)
+            data = self._read_document(concept)
         except FileNotFoundError:
             return None
         try:
@@ -816,6 +820,17 @@ class OKFManager(DocumentKnowledgeBase):
     def _count_under(self, directory: str) -> int:
         with self._lock:
             return self._served.concepts_under(directory)
+
+    def _read_document(self, concept: Concept) -> bytes:
+        """A concept's document: from the node cache at its indexed token, when there is one."""
+        documents = getattr(self._index_source, "documents", None)
+        if documents is None or self._view is None:
+            return self._store.read(concept.path)
+        return bytes(
+            documents(self._store.location).read(
+                concept.path, concept.token, lambda: self._store.read(concept.path)
+            )
+        )
 
     def _read_text(self, path: str) -> str | None:
         try:
