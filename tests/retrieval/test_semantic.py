@@ -399,8 +399,8 @@ def test_a_text_embedded_alone_matches_its_vector_from_a_batch(minilm: Embedder)
     assert float(np.min(np.sum(alone * batch, axis=1))) >= 0.9999
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "agentkernel.cli", *args], capture_output=True, text=True, env=env
     )
@@ -429,6 +429,20 @@ def test_the_cli_fills_the_cache_ahead_of_time_and_searches_hybrid(
     )
     assert found.returncode == 0, found.stderr
     assert "[metrics/highly_active_users]" in found.stdout
+    cold = run_cli(
+        "search",
+        str(bundle),
+        "sales",
+        "--embedder",
+        "default",
+        "--vector-cache",
+        str(tmp_path / "cold"),
+        env={"AGENTKERNEL_PROGRESS_AFTER": "0"},
+    )
+    assert cold.returncode == 0, cold.stderr
+    # not a terminal: one summary line on stderr, what was embedded and what was cached
+    assert f"embedded {2 * n} texts (0 from the cache) in " in cold.stderr
+    assert "embedded" not in cold.stdout
     bad = run_cli("search", str(bundle), "x", "--embedder", str(tmp_path / "no-model"))
     assert bad.returncode == 2
     assert "is not a sentence-transformers model folder" in bad.stderr

@@ -66,11 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    from agentkernel.cli._progress import EmbeddingProgress
     from agentkernel.errors import AKError
     from agentkernel.knowledgebase.errors import KnowledgeError
+    from agentkernel.retrieval.semantic import reporting
 
     try:
-        status: int = args.handler(args)
+        with reporting(EmbeddingProgress(show=not getattr(args, "quiet", False))):
+            status: int = args.handler(args)
         sys.stdout.flush()
     except BrokenPipeError:
         return _closed_pipe()
