@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -76,7 +77,9 @@ class _Layer:
 class MiniLMEmbedder:
     """Embed with a BERT sentence-transformers folder (all-MiniLM-L6-v2) in numpy, no torch.
 
-    Thread-safe: the weights are read-only.
+    Building one reads the configuration only; the tokenizer and the weights are read by the
+    first :meth:`embed` (:meth:`load`), so nothing heavy is loaded before a search needs it.
+    Thread-safe: the weights are read-only once loaded.
 
     Example:
         >>> from agentkernel.retrieval import default_model_path
@@ -86,7 +89,7 @@ class MiniLMEmbedder:
     """
 
     def __init__(self, path: str | Path, *, threads: int = 2) -> None:
-        """Load the tokenizer and weights (no forward pass; nothing downloaded).
+        """Judge the folder and read its configuration (the weights wait for the first embed).
 
         Args:
             path: The model folder.
@@ -111,32 +114,51 @@ class MiniLMEmbedder:
                 f"({'; '.join(reasons)}); sentence-transformers loads it "
                 "(pip install 'agentkernel[embeddings-torch]')."
             )
-        try:
-            from safetensors.numpy import load_file  # type: ignore[import-not-found,unused-ignore]
-            from tokenizers import Tokenizer  # type: ignore[import-not-found,unused-ignore]
-        except ImportError as exc:
+        import importlib.util
+
+        if not all(importlib.util.find_spec(name) for name in ("tokenizers", "safetensors")):
             raise EmbedderError(
                 "The default embedder needs tokenizers and safetensors: "
                 "pip install 'agentkernel[embeddings]'."
-            ) from exc
+            )
         st_config = read_config(folder, "sentence_bert_config.json") or {}
         self.max_tokens = min(
             int(st_config.get("max_seq_length") or 512), int(config["max_position_embeddings"])
         )
         self._lowercase = bool(st_config.get("do_lower_case", False))
-        try:
-            tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(max_length=self.max_tokens)
-            tensors = load_file(str(folder / "model.safetensors"))
-        except Exception as exc:
-            raise EmbedderError(f"{folder} could not be read: {type(exc).__name__}: {exc}") from exc
-        self._tokenizer = tokenizer
-        self._load_weights(folder, tensors, config)
+        self._config = config
+        self._load_lock = threading.Lock()
+        self._layers: tuple[_Layer, ...] = ()
         self.dimension: int = int(config["hidden_size"])
         self.model_id: str = f"st:{model_name(folder)}:{self.dimension}:{fingerprint(folder)}"
         self.threads = max(1, int(threads))
         self.path = folder
+
+    def load(self) -> None:
+        """Read the tokenizer and the weights (done by the first :meth:`embed`; idempotent).
+
+        Raises:
+            EmbedderError: A file could not be read.
+        """
+        with self._load_lock:
+            if self._layers:
+                return
+            folder = self.path
+            try:
+                from safetensors.numpy import load_file  # type: ignore[import-not-found,unused-ignore]
+                from tokenizers import Tokenizer  # type: ignore[import-not-found,unused-ignore]
+
+                tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                tokenizer.no_padding()
+                tokenizer.enable_truncation(max_length=self.max_tokens)
+                tensors = load_file(str(folder / "model.safetensors"))
+            except Exception as exc:
+                raise EmbedderError(
+                    f"{folder} could not be read: {type(exc).__name__}: {exc}"
+                ) from exc
+            self._tokenizer = tokenizer
+            self._load_weights(folder, tensors, self._config)
+            logger.debug("loaded %s", self.model_id)
 
     def _load_weights(
         self, folder: Path, tensors: dict[str, np.ndarray], config: dict[str, Any]
@@ -207,6 +229,8 @@ class MiniLMEmbedder:
         """
         if not texts:
             return np.zeros((0, self.dimension), dtype=_F32)
+        if not self._layers:
+            self.load()
         try:
             ids = self._tokenize(texts)
             order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
