@@ -243,9 +243,10 @@ def test_an_own_limit_is_capped_at_max_rows(url: str) -> None:
 def test_a_query_error_is_an_error_not_no_results(kb: SQLManager, backend: str) -> None:
     read_kb = _tools(kb)["read_kb"]
     out = read_kb("sql", "SELECT * FROM no_such_table")
-    assert out.startswith(
-        f"Error from backend 'sql' during query: The {backend} database rejected the query:"
-    )
+    rejected = f"The {backend} database rejected the query:"
+    if backend == "duckdb":  # judged before it runs: DuckDB might read the name as a file
+        rejected = "Refused: no_such_table is not a table or view of this database"
+    assert out.startswith(f"Error from backend 'sql' during query: {rejected}")
     assert "no_such_table" in out
     assert read_kb("sql", "SELECT * FROM clients WHERE region = 'MARS'") == "No results."
 

@@ -13,9 +13,10 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["ToolResult", "is_error"]
+__all__ = ["ToolResult", "is_error", "pathless"]
 
 
 class ToolResult(str):
@@ -57,3 +58,26 @@ def is_error(result: Any) -> bool:
         True for a :meth:`ToolResult.error` result; false for anything else.
     """
     return isinstance(result, ToolResult) and result.is_error
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.:/~-])(?:[A-Za-z]:\\|/)(?:[^\s'\"/\\]+[/\\])+([^\s'\"/\\]*)")
+
+
+def pathless(text: str) -> str:
+    r"""A failure's text with every absolute path cut to its last segment.
+
+    An ``OSError`` from deep in a store names the server's own directories
+    (``[Errno 36] File name too long: '/srv/kb/x.md'``); an agent gets ``'.../x.md'``, and
+    learns nothing of the server's file system.
+
+    Args:
+        text: The text, typically ``str(exc)``.
+
+    Returns:
+        The text with each absolute path (POSIX, or Windows ``C:\\...``) replaced.
+
+    Example:
+        >>> pathless("[Errno 2] No such file: '/srv/kb/a.md'")
+        "[Errno 2] No such file: '.../a.md'"
+    """
+    return _ABSOLUTE.sub(lambda m: f".../{m.group(1)}", text)

@@ -162,3 +162,55 @@ def skipped_summary(name: str, kb: Any) -> str:
         f"{name}: {len(diagnostics)} file(s) skipped ({shown}{more}); run "
         f"'agentkernel-kb check {where}' to see each file and the rule it breaks"
     )
+
+
+def add_full_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--full``: print whole answers instead of cutting them at the answer budget.
+
+    Args:
+        parser: The subcommand's parser.
+    """
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="print the whole text; by default an answer is cut at the agent's budget "
+        "(20,000 characters) with a note saying how to read on",
+    )
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (a usage error otherwise).
+
+    Args:
+        text: The argument.
+
+    Returns:
+        The number.
+
+    Raises:
+        argparse.ArgumentTypeError: Not a whole number of at least 1.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def nonempty(text: str) -> str:
+    """An argparse type: text that is not blank (a usage error otherwise).
+
+    Args:
+        text: The argument.
+
+    Returns:
+        The text.
+
+    Raises:
+        argparse.ArgumentTypeError: Blank text.
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text

@@ -91,6 +91,7 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         writable=writable,
         embedder=getattr(args, "embedder", None),
         cache_dir=getattr(args, "vector_cache", None),
+        whole=bool(getattr(args, "full", False)),
     )
 
 
@@ -101,11 +102,13 @@ def _from_paths(
     writable: bool,
     embedder: str | None = None,
     cache_dir: str | None = None,
+    whole: bool = False,
 ) -> Sources:
+    from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
     managers = open_bundles(paths, names, writable=writable, embedder=embedder, cache_dir=cache_dir)
-    builder = KnowledgeBuilder(managers)
+    builder = KnowledgeBuilder(managers, answer_chars=None if whole else DEFAULT_ANSWER_CHARS)
     tools = builder.build(writable=writable)
     return Sources(tools, list(builder.backends), builder=builder, writes=_writes(builder, tools))
 

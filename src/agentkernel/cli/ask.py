@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from agentkernel.cli._bundle import add_full_argument, nonempty, positive
 from agentkernel.cli._sources import Sources, add_source_arguments, resolve_sources
 from agentkernel.errors import AKConfigError, missing_extra
 
@@ -30,11 +31,16 @@ def register(subparsers: Any) -> None:
         subparsers: The top-level parser's subparsers.
     """
     parser = subparsers.add_parser("ask", help="answer a question from knowledge bases")
-    parser.add_argument("question", help="what to ask")
+    parser.add_argument("question", type=nonempty, help="what to ask")
     add_source_arguments(parser)
     parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
-    parser.add_argument("-n", "--limit", type=int, default=5, help="search results (default 5)")
-    parser.add_argument("--fetch", type=int, default=2, help="concepts fetched whole (default 2)")
+    parser.add_argument(
+        "-n", "--limit", type=positive, default=5, help="search results (default 5)"
+    )
+    parser.add_argument(
+        "--fetch", type=positive, default=2, help="concepts fetched whole (default 2)"
+    )
+    add_full_argument(parser)
     parser.set_defaults(handler=run)
 
 

@@ -3,8 +3,13 @@
 Each command builds the same ``KnowledgeBuilder`` tools an agent gets and prints what the
 tool returns, so what you read here is exactly what the model would read. The bundle is
 named as ``serve`` names it (its folder's name unless ``--name`` says otherwise). ``schema``
-and ``search`` say on stderr how many files were skipped and why; a ``fetch`` or ``browse``
-that finds nothing says so once, on stderr, and exits 1.
+and ``search`` say on stderr how many files were skipped and why.
+
+Answers are cut at the agent's answer budget (20,000 characters), with the note saying how to
+read on; ``--full`` prints the whole text. Exit status, by one rule: 2 for a usage error (an
+empty query or id, a limit below 1: argparse's message on stderr); 1 when the tool refused
+the call or did not find all it was asked for (its message on stderr, whatever was found on
+stdout); 0 otherwise.
 """
 
 from __future__ import annotations
@@ -16,7 +21,14 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentkernel.cli._bundle import add_bundle_argument, open_bundles, skipped_summary
+from agentkernel.cli._bundle import (
+    add_bundle_argument,
+    add_full_argument,
+    nonempty,
+    open_bundles,
+    positive,
+    skipped_summary,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -31,19 +43,23 @@ def register(subparsers: Any) -> None:
 
     search = subparsers.add_parser("search", help="search_kb: rank concepts for a query")
     add_bundle_argument(search)
-    search.add_argument("query", help="keywords or a question")
-    search.add_argument("-n", "--limit", type=int, default=5, help="results (default 5)")
+    search.add_argument("query", type=nonempty, help="keywords or a question")
+    search.add_argument("-n", "--limit", type=positive, default=5, help="results (default 5)")
     search.set_defaults(handler=_runner("search_kb", lambda a: (a.query, a.limit)))
 
     fetch = subparsers.add_parser("fetch", help="fetch_kb: whole concepts by id")
     add_bundle_argument(fetch)
-    fetch.add_argument("ids", metavar="ID[,ID...]", help="concept ids, comma-separated")
+    fetch.add_argument(
+        "ids", type=nonempty, metavar="ID[,ID...]", help="concept ids, comma-separated"
+    )
     fetch.set_defaults(handler=_runner("fetch_kb", lambda a: (a.ids,)))
 
     browse = subparsers.add_parser("browse", help="browse_kb: a directory's index or listing")
     add_bundle_argument(browse)
     browse.add_argument("path", nargs="?", default="", metavar="DIR", help="default: the root")
-    browse.add_argument("-n", "--limit", type=int, default=50, help="entries (default 50)")
+    browse.add_argument("-n", "--limit", type=positive, default=50, help="entries (default 50)")
+    for parser in (schema, search, fetch, browse):
+        add_full_argument(parser)
     browse.set_defaults(handler=_runner("browse_kb", lambda a: (a.path, a.limit)))
 
 
@@ -51,6 +67,7 @@ def _runner(
     tool_name: str, arguments: Callable[[argparse.Namespace], tuple[Any, ...]]
 ) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
+        from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS as DEFAULT
         from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
         (manager,) = open_bundles(
@@ -61,44 +78,64 @@ def _runner(
             note = skipped_summary(name, manager)
             if note:
                 print(note, file=sys.stderr)
-        tools = {tool.__name__: tool for tool in KnowledgeBuilder([manager]).build(writable=False)}
+        builder = KnowledgeBuilder([manager], answer_chars=None if args.full else DEFAULT)
+        tools = {tool.__name__: tool for tool in builder.build(writable=False)}
         tool = tools[tool_name]
         call_args = arguments(args)
         result = tool(*call_args) if tool_name == "get_schemas" else tool(name, *call_args)
-        missing = _not_found(tool_name, result, args)
-        if missing is None:
-            print(result)
-            return 0
-        found, message = missing
-        if found:
-            print(found)
-        print(message, file=sys.stderr)
-        return 1
+        return report(result)
 
     return run
 
 
 # the commands whose answer silently depends on every file having been read
 _NOTED = frozenset({"get_schemas", "search_kb"})
-_NOT_FOUND = re.compile(r"(?:\A|\n\n?)Not found: (\[.*\])\Z", re.DOTALL)
+_FOUND_PART = re.compile(r"\n(?=Not found: \[)")
 
 
-def _not_found(tool_name: str, result: str, args: argparse.Namespace) -> tuple[str, str] | None:
-    """What was found and the one message for what was not, when a fetch or browse missed."""
-    if tool_name == "browse_kb" and result == "No results.":
-        where = f"directory or concept {args.path!r}" if args.path else "the root"
-        return "", (
-            f"Nothing at {where} in {args.bundle}: 'agentkernel-kb browse {args.bundle}' lists "
-            "the top level, 'search' finds concepts by words."
+def report(result: str) -> int:
+    """Print a tool's answer by the command line's one rule, and give the exit status.
+
+    A result goes to stdout (0); a refusal to stderr (1); a fetch that missed some ids prints
+    what it found on stdout and the rest of its answer (``Not found: ...`` and why) on stderr (1).
+
+    Args:
+        result: What the tool returned.
+
+    Returns:
+        The exit status.
+    """
+    from agentkernel._tooling.result import is_error
+
+    if "\n[cut] " in result and not is_error(result):
+        print(
+            "agentkernel-kb: the answer is cut at the agents' answer budget (20,000 "
+            "characters); --full prints the whole text",
+            file=sys.stderr,
         )
-    if tool_name != "fetch_kb":
-        return None
-    match = _NOT_FOUND.search(result)
+    match = _FOUND_PART.search(result)
     if match is None:
-        return None
+        print(result, file=sys.stderr if is_error(result) else sys.stdout)
+        return 1 if is_error(result) else 0
+    rest = result[match.end() :].split("\n")
+    reading_on = [line for line in rest if line.startswith("[cut] ")]
     found = result[: match.start()]
-    found = "" if found.strip() in ("", "No results.") else found
-    return found, (
-        f"Not found: {', '.join(ast.literal_eval(match.group(1)))} (ids are paths without "
-        "'.md'; 'search' and 'browse' show them)."
+    if not is_error(result):
+        print("\n".join([found, *reading_on]))
+    missed = [_said_missing(line) for line in rest if line not in reading_on]
+    print("\n".join(missed), file=sys.stderr)
+    return 1
+
+
+def _said_missing(line: str) -> str:
+    """``Not found: ['a', 'b']`` as the command line says it; other lines as they are."""
+    if not line.startswith("Not found: ["):
+        return line
+    try:
+        ids = ast.literal_eval(line.removeprefix("Not found: "))
+    except (ValueError, SyntaxError):
+        return line
+    return (
+        f"Not found: {', '.join(map(str, ids))} (ids are paths without '.md'; 'search' and "
+        "'browse' show them)."
     )

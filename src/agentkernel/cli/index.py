@@ -10,6 +10,7 @@ vector cache), for ``OKFManager(store, index=..., embedder=...)``.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from agentkernel.cli._bundle import BUNDLE_HELP, add_embedder_argument
@@ -82,6 +83,13 @@ def run(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             cache_dir=args.vector_cache,
         )
+    from types import SimpleNamespace
+
+    from agentkernel.cli._bundle import skipped_summary
+
+    note = skipped_summary(args.bundle, SimpleNamespace(diagnostics=list(stats.skipped)))
+    if note:
+        print(note, file=sys.stderr)
     verdict = f"version {stats.version}" if stats.committed else "unchanged"
     Console().print(
         f"{args.to}: {verdict}; listed {stats.listed}, read {stats.reads}, "

@@ -30,6 +30,10 @@ DEFAULT_MAX_RESULT_BYTES = 1_000_000
 _FIRST_BATCH = 16  # rows fetched before any row size is known; one round trip for most reads
 
 
+class DeadlinePassed(Exception):
+    """The wall-clock limit passed while rows were read; the backend words the message."""
+
+
 class CutRecords(list[Record]):
     """Records of a result that a cap cut short; ``notice`` tells the agent what was cut."""
 
@@ -189,6 +193,7 @@ def take_rows(
     max_rows: int,
     max_bytes: int | None,
     row_cap: str,
+    deadline: float | None = None,
 ) -> list[Record]:
     """Read rows in batches until the result ends or a cap is reached.
 
@@ -203,9 +208,13 @@ def take_rows(
         max_rows: The most rows kept.
         max_bytes: The most bytes of record text (UTF-8) kept, or ``None``.
         row_cap: How the row cap is named in the notice (``"limit=3"``).
+        deadline: A ``time.monotonic()`` time after which reading stops, or ``None``.
 
     Returns:
         The records, as :class:`CutRecords` with a notice when a cap cut the result.
+
+    Raises:
+        DeadlinePassed: ``deadline`` passed before the rows were read and converted.
     """
     records: list[Record] = []
     used = 0
@@ -221,6 +230,8 @@ def take_rows(
                 wanted = min(wanted, _FIRST_BATCH)
         batch = fetchmany(max(1, wanted))
         for row in batch:
+            if deadline is not None and time.monotonic() > deadline:
+                raise DeadlinePassed
             if len(records) == max_rows:
                 notice = (
                     f"[Cut by the row cap ({row_cap}): {len(records)} rows shown; the rows "

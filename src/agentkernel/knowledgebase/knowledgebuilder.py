@@ -10,6 +10,13 @@ Gating reads the declarations only (:class:`KnowledgeCapabilities`), never manag
 ``get_schemas``, ``read_kb``, ``write_kb`` and ``get_all_kb_descriptions`` are always built
 (``write_kb`` is dropped with ``build(writable=False)``); ``search_kb``, ``fetch_kb`` and
 ``browse_kb`` are added only when some registered backend declares search, fetch or browse.
+
+Every answer fits a budget (``answer_chars``, 20,000 characters by default): a cut answer
+ends with a ``[cut]`` line naming the call that reads the rest, through the same tools (a
+long record by ``fetch_kb(backend, "id#offset=N")``; see :mod:`agentkernel._tooling.budget`).
+One ``fetch_kb`` call reads each id once, at most 50 of them, and stops reading once its
+budget is spent or :data:`FETCH_SECONDS` have passed, naming the ids left for further calls;
+so no call holds a server's worker for long.
 """
 
 from __future__ import annotations
@@ -19,8 +26,11 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentkernel._tooling.result import ToolResult
+from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS, checked_answer_chars
+from agentkernel._tooling.result import ToolResult, pathless
 from agentkernel.errors import echo
+from agentkernel.knowledgebase import _answers
+from agentkernel.knowledgebase._answers import printable
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError, KnowledgeError
 from agentkernel.knowledgebase.model import Record
@@ -30,6 +40,9 @@ logger = logging.getLogger(__name__)
 Tool = Callable[..., str]
 
 _MAX_LIMIT = 1000
+
+FETCH_SECONDS = _answers.FETCH_SECONDS
+"""How long one ``fetch_kb`` call goes on reading further ids (one batch always completes)."""
 
 
 class KnowledgeBuilder:
@@ -46,6 +59,8 @@ class KnowledgeBuilder:
         self,
         backends: Iterable[KnowledgeBase],
         semantic_map: Mapping[str, str] | None = None,
+        *,
+        answer_chars: int | None = DEFAULT_ANSWER_CHARS,
     ) -> None:
         """Register backends.
 
@@ -54,12 +69,17 @@ class KnowledgeBuilder:
                 non-empty and unique.
             semantic_map: Placeholder tokens (``"<MONGO_SOURCE>"``) mapped to the physical
                 names they stand for; resolved in queries, paths and ids at call time.
+            answer_chars: The most characters of one tool answer (at least 2,000; default
+                20,000); a cut answer says how to read the rest. ``None`` for no budget.
 
         Raises:
             TypeError: A backend is not a ``KnowledgeBase``, or ``semantic_map`` is not a
                 mapping of strings to strings.
-            ValueError: No backends, or an empty or duplicate backend name.
+            ValueError: No backends, an empty or duplicate backend name, or a budget below
+                2,000 characters.
         """
+        self._answer_chars = checked_answer_chars(answer_chars)
+        self._renderings = _answers.Renderings()
         registered: dict[str, KnowledgeBase] = {}
         for backend in backends:
             if not isinstance(backend, KnowledgeBase):
@@ -90,6 +110,11 @@ class KnowledgeBuilder:
     def backends(self) -> dict[str, KnowledgeBase]:
         """The registered backends by name, in registration order."""
         return dict(self._backends)
+
+    @property
+    def answer_chars(self) -> int | None:
+        """The most characters of one tool answer; ``None`` when answers are not cut."""
+        return self._answer_chars
 
     @property
     def semantic_map(self) -> dict[str, str]:
@@ -176,7 +201,7 @@ class KnowledgeBuilder:
         except KnowledgeCapabilityError as exc:
             return self._capability_refusal(backend.backend_name, exc.operation, str(exc))
         except KnowledgeError as exc:
-            detail = _printable(str(exc))
+            detail = printable(str(exc))
             return ToolResult.error(
                 f"Error from backend '{backend.backend_name}' during {operation}: {detail}"
             )
@@ -186,7 +211,7 @@ class KnowledgeBuilder:
             )
             return ToolResult.error(
                 f"Error from backend '{backend.backend_name}' during {operation}: "
-                f"{type(exc).__name__}: {_printable(str(exc))}"
+                f"{type(exc).__name__}: {printable(pathless(str(exc)))}"
             )
 
     def _capability_refusal(self, name: str, operation: str, detail: str = "") -> ToolResult:
@@ -200,23 +225,47 @@ class KnowledgeBuilder:
         return ToolResult.error(f"{detail} Backends that support {operation}: {able}")
 
     def _records(
-        self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]
+        self, backend: KnowledgeBase, operation: str, call: Callable[[], Any], narrower: str
     ) -> ToolResult:
         result = self._run(backend, operation, call)
         if isinstance(result, ToolResult):
             return result
         rows = result if isinstance(result, list) else list(result or [])
-        return self._formatted(backend, rows)
+        return self._formatted(backend, rows, narrower=narrower)
 
-    def _formatted(self, backend: KnowledgeBase, rows: list[Any], tail: str = "") -> ToolResult:
-        """The backend's rendering of records, with a cap's notice or ``tail`` after it."""
+    def _formatted(
+        self, backend: KnowledgeBase, rows: list[Any], tail: str = "", *, narrower: str
+    ) -> ToolResult:
+        """The backend's rendering of records within the budget, then notices.
+
+        A cap's notice or ``tail`` follows the records, then the ``[cut]`` note when the
+        budget cut them.
+
+        Args:
+            backend: The backend the rows came from.
+            rows: Its records.
+            tail: A line to add (what was not found).
+            narrower: How to narrow the call, for the note of a cut answer.
+        """
+        notice = getattr(rows, "notice", "") or tail  # a cap cut the result (_limits.CutRecords)
         try:
-            text = backend.format_results(rows)
+            if self._answer_chars is None or not rows:
+                text, cut = backend.format_results(rows), ""
+            else:
+                text, cut = _answers.cut_rows(
+                    backend.format_results,
+                    rows,
+                    self._answer_chars - len(notice),
+                    backend=backend.backend_name,
+                    fetchable=backend.capabilities.fetch,
+                    narrower=narrower,
+                )
         except Exception as exc:
             name = backend.backend_name
-            return ToolResult.error(f"Error formatting results from '{name}': {exc}")
-        notice = getattr(rows, "notice", "") or tail  # a cap cut the result (_limits.CutRecords)
-        return ToolResult(f"{text}\n{notice}" if notice else text)
+            return ToolResult.error(
+                f"Error formatting results from '{name}': {printable(str(exc))}"
+            )
+        return ToolResult("\n".join(part for part in (text, notice, cut) if part))
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -238,7 +287,8 @@ class KnowledgeBuilder:
                     schemas[name] = backend.schema()
                 except Exception as exc:
                     schemas[name] = {"error": f"{type(exc).__name__}: {exc}"}
-            return ToolResult(json.dumps(schemas, indent=2, default=str, ensure_ascii=False))
+            text = json.dumps(schemas, indent=2, default=str, ensure_ascii=False)
+            return ToolResult(pathless(text))  # a local index or a refresh error names a path
 
         return get_schemas
 
@@ -258,7 +308,7 @@ class KnowledgeBuilder:
                 except Exception as exc:
                     description = f"(description unavailable: {type(exc).__name__}: {exc})"
                 lines.append(f"- {name}: {description}")
-            return ToolResult("\n".join(lines))
+            return ToolResult(pathless("\n".join(lines)))
 
         return get_all_kb_descriptions
 
@@ -284,8 +334,15 @@ class KnowledgeBuilder:
                 return kb
             statement = builder.resolve(query)
             if kb.capabilities.query:
-                return builder._records(kb, "query", lambda: kb.query(statement, limit=limit))
-            return builder._records(kb, "search", lambda: kb.search(statement, limit=limit))
+                return builder._records(
+                    kb,
+                    "query",
+                    lambda: kb.query(statement, limit=limit),
+                    "a lower limit, fewer columns or a narrower statement",
+                )
+            return builder._records(
+                kb, "search", lambda: kb.search(statement, limit=limit), "a lower limit"
+            )
 
         return read_kb
 
@@ -309,7 +366,10 @@ class KnowledgeBuilder:
             if isinstance(kb, ToolResult):
                 return kb
             return builder._records(
-                kb, "search", lambda: kb.search(builder.resolve(query), limit=limit)
+                kb,
+                "search",
+                lambda: kb.search(builder.resolve(query), limit=limit),
+                "a lower limit, or more precise words",
             )
 
         return search_kb
@@ -320,9 +380,12 @@ class KnowledgeBuilder:
         def fetch_kb(backend: str, ids: str) -> str:
             """Fetch whole records by identity, for example ids shown in [brackets].
 
+            A long answer is cut, and its last line says how to read on (an id followed by
+            "#offset=N" reads that record from character N).
+
             Args:
                 backend: The backend name, as listed by get_schemas.
-                ids: One id, or several separated by commas.
+                ids: One id, or several separated by commas (at most 50 per call).
 
             Returns:
                 The full records, or a message saying what went wrong.
@@ -330,25 +393,14 @@ class KnowledgeBuilder:
             kb = builder._serving(backend, "fetch", _check_text("ids", ids))
             if isinstance(kb, ToolResult):
                 return kb
-            wanted = [builder.resolve(part.strip()) for part in ids.split(",") if part.strip()]
-            if not wanted:
-                return ToolResult.error(
-                    "Give at least one id to fetch (several may be separated by commas)."
-                )
-            result = builder._run(kb, "fetch", lambda: kb.fetch(wanted))
-            if isinstance(result, ToolResult):
-                return result
-            rows = list(result or [])
-            found = {
-                str(row.get("metadata", {}).get("id"))
-                for row in rows
-                if isinstance(row, Mapping) and isinstance(row.get("metadata"), Mapping)
-            }
-            missing = [i for i in wanted if i not in found]
-            tail = f"Not found: {echo(missing)}" if missing else ""
-            if not rows:
-                return ToolResult(f"No results.\n{tail}" if tail else "No results.")
-            return builder._formatted(kb, rows, tail)
+            return _answers.fetch_answer(
+                kb,
+                ids,
+                resolve=builder.resolve,
+                run=builder._run,
+                budget=builder._answer_chars,
+                renderings=builder._renderings,
+            )
 
         return fetch_kb
 
@@ -371,7 +423,19 @@ class KnowledgeBuilder:
             if isinstance(kb, ToolResult):
                 return kb
             where = builder.resolve(path)
-            return builder._records(kb, "browse", lambda: kb.browse(where, limit=limit))
+            answer = builder._records(
+                kb,
+                "browse",
+                lambda: kb.browse(where, limit=limit),
+                "a lower limit, or a subdirectory as path",
+            )
+            if answer.is_error or answer != "No results.":
+                return answer
+            shown = f"directory or concept {echo(path)}" if path.strip() else "the root"
+            return ToolResult.error(
+                f"Nothing at {shown} in '{kb.backend_name}'. browse_kb with an empty path "
+                "lists the root; search_kb finds records by words."
+            )
 
         return browse_kb
 
@@ -443,19 +507,6 @@ class KnowledgeBuilder:
             return ToolResult(f"Wrote 1 record to '{kb.backend_name}'.")
 
         return write_kb
-
-
-def _printable(text: str) -> str:
-    """An exception's text as tool output can carry it: lone surrogates escaped.
-
-    Such an exception (a ``UnicodeEncodeError`` quoting the character it choked on) would
-    otherwise make the whole answer unencodable, and an MCP client would get no answer.
-    """
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def _check_query(query: Any, limit: Any) -> ToolResult | None:

@@ -47,9 +47,13 @@ PostgreSQL      ``statement_timeout``, ``idle_in_transaction_session_timeout`` a
                 rows of a query come through a server-side cursor (``DECLARE`` / ``FETCH``)
 SQLite          a progress handler aborts the statement after the deadline; rows are stepped
                 lazily by SQLite
-DuckDB          ``interrupt()`` from a timer at the deadline; a statement with its own LIMIT
-                above the row cap is read as ``SELECT * FROM (...) LIMIT <cap + 1>``
+DuckDB          ``interrupt()`` from a timer at the deadline; a query is read with an
+                outer ``LIMIT <cap + 1>``
 ==============  ===========================================================================
+
+Long values are cut in the database (``_sql.bounded``); the time limit covers the whole read.
+A second judge asks the database what an accepted query's names resolve to and refuses a
+user's function or operator (``_sql.pg_resolve``, ``_sql.duckdb_resolve``).
 
 Least privilege is checked when a PostgreSQL connection opens: a role that is a superuser,
 or a member of ``pg_read_server_files``, ``pg_write_server_files`` or
@@ -72,9 +76,9 @@ with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -89,11 +93,24 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("sqlalchemy", "sql", feature="SQLManager") from exc
 
+from agentkernel.knowledgebase._sql import bounded, duckdb_resolve
 from agentkernel.knowledgebase._sql.backend import SQLBackend
 from agentkernel.knowledgebase._sql.guard import ACCEPTED, GuardedStatement
+from agentkernel.knowledgebase._sql.pg_resolve import PostgresResolver
 from agentkernel.knowledgebase._sql.records import row_to_record
+from agentkernel.knowledgebase._sql.sessions import (
+    READ_ONLY_ROLE_SQL,
+    Deadline,
+    first_line,
+    postgres_session,
+    privileged_message,
+    read_only_url_and_options,
+    scrub_path,
+    sqlite_locked_down,
+    statement_timeout,
+)
 
-__all__ = ["SQLManager", "SQLQueryError", "SQLRefusedError"]
+__all__ = ["READ_ONLY_ROLE_SQL", "SQLManager", "SQLQueryError", "SQLRefusedError"]
 
 logger = logging.getLogger(__name__)
 
@@ -116,28 +133,7 @@ _SQLGLOT_DIALECTS = {
     "databricks": "databricks",
 }
 _ENFORCED = ("postgresql", "mysql", "mariadb", "sqlite", "duckdb")
-_PRIVILEGED_ROLES = ("pg_read_server_files", "pg_write_server_files", "pg_execute_server_program")
-_PRIVILEGE_CHECK = (
-    "SELECT r.rolsuper, ARRAY(SELECT g.rolname::text FROM pg_roles g WHERE g.rolname IN ("
-    + ", ".join(f"'{role}'" for role in _PRIVILEGED_ROLES)
-    + ") AND pg_has_role(current_user, g.oid, 'MEMBER') ORDER BY 1) "
-    "FROM pg_roles r WHERE r.rolname = current_user"
-)
-READ_ONLY_ROLE_SQL = """\
-CREATE ROLE kb_reader LOGIN PASSWORD '...';
-GRANT CONNECT ON DATABASE <database> TO kb_reader;
-GRANT USAGE ON SCHEMA public TO kb_reader;
-GRANT SELECT ON ALL TABLES IN SCHEMA public TO kb_reader;
-ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT ON TABLES TO kb_reader;
-ALTER ROLE kb_reader SET default_transaction_read_only = on;"""
-_SQLITE_STEPS = 1000  # SQLite VM instructions between two looks at the deadline
-_DUCKDB_CONFIG = {
-    "enable_external_access": False,
-    "lock_configuration": True,
-    "allow_community_extensions": False,
-    "autoload_known_extensions": False,
-    "autoinstall_known_extensions": False,
-}
+_CUT_VALUES = ("postgresql", "duckdb", "sqlite")  # long values cut in the database
 
 
 class SQLManager(SQLBackend):
@@ -218,6 +214,12 @@ class SQLManager(SQLBackend):
         self.allow_privileged_role = allow_privileged_role
         self._engine_options = dict(engine_options or {})
         self._engine: sa.Engine | None = None
+        self._resolver = (
+            PostgresResolver(self.allowed_functions) if self.backend == "postgresql" else None
+        )
+        self._duckdb = (
+            duckdb_resolve.DuckDBJudge(self.allowed_functions) if self.backend == "duckdb" else None
+        )
         self.connect()
 
     @property
@@ -261,13 +263,18 @@ class SQLManager(SQLBackend):
                 self.backend_name,
                 self.backend,
             )
-        url, options = self._read_only_url_and_options()
+        url, options = read_only_url_and_options(
+            self.url, self._engine_options, self.backend, self.backend_name
+        )
         self.close()
         self._engine = sa.create_engine(url, **options)
         if self.backend == "postgresql":
-            sa.event.listen(self._engine, "connect", self._postgres_read_only_session)
+            sa.event.listen(self._engine, "connect", self._postgres_session)
         elif self.backend == "sqlite":
-            sa.event.listen(self._engine, "connect", _sqlite_locked_down)
+            sa.event.listen(self._engine, "connect", sqlite_locked_down)
+        elif self._duckdb is not None:  # a new connection may see a file changed meanwhile
+            sa.event.listen(self._engine, "connect", self._duckdb.forget)
+            sa.event.listen(self._engine, "close", self._duckdb.forget)
 
     def get_description(self) -> str:
         """Say what this backend holds and that it is read-only SQL.
@@ -303,10 +310,11 @@ class SQLManager(SQLBackend):
     ) -> list[Record]:
         if params:
             stream = self.backend == "postgresql" and guarded.kind in ("select", "values")
-            with self._bound(guarded.sql, params, stream=stream) as result:
+            with self._bound(guarded.sql, params, stream=stream, check=guarded.query) as result:
                 if not result.returns_rows:
                     return []
-                return self._records(list(result.keys()), result.fetchmany, cap, row_cap)
+                keys, deadline = list(result.keys()), self._deadline_at()
+                return self._records(keys, result.fetchmany, cap, row_cap, None, deadline)
         return self._read(guarded, cap, row_cap)
 
     def close(self) -> None:
@@ -341,18 +349,50 @@ class SQLManager(SQLBackend):
 
         A query on PostgreSQL goes through a server-side cursor, so the server sends only
         the rows read; SQLite steps rows as they are fetched. DuckDB's driver holds a whole
-        result, so a statement whose own LIMIT is above the cap is wrapped to stop at it.
+        result, so its queries are read with an outer LIMIT of the cap. A query's long
+        values are cut where the database computes them (``_sql.bounded``).
         """
-        sql, query_kind = guarded.sql, guarded.kind in ("select", "values")
+        query_kind = guarded.kind in ("select", "values")
         server_side = self.backend == "postgresql" and query_kind
-        if self.backend == "duckdb" and query_kind and guarded.has_own_limit:
-            sql = f"SELECT * FROM ({sql}) AS ak_result LIMIT {cap + 1}"
-        with self._cursor(name="ak_result" if server_side else None) as cursor:
-            cursor.execute(sql)
+        outer_limit = cap + 1 if self.backend == "duckdb" and query_kind else None
+        with self._cursor(name="ak_result" if server_side else None, check=guarded) as cursor:
+            deadline = self._deadline_at()  # for reading; the session's own limits run already
+            shape = None
+            if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
+                shape = self._shape(cursor, guarded.sql)
+                shape = shape if shape is not None and any(shape.cut) else None  # all fixed
+            if shape is not None:
+                cursor.execute(bounded.wrapped_sql(self.backend, guarded.sql, shape, outer_limit))
+            elif outer_limit is not None and guarded.has_own_limit:
+                cursor.execute(f"SELECT * FROM ({guarded.sql}) AS ak_result LIMIT {outer_limit}")
+            else:
+                cursor.execute(guarded.sql)
             if cursor.description is None:
                 return []
-            columns = [str(column[0]) for column in cursor.description]
-            return self._records(columns, cursor.fetchmany, cap, row_cap)
+            columns = shape.names if shape else [str(column[0]) for column in cursor.description]
+            return self._records(columns, cursor.fetchmany, cap, row_cap, shape, deadline)
+
+    def _shape(self, cursor: Any, sql: str) -> bounded.Shape | None:
+        """The columns of a query, read without a row (DuckDB's remembered per statement)."""
+        if self._duckdb is not None:
+            return self._duckdb.remember(sql, lambda: self._probe(cursor, sql))
+        return self._probe(cursor, sql)
+
+    def _probe(self, cursor: Any, sql: str) -> bounded.Shape | None:
+        """A named cursor runs one statement only: it probes on a plain one."""
+        probe = bounded.probe_sql(sql)
+        if getattr(cursor, "name", None):  # a server-side cursor runs one statement only
+            with cursor.connection.cursor() as plain:
+                plain.execute(probe)
+                description = plain.description
+        else:
+            cursor.execute(probe)
+            description = cursor.description
+            cursor.fetchall()
+        if not description:
+            return None
+        assert self.max_result_bytes is not None
+        return bounded.shape_of(self.backend, description, self.max_result_bytes)
 
     def _records(
         self,
@@ -360,18 +400,33 @@ class SQLManager(SQLBackend):
         fetchmany: Callable[[int], Sequence[Any]],
         cap: int,
         row_cap: str,
+        shape: bounded.Shape | None = None,
+        deadline: float | None = None,
     ) -> list[Record]:
         source = self._source_label()
+
+        def to_record(row: Any, number: int) -> Record:
+            if shape is None:
+                return row_to_record(columns, row, number, source)
+            values, cut = bounded.rejoin(shape, row)
+            record = row_to_record(columns, values, number, source)
+            if cut:
+                record["metadata"]["values_cut"] = cut
+            return record
+
         return _limits.take_rows(
             fetchmany,
-            lambda row, number: row_to_record(columns, row, number, source),
+            to_record,
             max_rows=cap,
             max_bytes=self.max_result_bytes,
             row_cap=row_cap,
+            deadline=deadline,
         )
 
     @contextlib.contextmanager
-    def _cursor(self, name: str | None = None) -> Iterator[Any]:
+    def _cursor(
+        self, name: str | None = None, check: GuardedStatement | None = None
+    ) -> Iterator[Any]:
         """A DB-API cursor on a pooled connection, under the time limit, errors translated.
 
         Statements without parameters (every statement an agent sends) go straight to the
@@ -380,7 +435,8 @@ class SQLManager(SQLBackend):
         connection goes back, and the SQLAlchemy ``Connection``/``Result`` layers, which
         would add about half the cost of a local query, are skipped. The statement is
         executed without a parameter collection, so a ``%`` in a literal is never taken for
-        a placeholder. ``name`` opens a server-side cursor (PostgreSQL).
+        a placeholder. ``name`` opens a server-side cursor (PostgreSQL). ``check``: the
+        accepted statement whose calls the server resolves, checked first (PostgreSQL).
         """
         engine = self.engine
         dbapi = engine.dialect.loaded_dbapi
@@ -388,19 +444,23 @@ class SQLManager(SQLBackend):
             connection = engine.raw_connection()
         except sa_exc.DBAPIError as exc:
             raise self._query_error(exc) from exc
-        deadline = _Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
+        deadline = Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
         try:
-            cursor = connection.cursor(name) if name else connection.cursor()
-            try:
-                if self.backend in ("mysql", "mariadb"):
-                    cursor.execute("SET TRANSACTION READ ONLY")
-                with deadline:
-                    yield cursor
-            finally:
+            with deadline:
+                if check is not None and check.query:
+                    self._check_resolved(connection.dbapi_connection, check.query)
+                cursor = connection.cursor(name) if name else connection.cursor()
                 try:
-                    cursor.close()  # a server-side cursor: CLOSE, the rest is never sent
-                except dbapi.Error:
-                    logger.debug("closing a %s cursor failed", self.backend, exc_info=True)
+                    if self.backend in ("mysql", "mariadb"):
+                        cursor.execute("SET TRANSACTION READ ONLY")
+                    yield cursor
+                finally:
+                    try:
+                        cursor.close()  # a server-side cursor: CLOSE, the rest is never sent
+                    except dbapi.Error:
+                        logger.debug("closing a %s cursor failed", self.backend, exc_info=True)
+        except _limits.DeadlinePassed as exc:
+            raise SQLQueryError(self._timeout_message()) from exc
         except dbapi.Error as exc:
             interface_error = getattr(dbapi, "InterfaceError", None)  # not in every DB-API
             lost = (
@@ -409,15 +469,25 @@ class SQLManager(SQLBackend):
             if lost:
                 connection.invalidate(exc)
                 raise SQLQueryError(
-                    f"Could not reach the {self.backend} database: {_first_line(exc)}"
+                    f"Could not reach the {self.backend} database: {self._scrub(exc)}"
                 ) from exc
-            if deadline.fired or _statement_timeout(exc):
+            if deadline.fired or statement_timeout(exc):
                 raise SQLQueryError(self._timeout_message()) from exc
             raise SQLQueryError(
-                f"The {self.backend} database rejected the query: {_first_line(exc)}"
+                f"The {self.backend} database rejected the query: {self._scrub(exc)}"
             ) from exc
         finally:
             connection.close()  # back to the pool, which rolls the transaction back
+
+    def _check_resolved(self, dbapi_connection: Any, query: str) -> None:
+        """The second judge: what the database resolves the accepted query's names to."""
+        if self._resolver is not None:
+            self._resolver.check(dbapi_connection, query)
+        elif self._duckdb is not None:
+            self._duckdb.check(dbapi_connection, query)
+
+    def _scrub(self, exc: BaseException) -> str:
+        return scrub_path(first_line(exc), self.backend, self.url.database or "")
 
     def _run_bound(
         self, sql: str, params: Mapping[str, Any], cap: int | None
@@ -430,13 +500,16 @@ class SQLManager(SQLBackend):
             return list(result.keys()), [tuple(row) for row in rows]
 
     @contextlib.contextmanager
-    def _bound(self, sql: str, params: Mapping[str, Any], *, stream: bool = False) -> Iterator[Any]:
+    def _bound(
+        self, sql: str, params: Mapping[str, Any], *, stream: bool = False, check: str = ""
+    ) -> Iterator[Any]:
         """The SQLAlchemy result of a statement with ``:name`` parameters, under the limits.
 
-        ``stream`` reads it through a server-side cursor (PostgreSQL). Closing the
-        connection at the end rolls the transaction back.
+        ``stream`` reads it through a server-side cursor (PostgreSQL). ``check``: the query
+        whose calls the server resolves, checked first with its parameters written as
+        literals (PostgreSQL). Closing the connection at the end rolls the transaction back.
         """
-        deadline: _Deadline | None = None
+        deadline: Deadline | None = None
         try:
             with self.engine.connect() as conn:
                 if stream:
@@ -444,45 +517,39 @@ class SQLManager(SQLBackend):
                 if self.backend in ("mysql", "mariadb"):
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                 dbapi_connection = conn.connection.dbapi_connection
-                deadline = _Deadline(self.backend, dbapi_connection, self.timeout_seconds)
+                deadline = Deadline(self.backend, dbapi_connection, self.timeout_seconds)
                 with deadline:
+                    if check and self._resolver is not None:
+                        self._resolver.check(dbapi_connection, self._with_literals(check, params))
                     yield conn.execute(sa.text(sql), dict(params))
         except sa_exc.SQLAlchemyError as exc:
-            if (deadline is not None and deadline.fired) or _statement_timeout(
+            if (deadline is not None and deadline.fired) or statement_timeout(
                 getattr(exc, "orig", None) or exc
             ):
                 raise SQLQueryError(self._timeout_message()) from exc
             raise self._query_error(exc) from exc
 
+    def _with_literals(self, sql: str, params: Mapping[str, Any]) -> str:
+        """``sql`` with its ``:name`` parameters written as literals, for the server's check."""
+        try:
+            statement = sa.text(sql).bindparams(**dict(params))
+            return str(
+                statement.compile(
+                    dialect=self.engine.dialect, compile_kwargs={"literal_binds": True}
+                )
+            )
+        except (sa_exc.SQLAlchemyError, TypeError, ValueError) as exc:
+            raise SQLQueryError(
+                f"A parameter cannot be checked as PostgreSQL resolves it: {first_line(exc)}"
+            ) from exc
+
     def _query_error(self, exc: sa_exc.SQLAlchemyError) -> SQLQueryError:
         if isinstance(exc, sa_exc.DBAPIError):
-            detail = _first_line(exc.orig) if exc.orig is not None else _first_line(exc)
+            detail = self._scrub(exc.orig) if exc.orig is not None else self._scrub(exc)
             if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
                 return SQLQueryError(f"Could not reach the {self.backend} database: {detail}")
             return SQLQueryError(f"The {self.backend} database rejected the query: {detail}")
-        return SQLQueryError(f"The {self.backend} query failed: {_first_line(exc)}")
-
-    def _read_only_url_and_options(self) -> tuple[sa.URL, dict[str, Any]]:
-        url, options = self.url, dict(self._engine_options)
-        database = url.database or ""
-        in_memory = database in ("", ":memory:") or "mode=memory" in str(url.query)
-        if self.backend in ("sqlite", "duckdb") and in_memory:
-            raise AKConfigError(
-                f"SQLManager '{self.backend_name}': an in-memory {self.backend} database starts "
-                "empty and cannot be opened read-only; give the path of a database file."
-            )
-        if self.backend == "sqlite" and not database.startswith("file:"):
-            url = url.set(
-                database=f"file:{database}", query={**url.query, "mode": "ro", "uri": "true"}
-            )
-        elif self.backend == "sqlite":
-            url = url.set(query={**url.query, "mode": "ro", "uri": "true"})
-        if self.backend == "duckdb":
-            connect_args = dict(options.get("connect_args", {}))
-            config = {**_DUCKDB_CONFIG, **connect_args.get("config", {})}
-            connect_args.update(read_only=True, config=config)
-            options["connect_args"] = connect_args
-        return url, options
+        return SQLQueryError(f"The {self.backend} query failed: {first_line(exc)}")
 
     def _describe_tables(self) -> dict[str, list[str]]:
         inspector = sa.inspect(self.engine)
@@ -490,7 +557,7 @@ class SQLManager(SQLBackend):
             names = list(inspector.get_table_names(schema=self.db_schema))
             names += list(inspector.get_view_names(schema=self.db_schema))
         except sa_exc.SQLAlchemyError as exc:
-            raise SQLQueryError(f"Could not list the tables: {_first_line(exc)}") from exc
+            raise SQLQueryError(f"Could not list the tables: {first_line(exc)}") from exc
         tables: dict[str, list[str]] = {}
         for table in sorted(set(names))[: self.max_tables]:
             try:
@@ -518,121 +585,13 @@ class SQLManager(SQLBackend):
         database = os.path.basename(self.url.database or "") or self.backend
         return f"{self.backend_name}:{self.backend}:{database}"
 
-    def _postgres_read_only_session(self, dbapi_connection: Any, _record: Any) -> None:
-        """Check and set up a new PostgreSQL connection for its whole life (``connect`` event).
-
-        The role is checked first (see the class doc). The session default makes every
-        transaction read-only; the driver's own setting (psycopg 3 ``read_only``, psycopg2
-        ``readonly``) makes it begin every transaction with ``BEGIN READ ONLY`` as well, in
-        the round trip that begins it anyway. The time limits are set here once instead of
-        before every statement.
-
-        Raises:
-            SQLQueryError: The role may read or write server files or run programs and
-                ``allow_privileged_role`` is false; the connection is closed.
-        """
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute(_PRIVILEGE_CHECK)
-            superuser, roles = cursor.fetchone() or (False, [])
-            if (superuser or roles) and not self.allow_privileged_role:
-                cursor.close()
-                dbapi_connection.close()
-                raise SQLQueryError(self._privileged_message(bool(superuser), list(roles)))
-            settings = ["SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"]
-            if self.timeout_seconds:
-                millis = max(1, int(self.timeout_seconds * 1000))
-                settings += [
-                    f"SET statement_timeout = {millis}",
-                    f"SET idle_in_transaction_session_timeout = {millis}",
-                ]
-            info = getattr(dbapi_connection, "info", None)  # psycopg 3; psycopg2 has it direct
-            version = getattr(info, "server_version", 0) or getattr(
-                dbapi_connection, "server_version", 0
-            )
-            if int(version or 0) >= 140000:
-                settings.append("SET client_connection_check_interval = 1000")
-            cursor.execute("; ".join(settings))
-        finally:
-            if not dbapi_connection.closed:
-                cursor.close()
-        dbapi_connection.commit()
-        for attribute in ("read_only", "readonly"):  # psycopg 3, psycopg2 / asyncpg adapter
-            if hasattr(dbapi_connection, attribute):
-                setattr(dbapi_connection, attribute, True)
-                break
-
-    def _privileged_message(self, superuser: bool, roles: list[str]) -> str:
-        what = "a superuser" if superuser else "a member of " + ", ".join(roles)
-        user = self.url.username or "the connecting role"
-        return (
-            f"SQLManager '{self.backend_name}' refused to connect as '{user}': it is {what}, "
-            "so it could read or write the server's files or run programs whatever the "
-            "statement guard decides. Connect as a read-only role, created by an "
-            f"administrator with:\n{READ_ONLY_ROLE_SQL}\n"
-            "or pass allow_privileged_role=True to connect as this role anyway."
+    def _postgres_session(self, dbapi_connection: Any, _record: Any) -> None:
+        """Set up a new PostgreSQL connection (``connect`` event; see ``_sql.sessions``)."""
+        postgres_session(
+            dbapi_connection,
+            timeout_seconds=self.timeout_seconds,
+            allow_privileged_role=self.allow_privileged_role,
+            refusal=functools.partial(
+                privileged_message, self.backend_name, self.url.username or "the connecting role"
+            ),
         )
-
-
-class _Deadline:
-    """The time limit of one statement where the server has none of its own.
-
-    SQLite: a progress handler aborts the statement once the deadline has passed (it is
-    stepped in this thread, so the handler sees every fetch as well). DuckDB: the shared
-    watchdog calls the connection's ``interrupt()``. PostgreSQL and the others: nothing
-    here, the server's ``statement_timeout`` applies. ``fired`` says whether this deadline
-    stopped the statement, for the error message.
-    """
-
-    def __init__(self, backend: str, dbapi_connection: Any, seconds: float | None) -> None:
-        self.backend, self.connection, self.seconds = backend, dbapi_connection, seconds
-        self.fired = False
-        self._cancel: Callable[[], None] | None = None
-
-    def __enter__(self) -> _Deadline:
-        if not self.seconds:
-            return self
-        if self.backend == "sqlite":
-            end = time.monotonic() + self.seconds
-
-            def past_deadline() -> bool:
-                self.fired = time.monotonic() > end
-                return self.fired
-
-            self.connection.set_progress_handler(past_deadline, _SQLITE_STEPS)
-        elif self.backend == "duckdb":
-            self._cancel = _limits.at_deadline(self.seconds, self._interrupt)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        if self._cancel is not None:
-            self._cancel()
-        elif self.seconds and self.backend == "sqlite":
-            self.connection.set_progress_handler(None, 0)
-
-    def _interrupt(self) -> None:
-        self.fired = True
-        self.connection.interrupt()
-
-
-def _sqlite_locked_down(dbapi_connection: Any, _record: Any) -> None:
-    """Make a new SQLite connection query-only, schema-distrusting, without extensions."""
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("PRAGMA query_only = ON")
-        cursor.execute("PRAGMA trusted_schema = OFF")
-    finally:
-        cursor.close()
-    if hasattr(dbapi_connection, "enable_load_extension"):  # absent in some Python builds
-        dbapi_connection.enable_load_extension(False)
-
-
-def _statement_timeout(exc: BaseException) -> bool:
-    """Whether PostgreSQL cancelled the statement for its ``statement_timeout``."""
-    code = getattr(exc, "sqlstate", None) or getattr(exc, "pgcode", None)
-    return code == "57014" and "statement timeout" in str(exc)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

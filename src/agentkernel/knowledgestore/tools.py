@@ -18,7 +18,14 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
-from agentkernel._tooling.result import ToolResult
+from agentkernel._tooling.budget import (
+    DEFAULT_ANSWER_CHARS,
+    checked_answer_chars,
+    cut_lines,
+    split_offset,
+    text_part,
+)
+from agentkernel._tooling.result import ToolResult, pathless
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -37,6 +44,9 @@ OVERVIEW = "overview"
 
 LOG = "log"
 """The page name ``knowledge_read`` uses for the operation log."""
+
+INDEX = "index"
+"""The page name ``knowledge_read`` uses for the catalog (to read on from a cut index)."""
 
 Confirm = Callable[[str], bool]
 """Asks the person a yes/no question; ``True`` only on an explicit yes."""
@@ -143,14 +153,29 @@ def _format_page(store: KnowledgeStore, page: str) -> str:
     return "\n".join([*lines, "", found.content])
 
 
+def _listing_cut(text: str, budget: int | None, how: str) -> str:
+    """A line-per-item answer cut to whole lines within the budget, saying what to do."""
+    if budget is None or len(text) <= budget:
+        return text
+    kept, left = cut_lines(text, budget - 400)
+    return (
+        f"{kept}\n[cut] {left} more line(s) did not fit the {budget:,}-character answer "
+        f"budget: {how}."
+    )
+
+
 def _operations(
-    store: KnowledgeStore, *, confirm: Confirm | None = None
+    store: KnowledgeStore,
+    *,
+    confirm: Confirm | None = None,
+    answer_chars: int | None = DEFAULT_ANSWER_CHARS,
 ) -> list[Callable[..., str]]:
     """Build the tools in their raising form (refusals raise ``KnowledgeStoreError``).
 
     Args:
         store: The store.
         confirm: When given, ``knowledge_retire`` is included and asks through it.
+        answer_chars: The most characters of one answer; ``None`` for no budget.
 
     Returns:
         The tool callables, in the order they are offered.
@@ -158,12 +183,7 @@ def _operations(
     types = store.types()
     type_list = "; ".join(f"{t.name} ({t.description})" if t.description else t.name for t in types)
 
-    def knowledge_index() -> str:
-        """Show the knowledge base's catalog: every page, one line each, by section.
-
-        Each line gives the title, the id and what the page is. Start here, then read only
-        the pages the task needs.
-        """
+    def catalog_text() -> str:
         catalog = store.index()
         ignored = store.ignored_files()
         if not ignored:
@@ -177,6 +197,14 @@ def _operations(
             "agentkernel-kb serve or the *_kb tools."
         )
         return f"{catalog}\n{note}" if catalog else f"The knowledge base has no pages. {note}"
+
+    def knowledge_index() -> str:
+        """Show the knowledge base's catalog: every page, one line each, by section.
+
+        Each line gives the title, the id and what the page is. Start here, then read only
+        the pages the task needs. A long catalog is cut; its last line says how to read on.
+        """
+        return text_part(INDEX, catalog_text(), 0, answer_chars, _READ_ON)
 
     def knowledge_search(query: str, limit: int = 10) -> str:
         """Find pages by words in their titles, aliases and content, best first.
@@ -195,16 +223,26 @@ def _operations(
         hits = store.search(query, limit)
         if not hits:
             return "No page matches."
-        return "\n".join(_hit_line(store, hit) for hit in hits)
+        found = "\n".join(_hit_line(store, hit) for hit in hits)
+        return _listing_cut(
+            found, answer_chars, "ask for fewer (a lower limit) or more precise words"
+        )
 
     def knowledge_read(page: str) -> str:
         """Read a page: its fields, its content (links to other pages as ids) and what links to it.
+
+        A long page is cut; its last line says how to read on (a page id followed by
+        "#offset=N" reads it from character N).
 
         Args:
             page: A page id such as "concept/bowline"; or "overview" (the living synthesis of the
                 whole knowledge base); or "log" (the latest log entries, newest first).
         """
-        return _format_page(store, page.strip() if isinstance(page, str) else page)
+        if not isinstance(page, str):
+            return _format_page(store, page)
+        name, offset = split_offset(page.strip())
+        text = catalog_text() if name == INDEX else _format_page(store, name)
+        return text_part(name, text, offset, answer_chars, _READ_ON)
 
     def knowledge_create(
         type: str,
@@ -334,7 +372,8 @@ def _operations(
 
         Fix what is mechanical; report what needs the person.
         """
-        return json.dumps(store.check().to_dict(), indent=2)
+        report = json.dumps(store.check().to_dict(), indent=2)
+        return _listing_cut(report, answer_chars, "fix the problems shown, then check again")
 
     tools: list[Callable[..., str]] = [
         knowledge_index,
@@ -410,6 +449,8 @@ def retire_answered(
     return f"Retired {page.id}. Now fix the pages that link to it (knowledge_check)."
 
 
+_READ_ON = 'knowledge_read(page="{ref}")'
+
 _NO_WAY_TO_ASK = (
     "Retiring a page needs the person's approval and this client can't ask them (no "
     "elicitation support): the page stays. Tell the person which page is wrong and why."
@@ -432,18 +473,23 @@ def answering(operation: Callable[..., str]) -> Callable[..., str]:
         try:
             return ToolResult(operation(*args, **kwargs))
         except KnowledgeStoreError as exc:
-            return ToolResult.error(str(exc))
+            return ToolResult.error(pathless(str(exc)))
         except Exception as exc:
             logger.exception("%s failed", operation.__name__)
             return ToolResult.error(
-                f"The knowledge store failed ({type(exc).__name__}: {exc}). Try again later."
+                f"The knowledge store failed ({type(exc).__name__}: {pathless(str(exc))}). "
+                "Try again later."
             )
 
     return tool
 
 
 def create_knowledge_tools(
-    store: KnowledgeStore, interactive: bool = False, *, confirm: Confirm | None = None
+    store: KnowledgeStore,
+    interactive: bool = False,
+    *,
+    confirm: Confirm | None = None,
+    answer_chars: int | None = DEFAULT_ANSWER_CHARS,
 ) -> list[Callable[..., str]]:
     """Build the ``knowledge_*`` tools over a store, as plain callables that never raise.
 
@@ -452,6 +498,9 @@ def create_knowledge_tools(
         interactive: A person can be asked: adds ``knowledge_retire``, which asks first.
         confirm: How to ask the person (a yes/no question, ``True`` only on a clear yes);
             required when ``interactive`` is true.
+        answer_chars: The most characters of one answer (at least 2,000; default 20,000): a
+            long page, catalog or listing is cut with a note saying how to read on. ``None``
+            for no budget.
 
     Returns:
         ``knowledge_index``, ``knowledge_search``, ``knowledge_read``, ``knowledge_create``,
@@ -459,10 +508,13 @@ def create_knowledge_tools(
         ``knowledge_retire`` when interactive, then ``knowledge_log`` and ``knowledge_check``.
 
     Raises:
-        ValueError: ``interactive`` without ``confirm``: there would be nobody to ask.
+        ValueError: ``interactive`` without ``confirm``: there would be nobody to ask, or a
+            budget below 2,000 characters.
     """
+    budget = checked_answer_chars(answer_chars)
     if interactive and confirm is None:
         raise ValueError(
             "interactive=True needs confirm=, a callable that asks the person a yes/no question"
         )
-    return [answering(op) for op in _operations(store, confirm=confirm if interactive else None)]
+    asking = confirm if interactive else None
+    return [answering(op) for op in _operations(store, confirm=asking, answer_chars=budget)]

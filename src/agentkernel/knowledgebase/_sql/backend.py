@@ -10,6 +10,7 @@ executes the accepted statement.
 
 from __future__ import annotations
 
+import time
 from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Any
@@ -114,6 +115,10 @@ class SQLBackend(KnowledgeBase):
         self, guarded: GuardedStatement, params: Any, cap: int, row_cap: str
     ) -> list[Record]:
         """Run an accepted statement and read at most ``cap`` rows (``row_cap`` names the cap)."""
+
+    def _deadline_at(self) -> float | None:
+        """The ``time.monotonic()`` time the limit ends at, counted from now, or ``None``."""
+        return time.monotonic() + self.timeout_seconds if self.timeout_seconds else None
 
     def _timeout_message(self) -> str:
         limit = (

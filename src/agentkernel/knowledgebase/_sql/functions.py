@@ -124,6 +124,8 @@ _POSTGRES = frozenset(
         "current_schemas", "current_user", "session_user", "current_role", "user",
         # constructors written as calls: ARRAY(SELECT ...), ROW(a, b)
         "array", "row",
+        # what the server calls for SQL syntax: SIMILAR TO
+        "similar_to_escape", "similar_escape",
     }
 )  # fmt: skip
 _DUCKDB = frozenset(

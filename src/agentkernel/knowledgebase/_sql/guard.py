@@ -2,8 +2,9 @@
 
 ``StarburstManager`` and ``SQLManager`` run SQL an agent wrote. Before anything reaches a
 database, :func:`guard_statement` parses the text with ``sqlglot`` (a real SQL parser, in the
-backend's dialect) and accepts exactly one read-only statement. The parser is the only judge:
-nothing is accepted on the strength of its text alone.
+backend's dialect) and accepts exactly one read-only statement. The parser is the first judge
+(``SQLManager`` then asks the database itself, see below): nothing is accepted on the
+strength of its text alone.
 
 ========================  ==================================================================
 accepted                  notes
@@ -56,8 +57,10 @@ tokens other than plain whitespace, and a backslash before a quote inside a stri
 so the string would end elsewhere for the server than for the parser). A statement the
 parser cannot read, or a name the guard cannot resolve, is refused: the guard fails closed.
 
-Parsing is the first wall only: ``SQLManager`` also opens every session read-only in the
-database and always rolls back; Starburst relies on this guard plus the catalog's own access
+Parsing is the first wall only: ``SQLManager`` then asks the database what an accepted
+query's names resolve to and refuses a user's function, operator or file (``pg_resolve``,
+``duckdb_resolve``; it never accepts what this guard refused), opens every session read-only
+in the database and always rolls back; Starburst relies on this guard plus the catalog's own access
 control. Verdicts for statements already seen are remembered (an LRU of 512, keyed by the
 statement, dialect, limit and allowed functions); refusals are not cached.
 
@@ -74,7 +77,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, cast
 
-from agentkernel.errors import AKConfigError, AKError, missing_extra
+from agentkernel.errors import AKConfigError, missing_extra
 from agentkernel.knowledgebase.errors import SQLRefusedError
 
 try:
@@ -89,8 +92,11 @@ try:
         ascii_lower,
         decode_unicode_identifiers,
         function_parts,
-        relation_parts,
     )
+    from agentkernel.knowledgebase._sql.relations import Refusal as _Refusal
+    from agentkernel.knowledgebase._sql.relations import check_named_relation as _check_named
+    from agentkernel.knowledgebase._sql.relations import check_relation as _check_relation
+    from agentkernel.knowledgebase._sql.relations import check_show as _check_show
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("sqlglot", "sql", feature="the SQL statement guard") from exc
 
@@ -152,10 +158,6 @@ _SYNTAX_FUNCTIONS: frozenset[type[exp.Func]] = frozenset(
 ) | frozenset(kind for kind in _KNOWN_NODES if issubclass(kind, exp.Func))
 
 _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "FROM"})
-_SHOW_FORBIDDEN_WORDS = frozenset(
-    {"INSERT", "UPDATE", "DELETE", "MERGE", "DROP", "ALTER", "CALL", "GRANT",
-     "REVOKE", "TRUNCATE", "SET", "EXECUTE"}
-)  # fmt: skip
 _STRING_TOKENS = frozenset(
     {TokenType.STRING, TokenType.NATIONAL_STRING, TokenType.RAW_STRING, TokenType.BYTE_STRING}
 )
@@ -166,7 +168,6 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*")
 _NODE_NAMES = {"truncatetable": "TRUNCATE", "altercolumn": "ALTER", "loaddata": "LOAD DATA"}
 _MANAGER = {"trino": "StarburstManager"}
-_DUCKDB_FILE_CHARACTERS = frozenset("./\\:*?")
 
 
 @dataclass(frozen=True)
@@ -180,12 +181,15 @@ class GuardedStatement:
         kind: ``select``, ``values``, ``show``, ``describe`` or ``explain``.
         limit_appended: The fallback ``LIMIT`` was appended.
         has_own_limit: The outermost query carried its own ``LIMIT`` / ``FETCH FIRST``.
+        query: The query whose calls the server resolves: ``sql`` for a SELECT or VALUES,
+            the query explained or described for EXPLAIN and DESCRIBE, else empty.
     """
 
     sql: str
     kind: StatementKind
     limit_appended: bool = False
     has_own_limit: bool = False
+    query: str = ""
 
 
 def allowed_function_names(names: Iterable[str]) -> frozenset[str]:
@@ -263,10 +267,6 @@ def _normalised(names: frozenset[str]) -> frozenset[str]:
     return allowed_function_names(names)
 
 
-class _Refusal(AKError):
-    """Why a statement (or a statement nested in it) is refused; worded by the caller."""
-
-
 @functools.lru_cache(maxsize=512)
 def _guard_cached(
     statement: str, dialect: str | None, limit: int | None, allowed: frozenset[str]
@@ -290,13 +290,13 @@ def _guard(
         rest = text[len(word) :]
         tokens = _tokens(rest, dialect, allow_empty=word == "SHOW")
         if word == "SHOW":
-            _check_show(tokens, dialect)
-            return GuardedStatement(text, "show")
+            names_table = _check_show(tokens, dialect)
+            return GuardedStatement(text, "show", query=_select_all(rest) if names_table else "")
         if word == "EXPLAIN":
-            _check_explain(rest, tokens, dialect, allowed)
-            return GuardedStatement(text, "explain")
-        _check_describe(rest, tokens, dialect, allowed)
-        return GuardedStatement(text, "describe")
+            inner = _check_explain(rest, tokens, dialect, allowed)
+            return GuardedStatement(text, "explain", query=inner)
+        inner = _check_describe(rest, tokens, dialect, allowed)
+        return GuardedStatement(text, "describe", query=inner)
     tokens = _tokens(text, dialect)
     try:
         decoded = decode_unicode_identifiers(text, tokens, dialect)
@@ -307,12 +307,13 @@ def _guard(
     root = _parse_one(text, tokens, dialect)
     kind = _check_query(root, text, dialect, allowed, word)
     if kind != "select":
-        return GuardedStatement(text, kind)
+        return GuardedStatement(text, kind, query=text)
     if root.args.get("limit") is not None:
-        return GuardedStatement(text, "select", has_own_limit=True)
+        return GuardedStatement(text, "select", has_own_limit=True, query=text)
     if limit is None:
-        return GuardedStatement(text, "select")
-    return GuardedStatement(f"{text} LIMIT {limit}", "select", limit_appended=True)
+        return GuardedStatement(text, "select", query=text)
+    sql = f"{text} LIMIT {limit}"
+    return GuardedStatement(sql, "select", limit_appended=True, query=sql)
 
 
 def _tokens(text: str, dialect: str | None, *, allow_empty: bool = False) -> list[Token]:
@@ -510,77 +511,10 @@ def _check_passthrough(node: exp.Expr, shown: str, allowed: frozenset[str]) -> N
             raise _Refusal(f"the query passed to {shown}() must be a SELECT")
 
 
-def _check_relation(table: exp.Table, text: str, dialect: str | None) -> None:
-    """Refuse relations that expose the server, and DuckDB table names read as files."""
-    if isinstance(table.this, exp.Func) or table.this is None:
-        return  # a table function, judged as a function; ROWS FROM holds tables of its own
-    if not isinstance(table.this, exp.Identifier):
-        raise _Refusal(f"the table source {table.sql(dialect=dialect)[:60]!r} is not a name")
-    try:
-        parts = relation_parts(table, dialect)
-    except UnresolvedName as exc:
-        raise _Refusal(str(exc)) from None
-    lowered = [ascii_lower(part) for part in parts]
-    name = lowered[-1]
-    refused = lists.REFUSED_RELATIONS.get(dialect, frozenset())
-    if dialect in ("trino", None):
-        in_runtime = len(lowered) >= 2 and lowered[-2] in lists.TRINO_REFUSED_SCHEMAS
-        if in_runtime or (lowered[:1] == ["system"] and name in lists.REFUSED_RELATIONS["trino"]):
-            refused = refused | {name}
-        if name.endswith(lists.TRINO_REFUSED_SUFFIXES):
-            raise _Refusal(f"the metadata table {'.'.join(parts)} lists files or properties")
-    if name in refused or (dialect is None and name in lists.REFUSED_RELATIONS["postgres"]):
-        raise _Refusal(
-            f"the relation {'.'.join(parts)} exposes server files, configuration or "
-            "credentials and is not served"
-        )
-    if dialect == "duckdb":
-        start = table.this.meta_get("start")
-        as_string = isinstance(start, int) and text[start : start + 1] == "'"
-        if as_string or any(set(part) & _DUCKDB_FILE_CHARACTERS for part in parts):
-            raise _Refusal(
-                f"DuckDB reads the table name {'.'.join(parts)!r} as a file; "
-                "only tables and views are served"
-            )
-
-
-def _check_show(tokens: list[Token], dialect: str | None) -> None:
-    if dialect == "sqlite":
-        raise _Refusal("SQLite has no SHOW statement")
-    for token in tokens:
-        word = token.text.upper()
-        if token.token_type != TokenType.STRING and word in _SHOW_FORBIDDEN_WORDS:
-            raise _Refusal(f"a SHOW statement may not contain {word}")
-        if token.token_type in (TokenType.L_PAREN, TokenType.R_PAREN):
-            raise _Refusal("a SHOW statement may not hold a parenthesised query")
-    if not tokens:
-        if dialect in (None, "trino", "duckdb", "mysql"):
-            return  # a bare SHOW is a server error, not an effect
-        raise _Refusal("SHOW needs the name of what to show")
-    if dialect == "postgres":
-        parameter = " ".join(ascii_lower(t.text) for t in tokens)
-        if parameter not in lists.POSTGRES_SHOW_PARAMETERS:
-            raise _Refusal(
-                f"SHOW {parameter} is not among the session parameters served (server files "
-                "and configuration are not shown)"
-            )
-        return
-    words = lists.SHOW_WORDS.get(dialect, lists.SHOW_WORDS[None])
-    first = tokens[0].text.upper()
-    if first in words:
-        return
-    if dialect == "duckdb" and all(
-        t.token_type in (TokenType.VAR, TokenType.DOT, TokenType.IDENTIFIER) for t in tokens
-    ):
-        _check_named_relation(tokens, dialect)  # DuckDB's SHOW <table> describes it
-        return
-    raise _Refusal(f"SHOW {first} is not accepted here")
-
-
 def _check_explain(
     rest: str, tokens: list[Token], dialect: str | None, allowed: frozenset[str]
-) -> None:
-    """EXPLAIN is accepted only of a statement that passes the guard itself."""
+) -> str:
+    """EXPLAIN is accepted only of a statement that passes the guard itself; returns it."""
     i = 0
     if (
         tokens[0].token_type == TokenType.L_PAREN
@@ -603,14 +537,16 @@ def _check_explain(
         raise _Refusal(f"EXPLAIN is accepted only of a read-only query: {refusal}") from None
     if inner.kind not in ("select", "values"):
         raise _Refusal("EXPLAIN is accepted only of a SELECT or VALUES query")
+    return inner.sql
 
 
 def _check_describe(
     rest: str, tokens: list[Token], dialect: str | None, allowed: frozenset[str]
-) -> None:
+) -> str:
+    """DESCRIBE of a table, or of a query that passes the guard itself; returns the query."""
     words = [t.text.upper() for t in tokens]
     if len(tokens) == 2 and words[0] in ("INPUT", "OUTPUT"):
-        return  # Trino: DESCRIBE INPUT|OUTPUT <prepared statement name>
+        return ""  # Trino: DESCRIBE INPUT|OUTPUT <prepared statement name>
     if words[0] in _QUERY_STARTS or tokens[0].token_type == TokenType.L_PAREN:
         try:
             inner = _guard(rest, dialect, None, allowed)
@@ -618,25 +554,17 @@ def _check_describe(
             raise _Refusal(f"DESCRIBE is accepted only of a read-only query: {refusal}") from None
         if inner.kind not in ("select", "values"):
             raise _Refusal("DESCRIBE takes a table name or a SELECT query")
-        return
+        return inner.sql
     names = (TokenType.VAR, TokenType.DOT, TokenType.IDENTIFIER)
     if any(t.token_type not in names and not _NAME.fullmatch(t.text) for t in tokens):
         raise _Refusal("DESCRIBE takes a table name or a SELECT query")
-    _check_named_relation(tokens, dialect)
+    _check_named(tokens, dialect)
+    return _select_all(rest)
 
 
-def _check_named_relation(tokens: list[Token], dialect: str | None) -> None:
-    """Judge a dotted table name given as tokens (DESCRIBE t, DuckDB's SHOW t)."""
-    parts = [
-        exp.Identifier(this=t.text, quoted=t.token_type == TokenType.IDENTIFIER)
-        for t in tokens
-        if t.token_type != TokenType.DOT
-    ]
-    if not 1 <= len(parts) <= 3:
-        raise _Refusal("DESCRIBE takes a table name or a SELECT query")
-    keys = ("this", "db", "catalog")
-    table = exp.Table(**dict(zip(keys, reversed(parts), strict=False)))
-    _check_relation(table, "", dialect)
+def _select_all(name: str) -> str:
+    """The query whose names the database resolves for DESCRIBE / SHOW of a table."""
+    return f"SELECT * FROM {name.strip()}"
 
 
 def _describe_node(node: exp.Expression) -> str:

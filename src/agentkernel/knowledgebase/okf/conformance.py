@@ -3,9 +3,11 @@
 Errors are the three conformance rules of section 11: every non-reserved ``.md`` document
 has parseable YAML frontmatter, every frontmatter has a non-empty ``type``, and reserved
 files follow sections 8 (``index.md``) and 9 (``log.md``). Everything a consumer must
-tolerate is a warning: broken links, unparseable timestamps, missing titles, files skipped
-and why. Unlike ``OKFManager``, which reads a bounded head of each document, the check reads
-every document whole, so links deep in a body are checked too.
+tolerate is a warning: broken links, links that leave the bundle, unparseable timestamps,
+missing titles, files skipped and why, files ignored for not being markdown (one summary),
+and concepts longer than an agent's answer budget (read in parts). Unlike ``OKFManager``,
+which reads a bounded head of each document, the check reads every document whole, so links
+deep in a body are checked too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_from,
@@ -34,6 +37,8 @@ from agentkernel.storage.base import DocumentStore, StoredFile
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INDEX_ENTRY = re.compile(r"^\s*[*+-]\s+\[[^\]]*\]\([^)]*\)")
 _TIMESTAMP_FIELDS = ("stale_after",)
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_IGNORED_SHOWN = 5
 
 Level = Literal["error", "warning"]
 
@@ -117,6 +122,7 @@ def check_bundle(
     *,
     now: datetime | None = None,
     progress: Callable[[int, int], None] | None = None,
+    answer_chars: int = DEFAULT_ANSWER_CHARS,
 ) -> ConformanceReport:
     """Check a bundle against OKF 0.2.
 
@@ -124,6 +130,8 @@ def check_bundle(
         store: The bundle's store (open it read-only).
         now: The instant staleness is judged at; the current time when ``None``.
         progress: Called as ``progress(done, total)`` while documents are read.
+        answer_chars: The agents' answer budget: a concept longer than this is reported
+            (agents read it in parts).
 
     Returns:
         The report; a bundle that cannot be listed raises instead.
@@ -133,8 +141,26 @@ def check_bundle(
     """
     now = now or datetime.now(UTC)
     report = ConformanceReport(location=store.location)
-    listing = [f for f in store.walk() if is_document(f.path)]
+    listing: list[StoredFile] = []
+    ignored: list[str] = []
+    for stored in store.walk():
+        if is_document(stored.path):
+            listing.append(stored)
+        else:
+            ignored.append(stored.path)
     report.findings += [Finding("warning", "", f"skipped: {d}") for d in store.diagnostics]
+    if ignored:
+        ignored.sort()
+        more = ", ..." if len(ignored) > _IGNORED_SHOWN else ""
+        shown = ", ".join(ignored[:_IGNORED_SHOWN]) + more
+        report.findings.append(
+            Finding(
+                "warning",
+                "",
+                f"ignored {len(ignored)} file(s) that are not markdown ({shown}): only .md "
+                "documents are concepts or reserved files (OKF 0.2 §3); agents never see them",
+            )
+        )
     paths = {f.path for f in listing}
     directories = {posixpath.dirname(p) for p in paths}
     directories |= {d for p in list(directories) for d in _ancestors(p)}
@@ -151,6 +177,17 @@ def check_bundle(
                 _check_reserved(stored.path, text, report)
             else:
                 _check_concept(stored, text, report, exists, now)
+                if len(text) > answer_chars:
+                    parts = -(-len(text) // answer_chars)
+                    report.findings.append(
+                        Finding(
+                            "warning",
+                            stored.path,
+                            f"{len(text):,} characters: over the {answer_chars:,}-character "
+                            f"answer budget, so an agent reads it in about {parts} fetch_kb "
+                            "calls (id#offset=N); split it into smaller concepts",
+                        )
+                    )
         if progress is not None:
             progress(done, len(listing))
     if not report.concepts:
@@ -227,7 +264,16 @@ def _check_concept(
             )
     for target in link_targets(body):
         resolved = resolve_target(path, target, exists)
-        if resolved is not None and not exists(resolved):
+        if resolved is None and _leaves_bundle(target):
+            report.findings.append(
+                Finding(
+                    "warning",
+                    path,
+                    f"link leaves the bundle: {target} (agents are served only what is inside "
+                    "the bundle; link to a concept in it, or use a full URL)",
+                )
+            )
+        elif resolved is not None and not exists(resolved):
             report.findings.append(
                 Finding(
                     "warning",
@@ -236,6 +282,12 @@ def _check_concept(
                     "reject a bundle for it, §11)",
                 )
             )
+
+
+def _leaves_bundle(target: str) -> bool:
+    """Whether a link that resolves to no bundle path is a path (not a URL or a fragment)."""
+    target = target.split("#", 1)[0].split("?", 1)[0].strip()
+    return bool(target) and not _SCHEME.match(target) and not target.startswith("//")
 
 
 _RULE_FRONTMATTER = (

@@ -284,10 +284,12 @@ class OKFManager(DocumentKnowledgeBase):
         if self._description:
             text = self._description
         else:
-            kinds = ", ".join(t for t, _ in types.most_common(6)) or "none"
+            kinds = ", ".join(t for t, _ in types.most_common(_TYPES_SHOWN)) or "none"
+            if len(types) > _TYPES_SHOWN:
+                kinds += f" and {len(types) - _TYPES_SHOWN} more"
             where = f" in {', '.join(namespaces[:8])}" if namespaces else ""
             text = (
-                f"OKF bundle {self._store.label}: {concepts} concepts "
+                f"An OKF bundle ({self._store.label!r}) of {concepts} concepts "
                 f"(types: {kinds}){where}. Browse it from the root, search it "
                 f"{'by meaning and words' if self._semantic else 'lexically'}, "
                 "fetch whole documents by id."
@@ -922,6 +924,9 @@ class OKFManager(DocumentKnowledgeBase):
     def semantic(self) -> SemanticIndex | None:
         """The dense index when search is hybrid (its cache, model and counters), else ``None``."""
         return self._semantic
+
+
+_TYPES_SHOWN = 20  # concept types named in a description
 
 
 def _declared_version(root_index: str | None) -> str | None:

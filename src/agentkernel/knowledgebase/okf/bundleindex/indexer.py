@@ -67,6 +67,8 @@ class IndexStats:
         attempts: Diffs it took (more than one when another indexer committed first).
         seconds: Wall time.
         embedded: Concept texts sent to the embedder (vector cache misses).
+        skipped: Every document the index holds as not served, and the walk's problems, as
+            ``"path: reason"`` lines (what ``search`` reports as skipped files).
     """
 
     listed: int
@@ -78,6 +80,7 @@ class IndexStats:
     attempts: int
     seconds: float
     embedded: int = 0
+    skipped: tuple[str, ...] = ()
 
 
 Progress = Callable[[str, int, int], None]
@@ -162,6 +165,7 @@ def index_bundle(
                 attempt,
                 _since(started),
                 embedded,
+                _skipped(table, result),
             )
         if progress:
             progress("committing", 0, 0)
@@ -206,6 +210,7 @@ def index_bundle(
             attempt,
             _since(started),
             embedded,
+            _skipped(table, result),
         )
     raise IndexConflictError(
         f"Index {_lance.describe(index_uri)}: other indexers committed first {attempts} times "
@@ -260,6 +265,18 @@ def _open_or_none(database: Any, name: str) -> Any | None:
         raise
     except FileNotFoundError:
         return None
+
+
+def _skipped(table: Any | None, result: ScanResult) -> tuple[str, ...]:
+    """The index's skipped documents with their reasons, then this walk's problems."""
+    held: list[str] = []
+    if table is not None:
+        where = f"kind = '{rows.KIND_SKIPPED}'"
+        found = table.search().where(where).select(["path", "reason"]).limit(None).to_arrow()
+        paths = found.column("path").to_pylist()
+        reasons = found.column("reason").to_pylist()
+        held = sorted(f"{p}: {r}" for p, r in zip(paths, reasons, strict=True))
+    return (*held, *result.store_diagnostics, *result.errors)
 
 
 def _known_tokens(table: Any | None, *, unembedded: bool = False) -> dict[str, str]:
