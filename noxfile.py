@@ -63,7 +63,7 @@ OWN_SESSION_TESTS = {
     "adk": ["tests/frameworks/test_adk.py", "tests/frameworks/test_adk_okf.py"],
 }
 IGNORE_OWN = [f"--ignore={path}" for paths in OWN_SESSION_TESTS.values() for path in paths]
-NOT_OWN = " and ".join(f"not {name}" for name in [*OWN_SESSION_TESTS, "model"])
+NOT_OWN = " and ".join(f"not {name}" for name in OWN_SESSION_TESTS)
 
 CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings"
 # The unit session leaves out what is heavy to install (torch, chromadb, lancedb): their
@@ -115,14 +115,13 @@ def core(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def model(session: nox.Session) -> None:
-    """torch and sentence-transformers: the default embedder's vectors against theirs, and
-    model folders refused before sentence-transformers sees them (``-m model``)."""
+    """torch and sentence-transformers: the default embedder's vectors against theirs."""
     session.install(TORCH)
     session.install("-e", ".[embeddings-torch,dev]")
     _pytest(
         session,
         "tests/retrieval/test_embedders.py",
-        options=("-m", "model or not model"),
+        options=("-m", "model"),
         extras="embeddings,embeddings-torch",
     )
 
