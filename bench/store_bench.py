@@ -93,11 +93,16 @@ QUERIES = 200
 EDITS = 100
 CHECKS = 5
 BATCH = 500
-SYSTEMS = ("file", "sqlite", "fts5")
+SYSTEMS = ("file", "bundle", "sqlite", "fts5")
 VARIANTS = ("plain", "linked")
 MENTIONS = 3  # linked variant: pages named in a description linked at most
 _NAME_WORD = re.compile(r"[a-z0-9][a-z0-9.+-]*[a-z0-9+]")
-LABELS = {"file": "FileKnowledgeStore", "sqlite": "SQLiteKnowledgeStore", "fts5": "SQLite FTS5"}
+LABELS = {
+    "file": "FileKnowledgeStore",
+    "bundle": "BundleKnowledgeStore (local)",
+    "sqlite": "SQLiteKnowledgeStore",
+    "fts5": "SQLite FTS5",
+}
 RESULTS_HEADING = "## Knowledge store at scale (store_bench.py)"
 
 
@@ -280,6 +285,12 @@ def _named_hit(search: Callable[[str], list[str]], present: Sequence[_corpus.Con
 def _open_store(kind: str, path: Path) -> Any:
     from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 
+    if kind == "bundle":  # the same files through a LocalDocumentStore, compare-and-swap writes
+        from agentkernel.knowledgestore import BundleKnowledgeStore
+        from agentkernel.storage.local import LocalDocumentStore
+
+        path.mkdir(parents=True, exist_ok=True)
+        return BundleKnowledgeStore(LocalDocumentStore(path))
     return FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
 
 
@@ -295,7 +306,7 @@ def _store_worker(
     kind: str, sizes: list[int], pages: list[_corpus.Concept], scratch: Path, variant: str
 ) -> None:
     linker = _Linker() if variant == "linked" else None
-    path = scratch / ("knowledge" if kind == "file" else "knowledge.db")
+    path = scratch / ("knowledge.db" if kind == "sqlite" else "knowledge")
     pool = iter(pages[max(SIZES) :])
     rng = random.Random(SEED)
     loaded = 0
@@ -369,7 +380,7 @@ def _store_worker(
 
 def _copy_store(kind: str, path: Path, copy: Path) -> None:
     """Keep a copy of the store at the smallest size, for :func:`_paired`."""
-    if kind == "file":
+    if kind != "sqlite":
         shutil.copytree(path, copy)
         return
     with sqlite3.connect(path) as source, sqlite3.connect(copy) as target:
@@ -539,7 +550,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sizes", default=",".join(str(s) for s in SIZES), help="comma-separated page counts"
     )
-    parser.add_argument("--systems", default=",".join(SYSTEMS), help="file,sqlite,fts5")
+    parser.add_argument("--systems", default=",".join(SYSTEMS), help="file,bundle,sqlite,fts5")
     parser.add_argument(
         "--variants", default=",".join(VARIANTS), help="plain,linked (FTS5 runs plain only)"
     )

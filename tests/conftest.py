@@ -46,6 +46,7 @@ SERVER_NODES = {
     "tests/knowledgestore/test_concurrency.py": "subprocess",
     "tests/knowledgestore/test_server.py": "mcp_process",
     "tests/knowledgestore/test_server_described.py": "mcp_process",
+    "tests/mcp/test_auth": "mcp_process",
     "tests/mcp/test_cross_line.py": "mcp_process",
     "tests/mcp/test_stdio.py": "mcp_process",
     "tests/retrieval/test_semantic.py": "model",

@@ -16,16 +16,21 @@
     │                              a document cannot be read as an OKF concept
     ├── FrontmatterError           also a ValueError (agentkernel.knowledgebase.okf.frontmatter):
     │                              a document's frontmatter is missing or not a YAML mapping
-    └── KnowledgeError             (agentkernel.knowledgebase) a knowledge-base failure an
-        │                          agent can act on; the tools turn it into a string
+    ├── WriteConflictError         (agentkernel.storage) a conditional write lost a race: the
+    │                              file changed since its token was read; retry from a fresh read
+    └── KnowledgeError             (here; agentkernel.knowledgebase's) a knowledge-base failure
+        │                          an agent can act on; the tools turn it into a string
         ├── KnowledgeCapabilityError   an operation the backend does not declare
-        ├── KnowledgePathError         a path escaped a DocumentStore, or is unusable as an id
+        ├── KnowledgePathError         (here: agentkernel.storage raises it) a path escaped a
+        │                              DocumentStore, or is unusable as an id
         ├── SQLRefusedError            a SQL statement refused before execution
         ├── SQLQueryError              the database reported an error for an accepted statement
         ├── IndexConflictError         (agentkernel.knowledgebase.okf.bundleindex.indexer)
         │                              other indexers kept committing first
         └── KnowledgeStoreError        (agentkernel.knowledgestore) a curated store refused an
-                                       operation
+            │                          operation
+            └── PageConflictError      another writer changed the page first; retryable,
+                                       names the page
 
 Signals that never leave the module raising them (each is caught there and reworded):
 
@@ -33,7 +38,9 @@ Signals that never leave the module raising them (each is caught there and rewor
 
     AKError
     ├── _Decline                   knowledgebase.okf.fastyaml: the fast reader declines
-    ├── _Refusal                   knowledgebase._sql.guard: why a statement is refused
+    ├── Refusal                    knowledgebase._sql.relations: why a statement is refused
+    ├── DeadlinePassed             knowledgebase._limits: the wall-clock limit passed while
+    │                              rows were read
     └── UnresolvedName             knowledgebase._sql.names: a name the guard cannot resolve
 
 ``except AKError`` therefore catches every error agentkernel raises on purpose. The
@@ -45,7 +52,17 @@ package appears in this drawing under the parent drawn.
 
 from __future__ import annotations
 
-__all__ = ["ECHO_LIMIT", "AKConfigError", "AKError", "MissingExtraError", "echo", "missing_extra"]
+__all__ = [
+    "ECHO_LIMIT",
+    "AKConfigError",
+    "AKError",
+    "KnowledgeError",
+    "KnowledgePathError",
+    "MissingExtraError",
+    "WriteConflictError",
+    "echo",
+    "missing_extra",
+]
 
 
 class AKError(Exception):
@@ -58,6 +75,38 @@ class AKConfigError(AKError, ValueError):
 
 class MissingExtraError(AKError, ImportError):
     """An optional SDK is not installed; the message names the extra to install."""
+
+
+class KnowledgeError(AKError):
+    """Base class of every knowledge-base failure (exported by :mod:`agentkernel.knowledgebase`)."""
+
+
+class KnowledgePathError(KnowledgeError):
+    """A path escaped a document store's root or cannot serve as an identity.
+
+    Defined here, below every package, so that :mod:`agentkernel.storage` raises it without
+    importing :mod:`agentkernel.knowledgebase`; exported by that package too.
+    """
+
+
+class WriteConflictError(AKError):
+    """A conditional write lost a race: the file changed since its token was read.
+
+    Retryable: read the file again (with its new token) and redo the change.
+
+    Attributes:
+        path: The store-relative path written.
+    """
+
+    def __init__(self, message: str, path: str) -> None:
+        """Keep the message and the path.
+
+        Args:
+            message: What happened, naming the path.
+            path: The store-relative path.
+        """
+        super().__init__(message)
+        self.path = path
 
 
 def missing_extra(package: str, extra: str, *, feature: str | None = None) -> MissingExtraError:

@@ -82,7 +82,7 @@ def _seed(kb: ChromaManager) -> list[str]:
 
 def test_declaration_and_tools(kb: ChromaManager) -> None:
     caps = kb.capabilities
-    assert caps.kinds == ("vector",)
+    assert caps.kinds == ["vector"]
     assert (caps.search, caps.search_mode, caps.writable) == (True, "semantic", True)
     assert not (caps.query or caps.fetch or caps.browse)
     assert list(_tools(kb)) == [

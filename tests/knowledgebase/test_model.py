@@ -1,15 +1,64 @@
 """KnowledgeCapabilities: the manual's fields and defaults, and the two invariants.
 
-Pure contract code: nothing to start, nothing stood in for.
+Pure contract code: nothing to start, nothing stood in for. The manual's table is read from the
+real manual, ``spec/knowledge-bases.txt`` beside the shared data (a missing manual fails in CI).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import typing
+from typing import Literal
 
 import pytest
 
 from agentkernel.knowledgebase import KnowledgeBase, KnowledgeCapabilities
+from tests.support import SHARED_DATA, missing
+
+_MANUAL = SHARED_DATA.parent / "spec" / "knowledge-bases.txt"
+
+
+def _manual_table(heading: str) -> dict[str, tuple[str, str]]:
+    """The rows ``Field<TAB>Type<TAB>Default<TAB>Meaning`` under ``heading`` in the manual."""
+    if not _MANUAL.is_file():
+        missing("the product manual spec/knowledge-bases.txt", "check out shared/ beside the repo")
+    lines = _MANUAL.read_text(encoding="utf-8").splitlines()
+    start = lines.index(heading)
+    header = next(i for i in range(start, len(lines)) if lines[i].startswith("Field\tType\t"))
+    rows: dict[str, tuple[str, str]] = {}
+    for line in lines[header + 1 :]:
+        if not line.strip():
+            break
+        name, type_text, default, _meaning = line.split("\t")
+        rows[name] = (type_text, default)
+    return rows
+
+
+def _manual_type(text: str) -> object:
+    """The Python type a manual's type column spells (``"a" | "b" | None`` is a Literal)."""
+    parts = [p.strip() for p in text.split("|")]
+    quoted = tuple(p.strip('"') for p in parts if p.startswith('"'))
+    rest = [eval(p, {}) for p in parts if not p.startswith('"')]  # the manual's own text
+    members: list[object] = [Literal[quoted]] if quoted else []
+    members += rest
+    union = members[0]
+    for member in members[1:]:
+        union = union | member  # type: ignore[operator]
+    return union
+
+
+def test_every_field_is_the_manuals_type_default_and_equality() -> None:
+    table = _manual_table("KnowledgeCapabilities")
+    hints = typing.get_type_hints(KnowledgeCapabilities)
+    assert list(table) == [f.name for f in dataclasses.fields(KnowledgeCapabilities)]
+    built = KnowledgeCapabilities()
+    for name, (type_text, default_text) in table.items():
+        assert hints[name] == _manual_type(type_text), name
+        default = eval(default_text, {})  # the manual's own text
+        assert getattr(built, name) == default, name
+        assert type(getattr(built, name)) is type(default), name
+    assert KnowledgeCapabilities(search=True).kinds == []
+    assert KnowledgeCapabilities(kinds=["vector"], search=True).kinds == ["vector"]
 
 
 def test_fields_and_defaults_are_the_manuals() -> None:
@@ -40,20 +89,21 @@ def test_fields_and_defaults_are_the_manuals() -> None:
 
 
 @pytest.mark.parametrize("given", [["graph", "structured"], ("graph", "structured")])
-def test_kinds_is_a_tuple_whatever_iterable_it_was_given(given: object) -> None:
+def test_kinds_is_a_list_whatever_iterable_it_was_given(given: object) -> None:
     caps = KnowledgeCapabilities(kinds=given, query=True, query_language="cypher")  # type: ignore[arg-type]
-    assert caps.kinds == ("graph", "structured")
+    assert caps.kinds == ["graph", "structured"]
     assert caps.as_dict()["kinds"] == ["graph", "structured"]
     assert caps == KnowledgeCapabilities(kinds=iter(["graph", "structured"]), **_CYPHER)
-    hash(caps)  # frozen all the way down: a declaration can key a dict
+    assert hash(caps) == hash(KnowledgeCapabilities(kinds=["graph", "structured"], **_CYPHER))
 
 
 def test_the_list_a_declaration_was_built_from_cannot_change_it() -> None:
     kinds = ["vector"]
     caps = KnowledgeCapabilities(kinds=kinds, search=True)
     kinds.append("graph")
-    assert caps.kinds == ("vector",)
-    assert KnowledgeCapabilities().kinds == ()
+    assert caps.kinds == ["vector"]
+    assert KnowledgeCapabilities().kinds == []
+    assert KnowledgeCapabilities(search=True).kinds == []
 
 
 _CYPHER: dict[str, object] = {"query": True, "query_language": "cypher"}

@@ -72,7 +72,7 @@ def _count(kb: Neo4jManager, label: str) -> int:
 
 def test_declaration_and_tools(kb: Neo4jManager) -> None:
     caps = kb.capabilities
-    assert caps.kinds == ("graph", "structured")
+    assert caps.kinds == ["graph", "structured"]
     assert (caps.query, caps.query_language, caps.writable) == (True, "cypher", True)
     assert not (caps.search or caps.fetch or caps.browse)
     assert list(_tools(kb)) == ["get_schemas", "read_kb", "write_kb", "get_all_kb_descriptions"]

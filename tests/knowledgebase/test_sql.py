@@ -164,7 +164,7 @@ def _lines(text: str) -> list[str]:
 
 def test_declares_structured_read_only_sql(kb: SQLManager) -> None:
     caps = kb.capabilities
-    assert caps.kinds == ("structured",)
+    assert caps.kinds == ["structured"]
     assert caps.query and caps.query_language == "sql"
     assert not (caps.writable or caps.search or caps.fetch or caps.browse or caps.derives_schema)
 

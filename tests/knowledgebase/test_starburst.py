@@ -74,7 +74,7 @@ def _lines(text: str) -> list[str]:
 
 def test_declares_structured_read_only_sql(starburst: StarburstManager) -> None:
     caps = starburst.capabilities
-    assert caps.kinds == ("structured",)
+    assert caps.kinds == ["structured"]
     assert caps.query and caps.query_language == "sql"
     assert not (caps.writable or caps.search or caps.fetch or caps.browse)
     assert starburst.backend_name == "starburst"

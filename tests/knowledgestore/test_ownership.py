@@ -64,7 +64,7 @@ def test_a_foreign_bundle_is_read_without_a_change_and_never_written(foreign: Pa
     )
     assert "won't write in" in created and ".knowledgestore" in created
     assert "empty folder" in created
-    with pytest.raises(KnowledgeStoreError, match=r"index\.md, datasets/"):
+    with pytest.raises(KnowledgeStoreError, match=r"pages \(datasets/"):
         store.log("ingest", "Read the bundle")
     with pytest.raises(KnowledgeStoreError):
         store.write_overview("Overview.")

@@ -32,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Inspect, query, serve and view knowledge bases (OKF bundles and more).",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    from agentkernel import __version__
+
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMANDS:
         try:

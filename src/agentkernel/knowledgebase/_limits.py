@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agentkernel.errors import AKConfigError
+from agentkernel.errors import AKConfigError, AKError
 from agentkernel.knowledgebase.model import Record
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -30,7 +30,7 @@ DEFAULT_MAX_RESULT_BYTES = 1_000_000
 _FIRST_BATCH = 16  # rows fetched before any row size is known; one round trip for most reads
 
 
-class DeadlinePassed(Exception):
+class DeadlinePassed(AKError):
     """The wall-clock limit passed while rows were read; the backend words the message."""
 
 

@@ -78,7 +78,7 @@ _FALSE = {"", "0", "false", "no", "off"}
 logger = logging.getLogger(__name__)
 
 CAPABILITIES = KnowledgeCapabilities(
-    kinds=("vector",), search=True, search_mode="semantic", writable=True
+    kinds=["vector"], search=True, search_mode="semantic", writable=True
 )
 
 

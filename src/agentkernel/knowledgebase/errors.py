@@ -1,5 +1,9 @@
 """Knowledge-base errors: the ``KnowledgeError`` branch of the tree in :mod:`agentkernel.errors`.
 
+``KnowledgeError`` and ``KnowledgePathError`` are defined in :mod:`agentkernel.errors` (the
+document stores of :mod:`agentkernel.storage`, below this package, raise the path error) and
+are this module's names as well.
+
 ::
 
     AKError                        (agentkernel.errors)
@@ -17,19 +21,14 @@ of these into a string at the tool boundary.
 
 from __future__ import annotations
 
-from agentkernel.errors import AKError
+from agentkernel.errors import KnowledgeError as KnowledgeError  # the same class, this name too
+from agentkernel.errors import KnowledgePathError as KnowledgePathError  # the same class
 
 __all__ = [
     "KnowledgeCapabilityError",
-    "KnowledgeError",
-    "KnowledgePathError",
     "SQLQueryError",
     "SQLRefusedError",
 ]
-
-
-class KnowledgeError(AKError):
-    """Base class of every knowledge-base failure."""
 
 
 class KnowledgeCapabilityError(KnowledgeError):
@@ -47,10 +46,6 @@ class KnowledgeCapabilityError(KnowledgeError):
         self.operation = operation
         message = f"Backend '{backend}' does not support {operation}."
         super().__init__(f"{message} {detail}".strip())
-
-
-class KnowledgePathError(KnowledgeError):
-    """A path escaped a document store's root or cannot serve as an identity."""
 
 
 class SQLRefusedError(KnowledgeError):

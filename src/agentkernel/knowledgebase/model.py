@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypedDict
 
 Record = Mapping[str, Any]
@@ -54,16 +54,17 @@ class KnowledgeRecord(TypedDict):
     metadata: KnowledgeMetadata
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class KnowledgeCapabilities:
     """What a backend declares it can do; the tool layer routes on nothing else.
 
-    Immutable: a declaration is shared by every tool built from it, so ``kinds`` is kept as a
-    tuple whatever iterable of strings it was given (``kinds=["vector"]`` as in the manual).
+    The fields, their types and defaults are the manual's table (``kinds`` is a
+    ``list[str]`` defaulting to ``[]``). The declaration is frozen and keeps its own copy
+    of ``kinds``, so changing the list it was given changes nothing.
 
     Attributes:
         kinds: Open taxonomy of what the backend holds (``vector``, ``structured``, ``graph``,
-            ``document``, ...). Default ``()``.
+            ``document``, ...). Default ``[]``.
         search: Implements ``search(query, limit)``. Default ``False``.
         search_mode: ``"semantic"``, ``"lexical"`` or ``None``; advisory only, it does not
             imply ``search``. Default ``None``.
@@ -76,66 +77,48 @@ class KnowledgeCapabilities:
         derives_schema: ``schema()`` self-describes without ``add_schema()``. Default ``False``.
     """
 
-    kinds: tuple[str, ...]
-    search: bool
-    search_mode: SearchMode | None
-    query: bool
-    query_language: str | None
-    fetch: bool
-    browse: bool
-    writable: bool
-    derives_schema: bool
+    kinds: list[str] = field(default_factory=list)
+    search: bool = False
+    search_mode: SearchMode | None = None
+    query: bool = False
+    query_language: str | None = None
+    fetch: bool = False
+    browse: bool = False
+    writable: bool = False
+    derives_schema: bool = False
 
-    def __init__(
-        self,
-        kinds: Iterable[str] = (),
-        search: bool = False,
-        search_mode: SearchMode | None = None,
-        query: bool = False,
-        query_language: str | None = None,
-        fetch: bool = False,
-        browse: bool = False,
-        writable: bool = False,
-        derives_schema: bool = False,
-    ) -> None:
-        """Check and keep the declaration (see the class attributes).
-
-        Args:
-            kinds: Any iterable of strings; kept as a tuple.
-            search: Implements ``search``.
-            search_mode: ``"semantic"``, ``"lexical"`` or ``None``.
-            query: Implements ``query``.
-            query_language: The language ``query`` takes.
-            fetch: Implements ``fetch``.
-            browse: Implements ``browse``.
-            writable: Implements ``write``.
-            derives_schema: ``schema()`` self-describes.
+    def __post_init__(self) -> None:
+        """Check the declaration and keep a copy of ``kinds`` as a list.
 
         Raises:
             TypeError: ``kinds`` is not an iterable of strings, a flag is not a bool, or
                 ``query_language`` is not a string.
             ValueError: ``search_mode`` is not one of the two modes.
         """
+        kinds: object = self.kinds
         if isinstance(kinds, str | bytes) or not isinstance(kinds, Iterable):
             raise TypeError(f"kinds must be an iterable of strings, got {kinds!r}")
-        kept = tuple(kinds)
+        kept = list(kinds)
         if not all(isinstance(k, str) for k in kept):
             raise TypeError(f"kinds must be an iterable of strings, got {kinds!r}")
-        flags = {"search": search, "query": query, "fetch": fetch, "browse": browse}
-        flags |= {"writable": writable, "derives_schema": derives_schema}
-        for flag, value in flags.items():
+        object.__setattr__(self, "kinds", kept)
+        for flag in ("search", "query", "fetch", "browse", "writable", "derives_schema"):
+            value = getattr(self, flag)
             if not isinstance(value, bool):
                 raise TypeError(f"{flag} must be a bool, got {value!r}")
-        if search_mode is not None and search_mode not in _SEARCH_MODES:
+        if self.search_mode is not None and self.search_mode not in _SEARCH_MODES:
             raise ValueError(
-                f"search_mode must be one of {list(_SEARCH_MODES)} or None, got {search_mode!r}"
+                f"search_mode must be one of {list(_SEARCH_MODES)} or None, "
+                f"got {self.search_mode!r}"
             )
-        if query_language is not None and not isinstance(query_language, str):
-            raise TypeError(f"query_language must be a string, got {query_language!r}")
-        fields: dict[str, object] = {"kinds": kept, "search_mode": search_mode}
-        fields |= {"query_language": query_language, **flags}
-        for name, kept_value in fields.items():
-            object.__setattr__(self, name, kept_value)
+        if self.query_language is not None and not isinstance(self.query_language, str):
+            raise TypeError(f"query_language must be a string, got {self.query_language!r}")
+
+    def __hash__(self) -> int:
+        """Hash the declaration by value (``kinds`` as a tuple)."""
+        return hash(
+            tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in vars(self).items())
+        )
 
     def operations(self) -> list[str]:
         """Return the declared operations, in contract order.
@@ -150,11 +133,9 @@ class KnowledgeCapabilities:
         """Return the declaration as a JSON-serialisable dict (what ``schema()`` reports).
 
         Returns:
-            Every field with its value; ``kinds`` as a list, as JSON has it.
+            Every field with its value.
         """
-        declared = asdict(self)
-        declared["kinds"] = list(self.kinds)
-        return declared
+        return asdict(self)
 
 
 def stable_id(text: str, source: str | None) -> str:

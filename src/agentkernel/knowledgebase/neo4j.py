@@ -101,7 +101,7 @@ _NEO4J_PROBE = "CALL dbms.components() YIELD name RETURN name"
 _RESERVED_METADATA = {"id", "source", "query", "params", "cypher_query", "cypher_params"}
 
 CAPABILITIES = KnowledgeCapabilities(
-    kinds=("graph", "structured"), query=True, query_language="cypher", writable=True
+    kinds=["graph", "structured"], query=True, query_language="cypher", writable=True
 )
 
 

@@ -3,8 +3,10 @@
 The agent reaches it only through the ``knowledge_*`` tools (:func:`create_knowledge_tools`,
 or the MCP server of :func:`create_knowledge_server`), which work on a
 :class:`KnowledgeStore`, never on files: :class:`FileKnowledgeStore` keeps pages as markdown
-files (an OKF bundle), :class:`SQLiteKnowledgeStore` in SQLite, and your own store plugs in
-the same way (run :mod:`agentkernel.knowledgestore.testing` against it).
+files (an OKF bundle) in a local folder, :class:`BundleKnowledgeStore` the same files in any
+``DocumentStore`` (S3 included, shared by many writers), :class:`SQLiteKnowledgeStore` in
+SQLite, and your own store plugs in the same way (run :mod:`agentkernel.knowledgestore.testing`
+against it).
 
 Public names resolve lazily (PEP 562): importing this package costs one module import, and
 only ``create_knowledge_server`` pulls in the optional ``mcp`` SDK, when it is touched.
@@ -18,7 +20,8 @@ from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
     from agentkernel.knowledgestore.base import KnowledgeStore
-    from agentkernel.knowledgestore.errors import KnowledgeStoreError
+    from agentkernel.knowledgestore.bundle_store import BundleKnowledgeStore
+    from agentkernel.knowledgestore.errors import KnowledgeStoreError, PageConflictError
     from agentkernel.knowledgestore.file_store import (
         FileKnowledgeStore,
         create_file_knowledge_store,
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
         PageLink,
         PageType,
         SearchHit,
+        UnreadableFile,
         is_slug,
         linked_ids,
         parse_id,
@@ -44,7 +48,8 @@ if TYPE_CHECKING:
 # module -> the public names it defines, imported on first access
 _HOMES: dict[str, tuple[str, ...]] = {
     "agentkernel.knowledgestore.base": ("KnowledgeStore",),
-    "agentkernel.knowledgestore.errors": ("KnowledgeStoreError",),
+    "agentkernel.knowledgestore.bundle_store": ("BundleKnowledgeStore",),
+    "agentkernel.knowledgestore.errors": ("KnowledgeStoreError", "PageConflictError"),
     "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
     "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
     "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
@@ -59,6 +64,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "PageLink",
         "PageType",
         "SearchHit",
+        "UnreadableFile",
         "is_slug",
         "linked_ids",
         "parse_id",
@@ -67,6 +73,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
 
 __all__ = [
     "BUILT_IN_PAGE_TYPES",
+    "BundleKnowledgeStore",
     "CheckReport",
     "FieldChanges",
     "FileKnowledgeStore",
@@ -74,11 +81,13 @@ __all__ = [
     "KnowledgeStore",
     "KnowledgeStoreError",
     "NewPage",
+    "PageConflictError",
     "PageInfo",
     "PageLink",
     "PageType",
     "SQLiteKnowledgeStore",
     "SearchHit",
+    "UnreadableFile",
     "create_file_knowledge_store",
     "create_knowledge_server",
     "create_knowledge_tools",

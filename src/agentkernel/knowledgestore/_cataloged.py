@@ -58,7 +58,15 @@ class CatalogedStore(KnowledgeStore):
         with self._mutex:
             self._refresh()
             infos = [entry.info for entry in self._catalog.entries()]
+            if not infos:
+                self._note_empty()
         return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
+
+    def _note_empty(self) -> None:
+        """Say (in the log) why a listing is empty when the store's location is not.
+
+        Called by :meth:`list` when there is no page; the default says nothing.
+        """
 
     def search(self, query: str, limit: int = 10) -> builtins.list[SearchHit]:
         """Find pages by words in their title, aliases or content, best first.

@@ -8,6 +8,10 @@ files. It writes only in a folder it owns, and ownership is known from a marker 
 * a folder holding the marker is the store's;
 * a folder that does not exist yet, or holds no markdown file, becomes the store's on the
   first write (the marker is written then);
+* a folder in the store's own layout, as agent-kit's store and every earlier version of this
+  one keep it (typed pages in their type folders, ``index.md``, ``log.md``, ``overview.md``),
+  is adopted the same way: every markdown file in it is one the store reads as its page or
+  as one of its listings;
 * a folder written by a version of the store that had no marker (it holds the store's
   ``.knowledge.lock``, and every markdown file sits where the store puts pages) is claimed
   the same way;
@@ -21,10 +25,11 @@ Hidden files and folders (``.git``, temporary files) are never looked at.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore.model import is_slug
 
 MARKER_FILE = ".knowledgestore"
 """The file that marks a folder as the file store's own."""
@@ -57,13 +62,68 @@ def markdown_files(root: Path) -> Iterator[str]:
                 yield prefix + name
 
 
-def require_owned(root: Path, in_layout: Callable[[str], bool]) -> bool:
+class MarkdownListing:
+    """:func:`markdown_files` of one folder, kept until one of its folders changes.
+
+    A folder's ``(inode, mtime)`` moves whenever an entry is added, removed or renamed in it
+    (a new subfolder moves its parent's), so comparing the tokens of the folders last walked
+    costs a ``stat`` per folder instead of a walk of every file.
+    """
+
+    def __init__(self, root: Path) -> None:
+        """Start with nothing listed.
+
+        Args:
+            root: The folder.
+        """
+        self._root = root
+        self._folders: dict[str, tuple[int, int]] = {}
+        self._files: list[str] = []
+
+    def _token(self, folder: str) -> tuple[int, int] | None:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return None
+        return info.st_ino, info.st_mtime_ns
+
+    def files(self) -> list[str]:
+        """Return the markdown files (the same list object while nothing changed).
+
+        Returns:
+            Bundle-relative paths, folder by folder in name order; do not change the list.
+        """
+        if self._folders and all(self._token(f) == t for f, t in self._folders.items()):
+            return self._files
+        folders: dict[str, tuple[int, int]] = {}
+        files: list[str] = []
+        for folder, dirs, names in os.walk(self._root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            token = self._token(folder)  # before its entries: a change meanwhile moves it
+            if token is not None:
+                folders[folder] = token
+            rel = os.path.relpath(folder, self._root)
+            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            files.extend(
+                prefix + name
+                for name in sorted(names)
+                if name.endswith(".md") and not name.startswith(".")
+            )
+        self._folders, self._files = folders, files
+        return files
+
+
+def require_owned(
+    root: Path, in_layout: Callable[[str], bool], recognised: Callable[[str], bool]
+) -> bool:
     """Refuse to write in ``root`` unless the store owns it (see the module's rules).
 
     Args:
         root: The store's folder.
         in_layout: Whether a bundle-relative markdown path is where the store keeps its own
             files (a page folder, or the root).
+        recognised: Whether a bundle-relative markdown path is one the store reads as its
+            page or one of its listings (``index.md``, ``log.md``, ``overview.md``).
 
     Returns:
         Whether the marker still has to be written (the folder is being claimed now).
@@ -74,18 +134,62 @@ def require_owned(root: Path, in_layout: Callable[[str], bool]) -> bool:
     if (root / MARKER_FILE).is_file():
         return False
     found = list(markdown_files(root)) if root.is_dir() else []
-    if not found:
+    foreign = [rel for rel in found if not recognised(rel)]
+    if not foreign:
         return True
     if (root / LEGACY_LOCK_FILE).is_file() and all(in_layout(rel) for rel in found):
         return True
-    shown = ", ".join(found[:_SHOWN]) + (", ..." if len(found) > _SHOWN else "")
-    raise KnowledgeStoreError(
-        f"The knowledge store won't write in {root}: it holds {len(found)} markdown file(s) "
-        f"the store didn't write ({shown}), and a write would replace its index.md and log.md. "
-        "Point the store at an empty folder (a subfolder such as 'knowledge' will do); or, if "
-        f"this folder is meant to be the store's, create an empty file named {MARKER_FILE} in "
-        "it to let the store write (and rewrite index.md and log.md) there."
+    refuse_foreign(root.name, foreign)
+    return False  # pragma: no cover - refuse_foreign raised
+
+
+def refuse_foreign(name: str, foreign: list[str], *, marker: bool = True) -> None:
+    """Refuse to write where markdown files the store cannot read as its pages lie.
+
+    Args:
+        name: The location's name, for the message (never an absolute path).
+        foreign: Those files, bundle-relative; nothing happens when there is none.
+        marker: Whether the store honours :data:`MARKER_FILE` (the message offers it).
+
+    Raises:
+        KnowledgeStoreError: There is one, saying what to do.
+    """
+    if not foreign:
+        return
+    shown = ", ".join(foreign[:_SHOWN]) + (", ..." if len(foreign) > _SHOWN else "")
+    hand_over = (
+        f"; or, if this folder is meant to be the store's, create an empty file named "
+        f"{MARKER_FILE} in it to let the store write (and rewrite index.md and log.md) there"
+        if marker
+        else ""
     )
+    raise KnowledgeStoreError(
+        f"The knowledge store won't write in the folder {name!r}: it holds {len(foreign)} "
+        f"markdown file(s) the store didn't write and can't read as its pages ({shown}; "
+        "check() says why), and a write would replace its index.md and log.md. "
+        f"Point the store at an empty folder (a subfolder such as 'knowledge' will do){hand_over}."
+    )
+
+
+def why_not_a_page(rel: str, page_dirs: Collection[str]) -> str:
+    """Say why a markdown file the store does not serve is not one of its pages.
+
+    Args:
+        rel: Its bundle-relative path.
+        page_dirs: The folders the store keeps pages in.
+
+    Returns:
+        One sentence, for ``check()``.
+    """
+    folder, _, name = rel.rpartition("/")
+    if folder and folder not in page_dirs:
+        where = ", ".join(f"{d}/" for d in sorted(page_dirs))
+        return f"not in a page folder (this store keeps its pages in {where})"
+    if not is_slug(name[:-3]):
+        return "its name is not a page slug (lowercase words joined by hyphens, then .md)"
+    if not folder:
+        return "at the root without the type of a root page in its frontmatter"
+    return "not read as a page"
 
 
 def claim(root: Path, write: Callable[[Path, str], object]) -> None:

@@ -28,6 +28,13 @@ from agentkernel.knowledgestore.model import (
 RESERVED_ROOT_SLUGS = frozenset({"index", "log", "overview"})
 """Names a page at the knowledge folder's root cannot take: the store's own files."""
 
+RESERVED_SLUGS = frozenset({"index", "log"})
+"""Names no page can take: OKF reads ``index.md`` and ``log.md`` in any folder as listings."""
+
+MAX_SLUG_LENGTH = 160
+"""The longest slug: its file name, and the temporary name it is written under, stay well
+within the 255 bytes a file name may have."""
+
 LIFECYCLE_FIELDS = frozenset(
     {"status", "superseded_by", "superseded", "superseded_reason", "retired", "retired_reason"}
 )
@@ -399,8 +406,18 @@ def validate_new_pages(
                 f"{page.slug!r} isn't a valid slug for {where}: lowercase letters and digits in "
                 "words joined by single hyphens, e.g. 'spring-tides'."
             )
-        if page_type.dir == "" and page.slug in RESERVED_ROOT_SLUGS:
-            raise KnowledgeStoreError(f"Slug {page.slug!r} is reserved; pick another for {where}.")
+        if len(page.slug) > MAX_SLUG_LENGTH:
+            raise KnowledgeStoreError(
+                f"The slug of {where} has {len(page.slug)} characters; keep it to "
+                f"{MAX_SLUG_LENGTH} (a few words joined by hyphens)."
+            )
+        if page.slug in RESERVED_SLUGS or (
+            page_type.dir == "" and page.slug in RESERVED_ROOT_SLUGS
+        ):
+            raise KnowledgeStoreError(
+                f"Slug {page.slug!r} is reserved (OKF reads index.md and log.md as listings); "
+                f"pick another for {where}."
+            )
         page_id = f"{page_type.name}/{page.slug}"
         if page_id in ids:
             raise KnowledgeStoreError(f"{page_id!r} appears twice in this call.")

@@ -37,35 +37,26 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import itertools
 import logging
 import math
 import os
-import posixpath
-import re
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from typing_extensions import override
 
-from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages
-from agentkernel.knowledgestore._cataloged import CatalogedStore, View
-from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
-from agentkernel.knowledgestore.errors import KnowledgeStoreError
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages, _stored
+from agentkernel.knowledgestore._cataloged import View
+from agentkernel.knowledgestore._pagefiles import PageFilesStore
+from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.model import (
-    CheckReport,
-    KnowledgePage,
     NewPage,
-    PageInfo,
     PageType,
     is_slug,
-    linked_ids,
 )
-from agentkernel.storage import frontmatter
 from agentkernel.storage._fs import atomic_write, locked
 
 if TYPE_CHECKING:
@@ -74,35 +65,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LOCK_FILE = _ownership.LEGACY_LOCK_FILE
-_OKF_VERSION = "0.2"
 _FULL_SWEEP_SECONDS = 5.0  # how stale an in-place edit by hand may be; renames show at once
 _TIDY_SECONDS = 60.0  # how often a page folder nobody else wrote in is tidied anyway
 
 _FileToken = tuple[int, int, int]  # (inode, mtime_ns, size)
 _FolderToken = tuple[int, int, int] | None  # (device, inode, mtime_ns); None: no folder
-
-
-@dataclass(frozen=True)
-class _Stored:
-    """A page as read from disk: its body keeps links as relative file paths."""
-
-    id: str
-    page_type: PageType
-    slug: str
-    rel: str
-    title: str
-    fields: dict[str, str]
-    body: str
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ", ".join(_as_text(v) for v in value)
-    if isinstance(value, dict):
-        return frontmatter.dump_yaml(value).strip()
-    return "" if value is None else str(value)
 
 
 def _folder_token(path: Path) -> _FolderToken:
@@ -113,7 +80,7 @@ def _folder_token(path: Path) -> _FolderToken:
     return info.st_dev, info.st_ino, info.st_mtime_ns
 
 
-class FileKnowledgeStore(CatalogedStore):
+class FileKnowledgeStore(PageFilesStore):
     """A :class:`KnowledgeStore` over the markdown files of one folder (an OKF bundle)."""
 
     def __init__(
@@ -138,27 +105,21 @@ class FileKnowledgeStore(CatalogedStore):
             KnowledgeStoreError: An invalid page type declaration.
         """
         self._root = Path(knowledge_dir)
-        self._registry = _pages.TypeRegistry(page_types)
+        self._init_page_files(page_types, embedder, cache_dir)
         root_types = [t for t in self._registry.types if not t.dir]
-        self._page_dirs = {t.dir for t in self._registry.types if t.dir}
         self._folders: list[tuple[str, list[PageType]]] = [
             (t.dir, [t]) for t in self._registry.types if t.dir
         ]
         if root_types:
             self._folders.append(("", root_types))
-        self._mutex = threading.RLock()
-        self._links_map = _bundle.LinkMap(self._registry)
-        self._files: dict[str, dict[str, tuple[_FileToken, _Stored | None]]] = {}
-        self._pages: dict[str, _Stored] = {}
-        self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
-        self._disk_index = _catalog.IndexLines(self._registry, lambda i: self._pages[i.id].rel)
+        self._files: dict[str, dict[str, tuple[_FileToken, Stored | None]]] = {}
         # what this store last wrote to index.md: (the index's version, the file's token)
         self._index_written: tuple[int, _FileToken] | None = None
         self._folder_tokens: dict[str, _FolderToken] = {}
         self._next_sweep = -math.inf
         self._tidied: dict[str, float] = {}  # page folder -> when this store last tidied it
         self._written: set[str] = set()  # page folders written since the last settle
-        self._root_pages_changed = False
+        self._listing = _ownership.MarkdownListing(self._root)
 
     @property
     def knowledge_dir(self) -> Path:
@@ -169,22 +130,6 @@ class FileKnowledgeStore(CatalogedStore):
         return f"FileKnowledgeStore({str(self._root)!r})"
 
     # -- the catalog, kept current ---------------------------------------------------------
-
-    def _parse(self, page_type: PageType, slug: str, rel: str, text: str) -> _Stored | None:
-        try:
-            meta, body = frontmatter.parse(text)
-        except frontmatter.FrontmatterError as exc:
-            logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
-            return None
-        if not page_type.dir and meta.get("type") != page_type.name:
-            return None
-        title = _as_text(meta.get("title")).strip()
-        if not title:
-            heading = re.search(r"^#\s+(.+)$", body, flags=re.MULTILINE)
-            title = heading.group(1).strip() if heading else slug
-        fields = {str(k): _as_text(v) for k, v in meta.items() if k not in ("type", "title")}
-        body = _pages.normalize_content(body)
-        return _Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body)
 
     def _refresh(self) -> None:
         """Bring the catalog up to date with the folder, re-reading only what changed.
@@ -241,16 +186,20 @@ class FileKnowledgeStore(CatalogedStore):
         self, folder: str, rel: str, slug: str, candidates: list[PageType], token: _FileToken
     ) -> None:
         """Read one page file and put what it holds into the catalog."""
-        stored: _Stored | None = None
+        stored: Stored | None = None
         try:
             text = (self._root / rel).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             logger.warning("Skipping %s in %s: %s", rel, self._root, exc)
+            self._why[rel] = f"it can't be read ({type(exc).__name__})"
         else:
-            for page_type in candidates:
-                stored = self._parse(page_type, slug, rel, text)
-                if stored is not None:
-                    break
+            parsed = _stored.parse_as_any(candidates, slug, rel, text)
+            if isinstance(parsed, str):
+                logger.warning("Skipping %s in %s: %s", rel, self._root, parsed)
+                self._why[rel] = parsed
+            else:
+                stored = parsed
+                self._why.pop(rel, None)
         known = self._files.setdefault(folder, {})
         last = known.get(rel)
         known[rel] = (token, stored)
@@ -263,44 +212,11 @@ class FileKnowledgeStore(CatalogedStore):
     def _forget(self, folder: str, rel: str) -> None:
         """Drop a page file that is gone."""
         last = self._files.get(folder, {}).pop(rel, None)
+        self._why.pop(rel, None)
         if last is not None and last[1] is not None:
             self._unput(last[1])
 
-    def _put(self, stored: _Stored) -> None:
-        self._pages[stored.id] = stored
-        self._catalog.put(self._entry(stored))
-        self._disk_index.put(self._info(stored.id))
-        if not stored.page_type.dir:
-            self._root_pages_changed = True
-
-    def _unput(self, stored: _Stored) -> None:
-        if self._pages.get(stored.id) is not stored:
-            return
-        del self._pages[stored.id]
-        self._catalog.drop(stored.id)
-        self._disk_index.drop(stored.id)
-        if not stored.page_type.dir:
-            self._root_pages_changed = True
-
-    def _entry(self, stored: _Stored) -> Entry:
-        content = self._links_map.from_disk(stored.body, stored.rel)
-        return make_entry(
-            stored.id, stored.page_type.name, stored.slug, stored.title, stored.fields, content
-        )
-
-    def _sync_root_ids(self) -> None:
-        """Links to pages kept at the root read by their frontmatter type: convert anew."""
-        if not self._root_pages_changed:
-            return
-        self._root_pages_changed = False
-        root_ids = {p.slug: p.id for p in self._pages.values() if not p.page_type.dir}
-        if root_ids == self._links_map.root_ids:
-            return
-        self._links_map.root_ids = root_ids
-        for stored in list(self._pages.values()):
-            self._catalog.put(self._entry(stored))
-            self._disk_index.put(self._info(stored.id))
-
+    @override
     def _revalidate(self, page_id: str) -> None:
         """Re-read one page's file if it changed in place since it was read."""
         stored = self._pages.get(page_id)
@@ -329,21 +245,6 @@ class FileKnowledgeStore(CatalogedStore):
                 self._folder_tokens[folder] = _folder_token(self._root / folder)
         self._written.clear()
 
-    # -- reading -------------------------------------------------------------------------
-
-    def _info(self, page_id: str) -> PageInfo:
-        entry = self._catalog.get(page_id)
-        assert entry is not None  # every stored page is in the catalog
-        return entry.info
-
-    def _find(self, page_id: str) -> _Stored:
-        return _flows.require_page(self._registry, page_id, self._pages.get)
-
-    def _view(self, page: _Stored) -> _flows.Page:
-        entry = self._catalog.get(page.id)
-        assert entry is not None
-        return _flows.Page(page.id, page.page_type.name, page.title, page.fields, entry.content)
-
     def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
         with self._writing():
             page = self._find(page_id)
@@ -353,112 +254,19 @@ class FileKnowledgeStore(CatalogedStore):
             self._save_changed(page, change(lambda other: self._view(self._find(other))))
 
     @override
-    def read(self, page_id: str) -> KnowledgePage | None:
-        if not isinstance(page_id, str):
-            return None
-        page_id = page_id.strip()
-        with self._mutex:
-            self._refresh()
-            self._revalidate(page_id)
-            entry = self._catalog.get(page_id)
-            if entry is None:
-                return None
-            linked_from = self._catalog.linked_from(page_id)
-        info = entry.info
-        return KnowledgePage(
-            **{**vars(info), "fields": dict(info.fields)},
-            content=entry.content,
-            linked_from=linked_from,
-        )
+    def _markdown_files(self) -> builtins.list[str]:
+        return self._listing.files()
 
     @override
-    def recent_log(self, limit: int = 10) -> builtins.list[str]:
-        limit = _pages.require_limit(limit)
-        with self._mutex:
-            self._refresh()
-            entries = [
-                self._log_entry(date, line)
-                for date, line in itertools.islice(
-                    _bundle.log_lines(self._read_text("log.md")), limit
-                )
-            ]
-        return entries
+    def _listing_exists(self, rel: str) -> bool:
+        return (self._root / rel).is_file()
 
-    def _log_entry(self, date: str, line: str) -> str:
-        parts = _bundle.split_log_line(line)
-        if parts is None:
-            return f"## [{date}] {self._links_map.from_disk(line[2:], 'log.md')}"
-        op, what, items = parts
-        ids: list[str] = []
-        for item in items:
-            converted = self._links_map.from_disk(item, "log.md")
-            ids.extend(linked_ids(converted) or [item])
-        what = self._links_map.from_disk(what, "log.md")
-        return _catalog.format_log_entry(date, op, what, ids)
-
-    def check(self) -> CheckReport:
-        """Report broken links, orphans and links to retired pages; nothing is written.
-
-        The catalog is brought up to date the way every call does it (see the module
-        docstring): a page written through any store, here or in another process, is renamed
-        into its folder, which moves the folder's token, and only a moved folder's files are
-        compared; a file edited in place by hand (no rename) shows up at the sweep of every
-        file that runs at most every few seconds. So a check costs what changed and what it
-        reports, not a ``stat`` of every page. A broken link is a link to a page id that does
-        not exist, or a relative ``.md`` link that leads to no page (a link to an existing
-        ``index.md``, ``log.md`` or ``overview.md`` is fine).
-        """
-        with self._mutex:
-            self._refresh()
-            overview = self._links_map.from_disk(self._overview_body(), "overview.md")
-            return self._catalog.check(
-                linked_ids(overview),
-                self._page_file_targets,
-                self._reaches_a_listing,
-                _bundle.dangling_file_links(overview, "overview.md", self._reaches_a_listing),
-            )
-
-    def _page_file_targets(self, entry: Entry) -> builtins.list[tuple[str, str]]:
-        return _bundle.file_link_targets(entry.content, self._pages[entry.info.id].rel)
-
-    def _reaches_a_listing(self, target: str) -> bool:
-        """Whether a bundle-relative path is an existing ``index.md``, ``log.md`` or overview."""
-        name = posixpath.basename(target)
-        return name in _bundle.LISTING_FILES and (self._root / target).is_file()
-
-    def ignored_files(self) -> builtins.list[str]:
-        """Return the markdown files in the folder that are not pages of this store.
-
-        Files another tool wrote (an OKF bundle's concepts, notes), files that fail to parse,
-        and files of a type the store doesn't hold: the store doesn't serve them and never
-        writes over them. The root's ``index.md``, ``log.md`` and ``overview.md`` are not
-        listed. Hidden files and folders are skipped.
-
-        Returns:
-            Bundle-relative paths, in folder order.
-        """
-        with self._mutex:
-            self._refresh()
-            served = {page.rel for page in self._pages.values()}
-        served.update(_bundle.LISTING_FILES)
-        return [rel for rel in _ownership.markdown_files(self._root) if rel not in served]
-
-    def overview(self) -> str:
-        """Return the overview (``""`` if none yet), links as ids."""
-        with self._mutex:
-            self._refresh()
-            return self._links_map.from_disk(self._overview_body(), "overview.md")
-
+    @override
     def _read_text(self, name: str) -> str:
         try:
             return (self._root / name).read_text(encoding="utf-8")
         except FileNotFoundError:
             return ""
-
-    def _overview_body(self) -> str:
-        text = self._read_text("overview.md")
-        parts = frontmatter.split(text)
-        return _pages.normalize_content(parts[1] if parts is not None else text)
 
     # -- writing -------------------------------------------------------------------------
 
@@ -478,28 +286,23 @@ class FileKnowledgeStore(CatalogedStore):
         """
         with self._mutex:
             # Checked before the lock file is created: a refused folder gets no new file.
-            unclaimed = _ownership.require_owned(self._root, self._in_layout)
+            unclaimed = False
+            if not (self._root / _ownership.MARKER_FILE).is_file():
+                self._refresh()  # which files are pages decides whether the folder is adoptable
+                unclaimed = _ownership.require_owned(
+                    self._root, self._in_layout, self._recogniser()
+                )
             with locked(self._root / LOCK_FILE):
                 if unclaimed:
                     _ownership.claim(self._root, atomic_write)
                 self._refresh()
                 yield
 
-    def _exists(self, page_id: str) -> bool:
-        """Whether a page exists, or a file already sits where it would be written."""
-        if page_id in self._pages:
-            return True
-        try:
-            page_type, slug = self._registry.require_id(page_id)
-        except KnowledgeStoreError:
-            return False
-        return (self._root / _bundle.rel_of(page_type, slug)).exists()
+    @override
+    def _file_exists(self, rel: str) -> bool:
+        return (self._root / rel).exists()
 
-    def _render(self, page: _Stored) -> str:
-        meta: dict[str, Any] = {"type": page.page_type.name, "title": page.title, **page.fields}
-        return frontmatter.render(meta, f"\n{page.body}\n")
-
-    def _save(self, page: _Stored) -> None:
+    def _save(self, page: Stored) -> None:
         """Write a page and put it into the catalog, so no re-read is needed.
 
         Leftover temporary files can only appear in a folder through another writer, which
@@ -511,7 +314,7 @@ class FileKnowledgeStore(CatalogedStore):
         now = time.monotonic()
         tidy = now - self._tidied.get(folder, -math.inf) > _TIDY_SECONDS
         self._written.add(folder)
-        atomic_write(path, self._render(page), tidy=tidy)
+        atomic_write(path, _stored.render_page(page), tidy=tidy)
         if tidy:
             self._tidied[folder] = now
         info = path.stat()
@@ -520,7 +323,7 @@ class FileKnowledgeStore(CatalogedStore):
         self._put(page)
         self._sync_root_ids()
 
-    def _save_changed(self, page: _Stored, changed: _flows.Changed) -> None:
+    def _save_changed(self, page: Stored, changed: _flows.Changed) -> None:
         """Save a page's new values and rewrite the index."""
         body = self._links_map.to_disk(changed.content, page.rel)
         self._save(replace(page, title=changed.title, fields=changed.fields, body=body))
@@ -546,22 +349,17 @@ class FileKnowledgeStore(CatalogedStore):
                 if self._index_written[1] == (info.st_ino, info.st_mtime_ns, info.st_size):
                     return
         self._index_written = None  # a failed write below leaves no claim
-        head = frontmatter.render({"okf_version": _OKF_VERSION}, "").encode("utf-8")
-        info = atomic_write(path, [head, *self._disk_index.encoded_chunks()], durable=False)
+        chunks = [_stored.index_head(), *self._disk_index.encoded_chunks()]
+        info = atomic_write(path, chunks, durable=False)
         self._index_written = (version, (info.st_ino, info.st_mtime_ns, info.st_size))
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         with self._writing():
-            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
-            written: list[_Stored] = []
+            valid = self._new_pages(pages)
+            written: list[Stored] = []
             try:
-                for page in valid:
-                    rel = _bundle.rel_of(page.page_type, page.slug)
-                    body = self._links_map.to_disk(page.content, rel)
-                    stored = _Stored(
-                        page.id, page.page_type, page.slug, rel, page.title, page.fields, body
-                    )
+                for stored in valid:
                     written.append(stored)
                     self._save(stored)
             except BaseException:
@@ -579,10 +377,8 @@ class FileKnowledgeStore(CatalogedStore):
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
         with self._writing():
-            entry = f"* **{op}**: {self._links_map.to_disk(text, 'log.md')}"
-            if ids:
-                listed = [f"[{i}]({self._pages[i].rel})" if i in self._pages else i for i in ids]
-                entry += _bundle.LOG_PAGES + ", ".join(listed)
+            rels = {i: self._pages[i].rel for i in ids if i in self._pages}
+            entry = _stored.log_entry_line(self._links_map, rels, op, text, ids)
             text = _bundle.prepend_log(self._read_text("log.md"), entry, _pages.utc_today())
             atomic_write(self._root / "log.md", text)
             self._settle()
@@ -592,9 +388,8 @@ class FileKnowledgeStore(CatalogedStore):
         content = _pages.normalize_content(content)
         with self._writing():
             _pages.require_links_resolve(content, self._exists)
-            meta = {"type": "overview", "title": "Overview", "updated": _pages.utc_today()}
             body = self._links_map.to_disk(content, "overview.md")
-            atomic_write(self._root / "overview.md", frontmatter.render(meta, f"\n{body}\n"))
+            atomic_write(self._root / "overview.md", _stored.render_overview(body))
             self._settle()
 
 

@@ -208,6 +208,19 @@ class PageLink:
 
 
 @dataclass(frozen=True)
+class UnreadableFile:
+    """A markdown file in the store's location that it cannot read as one of its pages.
+
+    Attributes:
+        path: Its path, relative to the store's location.
+        reason: Why it is not a page, in one line.
+    """
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class CheckReport:
     """The mechanical problems ``check()`` finds, for the agent to fix or report.
 
@@ -216,30 +229,41 @@ class CheckReport:
         orphans: Pages nothing links to (summaries, syntheses and preferences aside: the
             index reaches those).
         links_to_retired: Links to retired pages.
+        unreadable_files: Markdown files beside the pages that the store cannot read as
+            pages, each with why (a store over a folder; ``[]`` elsewhere).
     """
 
     broken_links: list[PageLink] = field(default_factory=list)
     orphans: list[str] = field(default_factory=list)
     links_to_retired: list[PageLink] = field(default_factory=list)
+    unreadable_files: list[UnreadableFile] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
         """Whether nothing was found."""
-        return not (self.broken_links or self.orphans or self.links_to_retired)
+        return not (
+            self.broken_links or self.orphans or self.links_to_retired or self.unreadable_files
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """Return the report as plain JSON-ready data.
 
         Returns:
             ``broken_links`` and ``links_to_retired`` as lists of ``{"page", "target"}``
-            mappings, ``orphans`` as a list of ids.
+            mappings, ``orphans`` as a list of ids; ``unreadable_files`` as a list of
+            ``{"path", "reason"}`` mappings, present only when there is one.
         """
         retired = self.links_to_retired
-        return {
+        report: dict[str, Any] = {
             "broken_links": [{"page": a.page, "target": a.target} for a in self.broken_links],
             "orphans": list(self.orphans),
             "links_to_retired": [{"page": a.page, "target": a.target} for a in retired],
         }
+        if self.unreadable_files:
+            report["unreadable_files"] = [
+                {"path": u.path, "reason": u.reason} for u in self.unreadable_files
+            ]
+        return report
 
 
 _SUMMARY_TEMPLATE = """## Summary

@@ -116,6 +116,16 @@ class KnowledgeStoreConformance:
             store.create("concept", slug, "Title", "Body.")
         assert store.list() == []
 
+    @pytest.mark.parametrize("slug", ["index", "log", "x" * 300, "-".join(["tide"] * 80)])
+    def test_create_refuses_reserved_and_overlong_slugs(
+        self, store: KnowledgeStore, slug: str
+    ) -> None:
+        with pytest.raises(KnowledgeStoreError, match=r"(reserved|characters)") as refused:
+            store.create("concept", slug, "Title", "Body.")
+        assert "/" + slug[:20] not in str(refused.value).split("'")[0]  # no path in the message
+        assert store.list() == []
+        assert store.read(f"concept/{slug}") is None
+
     def test_create_refuses_unknown_type_naming_the_known_ones(self, store: KnowledgeStore) -> None:
         with pytest.raises(KnowledgeStoreError, match="concept"):
             store.create("recipe", "bread", "Bread", "Flour.")

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from agentkernel.errors import AKConfigError, echo
-from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.errors import AKConfigError, KnowledgePathError, echo
 
 logger = logging.getLogger(__name__)
 
@@ -300,6 +299,62 @@ class DocumentStore(ABC):
             PermissionError: The store is read-only.
             FileExistsError: ``overwrite`` is false and ``path`` exists.
         """
+
+    @property
+    def compare_and_swap(self) -> bool:
+        """Whether :meth:`read_versioned`, :meth:`write_if` and :meth:`delete_if` work here.
+
+        Many writers sharing one store (several processes, pods or functions) need them to
+        never lose an acknowledged change; the default store offers none.
+        """
+        return False
+
+    def read_versioned(self, path: str) -> tuple[bytes, str]:
+        """Return the content of ``path`` with the token of exactly that content.
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            ``(bytes, token)``; pass the token to :meth:`write_if` to change what was read.
+
+        Raises:
+            NotImplementedError: The store offers no compare-and-swap.
+            FileNotFoundError: Nothing is stored at ``path``.
+        """
+        raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
+
+    def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
+        """Store ``data`` at ``path`` only if ``path`` is still as last read (compare-and-swap).
+
+        Args:
+            path: A bundle-relative path; missing directories are created.
+            data: The complete new content.
+            token: The token :meth:`read_versioned` (or a walk) gave for the content the
+                change is based on; ``None``: only if nothing is stored at ``path`` yet.
+
+        Returns:
+            The stored file with its new token.
+
+        Raises:
+            NotImplementedError: The store offers no compare-and-swap.
+            WriteConflictError: ``path`` changed (or appeared, or vanished) since; nothing
+                was written.
+        """
+        raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
+
+    def delete_if(self, path: str, token: str) -> None:
+        """Remove ``path`` only if it still holds the content of ``token``.
+
+        Args:
+            path: A bundle-relative path.
+            token: The token of the content to remove.
+
+        Raises:
+            NotImplementedError: The store offers no compare-and-swap.
+            WriteConflictError: ``path`` changed or vanished since; nothing was removed.
+        """
+        raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
 
     @property
     def diagnostics(self) -> list[str]:

@@ -1,10 +1,14 @@
 """Markdown documents with YAML frontmatter, read and written without changing a value.
 
 One reader and writer for every store that keeps pages as markdown files: OKF bundles
-(:mod:`agentkernel.knowledgebase.okf`), the curated file store
-(:mod:`agentkernel.knowledgestore`) and the bundle viewer. Timestamps stay the strings they
-were written as (see :mod:`agentkernel.storage._yaml`); common frontmatter is read without a
-YAML parser, with the same result.
+(:mod:`agentkernel.knowledgebase.okf`: the walk and the bundle indexer), the curated stores
+(:mod:`agentkernel.knowledgestore`) and the bundle viewer. The reader has limits, so hostile
+YAML costs little wherever it is met: at most :data:`MAX_FRONTMATTER_CHARS` characters, at most
+:data:`MAX_FRONTMATTER_NODES` values with its aliases expanded, nesting at most
+:data:`MAX_FRONTMATTER_DEPTH` deep; beyond them the document is refused with
+:class:`FrontmatterError` (which every reader turns into "skipped, with why"). Timestamps stay
+the strings they were written as (see :mod:`agentkernel.storage._yaml`); common frontmatter is
+read without a YAML parser, with the same result.
 """
 
 from __future__ import annotations
@@ -16,11 +20,33 @@ import yaml
 from agentkernel.errors import AKError
 from agentkernel.storage._yaml import dump_yaml, load_yaml, simple_mapping
 
-__all__ = ["FrontmatterError", "dump_yaml", "load_yaml", "parse", "read_mapping", "render", "split"]
+__all__ = [
+    "MAX_FRONTMATTER_CHARS",
+    "MAX_FRONTMATTER_DEPTH",
+    "MAX_FRONTMATTER_NODES",
+    "FrontmatterError",
+    "dump_yaml",
+    "load_yaml",
+    "parse",
+    "read_mapping",
+    "render",
+    "split",
+]
 
 
 class FrontmatterError(AKError, ValueError):
-    """A document's frontmatter is missing or is not a YAML mapping."""
+    """A document's frontmatter is missing, is not a YAML mapping, or exceeds the limits."""
+
+
+MAX_FRONTMATTER_CHARS = 1024 * 1024
+"""The most characters of frontmatter read; more is refused before any parsing."""
+
+MAX_FRONTMATTER_NODES = 100_000
+"""The most values a frontmatter may hold once its aliases are expanded (an alias bomb has
+billions); counted without expanding anything."""
+
+MAX_FRONTMATTER_DEPTH = 64
+"""The deepest nesting of mappings and lists allowed."""
 
 
 _FENCE = "---"
@@ -65,6 +91,10 @@ def read_mapping(raw: str) -> dict[str, Any]:
     Raises:
         FrontmatterError: Invalid YAML, or YAML that is not a mapping.
     """
+    if len(raw) > MAX_FRONTMATTER_CHARS:
+        raise FrontmatterError(
+            f"frontmatter of {len(raw)} characters refused (at most {MAX_FRONTMATTER_CHARS})"
+        )
     data = simple_mapping(raw)
     if data is not None:
         return data
@@ -72,9 +102,40 @@ def read_mapping(raw: str) -> dict[str, Any]:
         loaded = load_yaml(raw) if raw.strip() else {}
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"invalid YAML frontmatter: {exc}") from exc
+    except RecursionError:
+        raise FrontmatterError("frontmatter nested too deeply to read") from None
     if not isinstance(loaded, dict):
         raise FrontmatterError(f"frontmatter must be a mapping, got {type(loaded).__name__}")
+    _require_bounded(loaded)
     return loaded
+
+
+def _require_bounded(value: Any) -> None:
+    """Refuse a value whose expansion (aliases followed) is too large or too deep.
+
+    Counted on the object graph as loaded: an alias is a shared reference, so each visit
+    counts, and the count stops at :data:`MAX_FRONTMATTER_NODES`, long before an alias bomb
+    would be expanded by anything that renders or serialises it.
+
+    Raises:
+        FrontmatterError: Too many values, or too deep.
+    """
+    budget = MAX_FRONTMATTER_NODES
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise FrontmatterError(
+                f"frontmatter holds more than {MAX_FRONTMATTER_NODES} values once its YAML "
+                "aliases are expanded (an alias bomb?)"
+            )
+        if depth > MAX_FRONTMATTER_DEPTH:
+            raise FrontmatterError(f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels")
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
 
 
 def parse(text: str) -> tuple[dict[str, Any], str]:

@@ -26,9 +26,8 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 
-from agentkernel.errors import echo
-from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.storage._fs import atomic_write, probe_writable
+from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
+from agentkernel.storage._fs import atomic_write, locked, probe_writable
 from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
@@ -349,6 +348,87 @@ class LocalDocumentStore(DocumentStore):
         logger.debug("wrote %s (%d bytes) in %s", cleaned, info.st_size, self._root)
         return StoredFile(cleaned, info.st_size, _token(info))
 
+    @property
+    def compare_and_swap(self) -> bool:
+        """Always: a lock file at the root orders conditional writes across processes."""
+        return True
+
+    def read_versioned(self, path: str) -> tuple[bytes, str]:
+        """Return the content of ``path`` with the token of the very file read.
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            ``(bytes, token)``: the token comes from the open file, so it names what was read.
+
+        Raises:
+            KnowledgePathError: The path is not clean, is hidden or resolves outside the root.
+            FileNotFoundError: No file is at ``path``.
+        """
+        with os.fdopen(self._open(path), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            return handle.read(), _token(info)
+
+    def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
+        """Store ``data`` at ``path`` only if it still has ``token`` (``None``: if absent).
+
+        The check and the rename into place happen under :data:`CAS_LOCK_FILE`, a lock file
+        every conditional writer of this folder takes (on any host sharing the filesystem
+        with working ``flock``); a file is always replaced by a rename, so its token changes
+        with every write.
+
+        Args:
+            path: A bundle-relative path.
+            data: The complete new content.
+            token: The token of the content the change is based on, or ``None``.
+
+        Returns:
+            The stored file with its new token.
+
+        Raises:
+            WriteConflictError: The file changed, appeared or vanished since ``token``.
+            PermissionError: The store is read-only.
+        """
+        self._require_writable(path)
+        with locked(os.path.join(self._root, CAS_LOCK_FILE)):
+            self._require_token(path, token)
+            return self.write(path, data)
+
+    def delete_if(self, path: str, token: str) -> None:
+        """Remove ``path`` only if it still has ``token``.
+
+        Args:
+            path: A bundle-relative path.
+            token: The token of the content to remove.
+
+        Raises:
+            WriteConflictError: The file changed or vanished since ``token``.
+            PermissionError: The store is read-only.
+        """
+        self._require_writable(path)
+        with locked(os.path.join(self._root, CAS_LOCK_FILE)):
+            self._require_token(path, token)
+            os.unlink(self._resolve(path))
+
+    def _require_writable(self, path: str) -> None:
+        if not self._writable:
+            raise PermissionError(
+                f"Document store {self.label!r} is read-only: cannot write {echo(path)}."
+            )
+
+    def _require_token(self, path: str, token: str | None) -> None:
+        """Refuse unless ``path``'s current token is ``token`` (``None``: no file there)."""
+        try:
+            current: str | None = _token(os.stat(self._resolve(path)))
+        except FileNotFoundError:
+            current = None
+        if current != token:
+            raise WriteConflictError(
+                f"{echo(path)} changed in {self.label!r} since it was read; nothing was written.",
+                clean_file_path(path),
+            )
+
     def _resolve(self, path: str) -> str:
         """Map a caller's path to a real path inside the root, or refuse it."""
         parts = clean_file_path(path).split("/")
@@ -412,6 +492,9 @@ class LocalDocumentStore(DocumentStore):
 
 
 # non-blocking, so opening a FIFO planted in the bundle cannot hang the walk
+CAS_LOCK_FILE = ".agentkernel-cas.lock"
+"""The lock file conditional writes take at the store's root (hidden: no walk lists it)."""
+
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 

@@ -23,8 +23,13 @@ import mimetypes
 from collections.abc import Iterator
 from typing import Any
 
-from agentkernel.errors import AKConfigError, echo, missing_extra
-from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.errors import (
+    AKConfigError,
+    KnowledgePathError,
+    WriteConflictError,
+    echo,
+    missing_extra,
+)
 from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
@@ -259,15 +264,20 @@ class S3DocumentStore(DocumentStore):
             FileExistsError: ``overwrite`` is false and ``path`` exists.
             OSError: Any other S3 failure.
         """
-        if not self._writable:
-            raise PermissionError(
-                f"Document store {self._location} is read-only: cannot write {echo(path)}."
-            )
+        condition = {} if overwrite else {"IfNoneMatch": "*"}
+        try:
+            return self._put(path, data, condition)
+        except WriteConflictError as exc:
+            raise FileExistsError(
+                f"{echo(exc.path)} already exists in {self._location}; not overwritten."
+            ) from None
+
+    def _put(self, path: str, data: bytes, condition: dict[str, str]) -> StoredFile:
+        """One ``PUT``, conditional when ``condition`` names a header; a lost one conflicts."""
+        cleaned = self._writable_path(path)
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
-        cleaned = clean_file_path(path)
         body = bytes(data)
-        extra = {} if overwrite else {"IfNoneMatch": "*"}
         content_type = mimetypes.guess_type(cleaned)[0] or "application/octet-stream"
         try:
             response = self._client.put_object(
@@ -275,12 +285,101 @@ class S3DocumentStore(DocumentStore):
                 Key=self._keyprefix + cleaned,
                 Body=body,
                 ContentType=content_type,
-                **extra,
+                **condition,
             )
         except (ClientError, BotoCoreError) as exc:
-            raise self._os_error(exc, "write", cleaned, conflict=not overwrite) from exc
+            if condition:
+                raise self._conflict_or_error(exc, "write", cleaned) from exc
+            raise self._os_error(exc, "write", cleaned) from exc
         logger.debug("wrote %s (%d bytes) in %s", cleaned, len(body), self._location)
         return StoredFile(cleaned, len(body), str(response["ETag"]))
+
+    @property
+    def compare_and_swap(self) -> bool:
+        """Always: S3 conditional writes (``If-Match`` / ``If-None-Match``) order writers."""
+        return True
+
+    def read_versioned(self, path: str) -> tuple[bytes, str]:
+        """Return the object's bytes with the ETag of exactly that version (one ``GET``).
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            ``(bytes, etag)``.
+
+        Raises:
+            KnowledgePathError: The path is not clean or is hidden.
+            FileNotFoundError: No object is at ``path``.
+        """
+        cleaned = clean_file_path(path)
+        try:
+            response = self._client.get_object(Bucket=self._bucket, Key=self._keyprefix + cleaned)
+            body = response["Body"]
+            try:
+                data: bytes = body.read()
+            finally:
+                body.close()
+        except (ClientError, BotoCoreError) as exc:
+            raise self._os_error(exc, "read", cleaned) from exc
+        return data, str(response["ETag"])
+
+    def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
+        """Store ``data`` with one conditional ``PUT``: ``If-Match`` the ETag, or ``If-None-Match``.
+
+        Needs an S3 API with conditional writes (AWS since 2024, moto 5); an endpoint that
+        ignores the headers would overwrite.
+
+        Args:
+            path: A bundle-relative path.
+            data: The complete new content.
+            token: The ETag the change is based on; ``None``: only if no object is there.
+
+        Returns:
+            The stored file with its new ETag.
+
+        Raises:
+            WriteConflictError: The object changed, appeared or vanished since ``token``.
+            PermissionError: The store is read-only, or the write is denied.
+        """
+        condition = {"IfNoneMatch": "*"} if token is None else {"IfMatch": token}
+        return self._put(path, data, condition)
+
+    def delete_if(self, path: str, token: str) -> None:
+        """Remove the object with one ``DELETE`` carrying ``If-Match`` its ETag.
+
+        Args:
+            path: A bundle-relative path.
+            token: The ETag of the version to remove.
+
+        Raises:
+            WriteConflictError: The object changed or vanished since ``token``.
+            PermissionError: The store is read-only, or the delete is denied.
+        """
+        cleaned = self._writable_path(path)
+        try:
+            self._client.delete_object(
+                Bucket=self._bucket, Key=self._keyprefix + cleaned, IfMatch=token
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise self._conflict_or_error(exc, "delete", cleaned) from exc
+
+    def _writable_path(self, path: str) -> str:
+        if not self._writable:
+            raise PermissionError(
+                f"Document store {self._location} is read-only: cannot write {echo(path)}."
+            )
+        return clean_file_path(path)
+
+    def _conflict_or_error(self, exc: Exception, action: str, cleaned: str) -> Exception:
+        """A lost condition as ``WriteConflictError``; anything else as :meth:`_os_error`."""
+        if isinstance(exc, ClientError) and (_code(exc) in _CONFLICT or _code(exc) in _NOT_FOUND):
+            return WriteConflictError(
+                f"{echo(cleaned)} changed in {self._location} since it was read; nothing was "
+                "written.",
+                cleaned,
+            )
+        return self._os_error(exc, action, cleaned)
 
     def close(self) -> None:
         """Close the client if this store created it."""
@@ -307,9 +406,7 @@ class S3DocumentStore(DocumentStore):
         except (ClientError, BotoCoreError) as exc:
             raise self._os_error(exc, "read", cleaned) from exc
 
-    def _os_error(
-        self, exc: Exception, action: str, path: str, *, conflict: bool = False
-    ) -> OSError:
+    def _os_error(self, exc: Exception, action: str, path: str) -> OSError:
         """Translate a botocore failure into the ``OSError`` subclass a caller can act on."""
         where = f"{self._location}/{path}" if path else self._location
         if isinstance(exc, ClientError):
@@ -321,10 +418,6 @@ class S3DocumentStore(DocumentStore):
                 return FileNotFoundError(f"Nothing is stored at {where}.")
             if code in _DENIED:
                 return PermissionError(message)
-            if conflict and code in _CONFLICT:
-                return FileExistsError(
-                    f"{echo(path)} already exists in {self._location}; not overwritten."
-                )
             return OSError(message)
         message = f"S3 {action} of {where} failed: {exc}"
         if isinstance(exc, NoCredentialsError):

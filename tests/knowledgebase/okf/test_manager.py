@@ -76,7 +76,7 @@ def test_declares_document_search_fetch_browse_and_folds_writability(
 ) -> None:
     writable = manager(bundle, clock, writable=True)
     caps = writable.capabilities
-    assert caps.kinds == ("document",)
+    assert caps.kinds == ["document"]
     assert (caps.search, caps.search_mode, caps.fetch, caps.browse) == (True, "lexical", True, True)
     assert caps.writable and caps.derives_schema
     read_only = manager(bundle, clock, writable=False)

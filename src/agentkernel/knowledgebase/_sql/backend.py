@@ -66,7 +66,7 @@ class SQLBackend(KnowledgeBase):
         """
         super().__init__(
             capabilities=KnowledgeCapabilities(
-                kinds=("structured",),
+                kinds=["structured"],
                 query=True,
                 query_language="sql",
                 writable=False,

@@ -22,7 +22,7 @@ def okf_capabilities(writable: bool, semantic: bool = False) -> KnowledgeCapabil
         ``lexical``), fetch, browse, a derived schema, and ``writable`` as given.
     """
     return KnowledgeCapabilities(
-        kinds=("document",),
+        kinds=["document"],
         search=True,
         search_mode="semantic" if semantic else "lexical",
         fetch=True,
