@@ -48,7 +48,7 @@ class OKFDatabaseConfig(BaseModel):
         embedder: Makes search hybrid: ``default`` (the packaged all-MiniLM-L6-v2, the
             ``embeddings`` extra), a sentence-transformers model folder (relative to the
             config file), or ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint, key
-            from ``OPENAI_API_KEY``). ``None``: lexical search.
+            from ``AGENTKERNEL_EMBEDDINGS_API_KEY``). ``None``: lexical search.
         vector_cache: The vector cache folder (relative to the config file); ``None`` for
             ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
         consumer: Agents that read the bundle.
