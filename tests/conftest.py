@@ -12,6 +12,8 @@ to keep. Hypothesis runs few examples locally and every example a test asks for 
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,21 @@ SERVER_PARAMS = {"postgresql": "postgres", "bundle-s3": "s3"}
 SERVER_MARKERS = sorted(set(SERVER_FIXTURES.values()) | set(STARTERS.values()))
 
 load_hypothesis_profile()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_warm_start() -> Iterator[None]:
+    """No OKF warm-start file in ~/.cache, and no test served by another test's walk.
+
+    Every OKFManager walks its bundle; the warm-start tests turn it on for themselves.
+    """
+    earlier = os.environ.get("AGENTKERNEL_LEXICAL_CACHE")
+    os.environ["AGENTKERNEL_LEXICAL_CACHE"] = "off"
+    yield
+    if earlier is None:
+        del os.environ["AGENTKERNEL_LEXICAL_CACHE"]
+    else:
+        os.environ["AGENTKERNEL_LEXICAL_CACHE"] = earlier
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

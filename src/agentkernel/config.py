@@ -22,6 +22,16 @@ from agentkernel.errors import AKConfigError
 CONFIG_ENV_VAR = "AK_CONFIG_PATH_OVERRIDE"
 DEFAULT_CONFIG_PATH = "config.yaml"
 
+#: The largest configuration file read, in bytes; a real one is a few kilobytes.
+MAX_CONFIG_BYTES = 1024 * 1024
+#: The deepest nesting of mappings and lists accepted.
+MAX_CONFIG_DEPTH = 64
+#: The most values a configuration may stand for once its aliases are expanded.
+MAX_CONFIG_NODES = 200_000
+
+# libyaml's parser and loader where PyYAML was built with it (the C loader is ~10x faster)
+_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 class OKFDatabaseConfig(BaseModel):
     """One OKF bundle and the agents that may reach it.
@@ -38,7 +48,7 @@ class OKFDatabaseConfig(BaseModel):
         embedder: Makes search hybrid: ``default`` (the packaged all-MiniLM-L6-v2, the
             ``embeddings`` extra), a sentence-transformers model folder (relative to the
             config file), or ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint, key
-            from ``OPENAI_API_KEY``). ``None``: lexical search.
+            from ``AGENTKERNEL_EMBEDDINGS_API_KEY``). ``None``: lexical search.
         vector_cache: The vector cache folder (relative to the config file); ``None`` for
             ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
         consumer: Agents that read the bundle.
@@ -147,13 +157,21 @@ def load_config(source: str | os.PathLike[str] | Mapping[str, Any] | None = None
 
 def _load_file(path: Path, how: str) -> AKConfig:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        text = raw.decode("utf-8")
     except FileNotFoundError as exc:
         raise AKConfigError(f"Configuration file {str(path)!r} ({how}) does not exist.") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise AKConfigError(f"Cannot read configuration file {str(path)!r}: {exc}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise AKConfigError(
+            f"Configuration file {str(path)!r} is larger than {MAX_CONFIG_BYTES} bytes; a "
+            "configuration is a few kilobytes. Nothing was loaded."
+        )
     try:
-        data = yaml.safe_load(text)
+        _check_shape(text, str(path))
+        data = yaml.load(text, Loader=_SafeLoader)  # a safe loader (libyaml's where built)
     except yaml.YAMLError as exc:
         raise AKConfigError(f"Configuration file {str(path)!r} is not valid YAML: {exc}") from exc
     if data is None:
@@ -163,6 +181,50 @@ def _load_file(path: Path, how: str) -> AKConfig:
     config = _validate(data, repr(str(path)))
     config._base_dir = path.resolve().parent
     return config
+
+
+def _check_shape(text: str, where: str) -> None:
+    """Refuse YAML nested too deeply or standing for too many values, before building it.
+
+    Reads the parser's events only (libyaml's parser keeps its own stack, so no depth can
+    exhaust Python's); an alias counts as every value its anchor stands for.
+
+    Raises:
+        AKConfigError: Deeper than :data:`MAX_CONFIG_DEPTH`, or more than
+            :data:`MAX_CONFIG_NODES` values with aliases expanded.
+        yaml.YAMLError: The text is not YAML.
+    """
+    sizes: dict[str, int] = {}
+    open_nodes: list[tuple[str | None, int]] = []  # (anchor, values so far) per collection
+    total = 0
+    for event in yaml.parse(text, Loader=_SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_nodes) >= MAX_CONFIG_DEPTH:
+                raise AKConfigError(
+                    f"Configuration file {where!r} nests deeper than {MAX_CONFIG_DEPTH} levels. "
+                    "Nothing was loaded."
+                )
+            open_nodes.append((event.anchor, 1))
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            anchor, count = open_nodes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, count = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, count = None, sizes.get(str(event.anchor), 1)
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = count
+        if open_nodes:
+            parent_anchor, parent_count = open_nodes[-1]
+            open_nodes[-1] = (parent_anchor, parent_count + count)
+        total += count if isinstance(event, yaml.AliasEvent) else 1
+        if total > MAX_CONFIG_NODES:
+            raise AKConfigError(
+                f"Configuration file {where!r} stands for more than {MAX_CONFIG_NODES} values "
+                "once its aliases are expanded. Nothing was loaded."
+            )
 
 
 def _validate(data: dict[str, Any], where: str) -> AKConfig:

@@ -185,7 +185,8 @@ def test_http_on_port_0_prints_the_url_it_listens_on(ga4: Path, http_serve: Any)
     line, lines = http_serve(str(ga4))
     match = _URL.match(line)
     assert match, line
-    assert line.rstrip().endswith("read-only: pass --writable to offer write_kb)")
+    assert "read-only: pass --writable to offer write_kb; " in line
+    assert line.rstrip().endswith("; authentication off (loopback only); audit: off)")
 
     async def run() -> list[str]:
         async with http_session(match.group(1)) as session:

@@ -28,7 +28,9 @@ SCRIPT = Path(sys.executable).parent / "agentkernel-kb"
 
 def session_run(folder: Path, *extra: str, steps: Any) -> Any:
     params = StdioServerParameters(
-        command=str(SCRIPT), args=["store", "serve", str(folder), *extra], env=dict(os.environ)
+        command=str(SCRIPT),
+        args=["store", "serve", str(folder), "--writable", *extra],
+        env=dict(os.environ),
     )
     out: list[Any] = []
 

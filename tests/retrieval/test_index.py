@@ -355,7 +355,9 @@ def test_two_processes_rank_alike_whatever_their_hash_seed() -> None:
 
 def test_the_phrase_filter_mistakes_about_one_pair_in_a_hundred() -> None:
     """A pair a document does not hold is taken for held rarely (the docstring's design)."""
-    from agentkernel.retrieval.index import _pair_hashes, _pairs_of, _second
+    from agentkernel.retrieval._pairs import pair_hashes as _pair_hashes
+    from agentkernel.retrieval._pairs import pairs_of as _pairs_of
+    from agentkernel.retrieval._pairs import second as _second
 
     rng = random.Random(11)
     vocabulary = [f"term{i}" for i in range(5000)]

@@ -253,7 +253,7 @@ def test_store_serve_on_a_foreign_bundle_never_overwrites_it(
             refusal = _text(await client.call_tool("knowledge_create", page))
             assert "won't write" in refusal and ".knowledgestore" in refusal
 
-        _over_mcp(["-m", "agentkernel.cli", "store", "serve", str(copy)], steps)
+        _over_mcp(["-m", "agentkernel.cli", "store", "serve", str(copy), "--writable"], steps)
         assert snapshot(copy) == before
 
 

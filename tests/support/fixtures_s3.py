@@ -136,6 +136,7 @@ def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         **_AWS_ENV,
         "AWS_CONFIG_FILE": str(home / "no-aws-config"),
         "AWS_SHARED_CREDENTIALS_FILE": str(home / "no-aws-credentials"),
+        "AGENTKERNEL_NODE_CACHE": str(home / "node-cache"),  # never the user's ~/.cache
     }
     with pytest.MonkeyPatch.context() as patch:
         for name in _AWS_UNSET:

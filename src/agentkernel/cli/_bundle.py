@@ -37,6 +37,51 @@ def add_bundle_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     add_name_argument(parser)
     add_embedder_argument(parser)
+    add_index_argument(parser)
+
+
+def add_index_argument(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """Add ``--index INDEX_URI`` (serve from a bundle index) and ``--index-option``.
+
+    Args:
+        parser: The subcommand's parser.
+        required: ``index`` itself takes the URI as ``--to``; this is for the readers.
+    """
+    parser.add_argument(
+        "--index",
+        metavar="INDEX_URI",
+        help="serve search, browse and the schema from this bundle index (agentkernel-kb "
+        "index ... --to INDEX_URI): s3://bucket/kb.lance or a path",
+    )
+    parser.add_argument(
+        "--index-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an object-store option for the index (aws_endpoint=..., allow_http=true, "
+        "node_cache=DIR|off, node_cache_bytes=N); repeat",
+    )
+
+
+def index_options(items: Sequence[str]) -> dict[str, str]:
+    """Parse ``--index-option KEY=VALUE`` values.
+
+    Args:
+        items: The values given.
+
+    Returns:
+        ``{key: value}``.
+
+    Raises:
+        AKConfigError: A value is not ``KEY=VALUE``.
+    """
+    options: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise AKConfigError(f"--index-option takes KEY=VALUE, got {item!r}")
+        options[key.strip()] = value
+    return options
 
 
 def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +122,8 @@ def open_bundles(
     writable: bool = False,
     embedder: str | None = None,
     cache_dir: str | None = None,
+    index: str | None = None,
+    index_option: Sequence[str] = (),
 ) -> list[OKFManager]:
     """Open bundles for a command, named by the one rule; read-only unless asked otherwise.
 
@@ -86,12 +133,15 @@ def open_bundles(
         writable: Whether writes are allowed (only ``serve --writable`` asks).
         embedder: ``--embedder``: makes search hybrid.
         cache_dir: ``--vector-cache``.
+        index: ``--index``: the bundle index to serve from (one bundle only).
+        index_option: ``--index-option KEY=VALUE`` values.
 
     Returns:
         Connected managers that never refresh on their own, in the order given.
 
     Raises:
-        AKConfigError: More names than bundles, an empty name, or two bundles sharing a name.
+        AKConfigError: More names than bundles, an empty name, two bundles sharing a name,
+            or ``--index`` with several bundles.
         OSError: A local bundle does not exist or cannot be listed.
     """
     from agentkernel.knowledgebase.okf.manager import OKFManager
@@ -105,6 +155,11 @@ def open_bundles(
         )
     if any(not name.strip() for name in given):
         raise AKConfigError("--name needs a non-empty name.")
+    if index is not None and len(locations) != 1:
+        raise AKConfigError("--index names the index of one bundle: give exactly one bundle.")
+    served: dict[str, Any] = {}
+    if index is not None:
+        served = {"index": index, "index_options": index_options(index_option)}
     options: dict[str, Any] = {} if writable else {"writable": False}
     stores = []
     try:
@@ -114,7 +169,12 @@ def open_bundles(
         _refuse_clashes(locations, chosen)
         return [
             OKFManager(
-                store, name=name, refresh_seconds=None, embedder=embedder, cache_dir=cache_dir
+                store,
+                name=name,
+                refresh_seconds=None,
+                embedder=embedder,
+                cache_dir=cache_dir,
+                **served,
             )
             for store, name in zip(stores, chosen, strict=True)
         ]

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agentkernel.cli._bundle import add_embedder_argument, add_name_argument, open_bundles
+from agentkernel.cli._bundle import (
+    add_embedder_argument,
+    add_index_argument,
+    add_name_argument,
+    open_bundles,
+)
 from agentkernel.errors import AKConfigError
 
 if TYPE_CHECKING:
@@ -58,6 +63,7 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, names: bool = True)
     if names:
         add_name_argument(parser)
     add_embedder_argument(parser)
+    add_index_argument(parser)
 
 
 def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
@@ -79,6 +85,10 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         raise AKConfigError("Give bundle paths or --config FILE, not both.")
     if args.agent and not args.config:
         raise AKConfigError("--agent NAME goes with --config FILE.")
+    if args.config and getattr(args, "index", None):
+        raise AKConfigError(
+            "--index goes with a bundle path; with --config give index: per database."
+        )
     if args.config:
         if getattr(args, "names", None):
             raise AKConfigError("--name names bundle paths; with --config the databases are named.")
@@ -91,6 +101,8 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         writable=writable,
         embedder=getattr(args, "embedder", None),
         cache_dir=getattr(args, "vector_cache", None),
+        index=getattr(args, "index", None),
+        index_option=getattr(args, "index_option", ()),
         whole=bool(getattr(args, "full", False)),
     )
 
@@ -102,12 +114,22 @@ def _from_paths(
     writable: bool,
     embedder: str | None = None,
     cache_dir: str | None = None,
+    index: str | None = None,
+    index_option: Sequence[str] = (),
     whole: bool = False,
 ) -> Sources:
     from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
-    managers = open_bundles(paths, names, writable=writable, embedder=embedder, cache_dir=cache_dir)
+    managers = open_bundles(
+        paths,
+        names,
+        writable=writable,
+        embedder=embedder,
+        cache_dir=cache_dir,
+        index=index,
+        index_option=index_option,
+    )
     builder = KnowledgeBuilder(managers, answer_chars=None if whole else DEFAULT_ANSWER_CHARS)
     tools = builder.build(writable=writable)
     return Sources(tools, list(builder.backends), builder=builder, writes=_writes(builder, tools))

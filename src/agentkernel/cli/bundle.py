@@ -71,7 +71,12 @@ def _runner(
         from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 
         (manager,) = open_bundles(
-            [args.bundle], args.names, embedder=args.embedder, cache_dir=args.vector_cache
+            [args.bundle],
+            args.names,
+            embedder=args.embedder,
+            cache_dir=args.vector_cache,
+            index=args.index,
+            index_option=args.index_option,
         )
         name = manager.backend_name
         if tool_name in _NOTED:

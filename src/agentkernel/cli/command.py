@@ -56,6 +56,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 on success, 1 when the command found errors (or nothing), 2 on
         bad usage or configuration.
     """
+    # The command is its own process: BLAS on the calling thread, unless the user says
+    # otherwise. A multi-threaded BLAS spins for cores a busy machine does not have (the
+    # default embedder then spent 3-4x its CPU: bench/RESULTS.md, issue 26); the embedder
+    # splits a large batch over its own threads instead. Takes effect before numpy loads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -63,11 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    from agentkernel.cli._progress import EmbeddingProgress
     from agentkernel.errors import AKError
     from agentkernel.knowledgebase.errors import KnowledgeError
+    from agentkernel.retrieval.semantic import reporting
 
     try:
-        status: int = args.handler(args)
+        with reporting(EmbeddingProgress(show=not getattr(args, "quiet", False))):
+            status: int = args.handler(args)
         sys.stdout.flush()
     except BrokenPipeError:
         return _closed_pipe()

@@ -10,11 +10,13 @@ vector cache), for ``OKFManager(store, index=..., embedder=...)``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
-from agentkernel.cli._bundle import BUNDLE_HELP, add_embedder_argument
-from agentkernel.errors import AKConfigError
+from agentkernel.cli._bundle import BUNDLE_HELP, add_embedder_argument, index_options
+from agentkernel.errors import AKError
 
 
 def register(subparsers: Any) -> None:
@@ -38,6 +40,11 @@ def register(subparsers: Any) -> None:
         help="an object-store option for the index (aws_endpoint=..., allow_http=true); repeat",
     )
     parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="rebuild an index that was built from another bundle (its rows are deleted)",
+    )
+    parser.add_argument(
         "--max-concepts", type=int, default=None, help="the most concepts indexed (5,000,000)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -56,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         AKConfigError: An ``--index-option`` is not ``KEY=VALUE``.
+        KnowledgeError: The index refused the run (another bundle's, another model's) or
+            Lance failed (one line, what to check).
     """
     from rich.console import Console
 
@@ -66,14 +75,9 @@ def run(args: argparse.Namespace) -> int:
     )
     from agentkernel.storage.base import DocumentStore
 
-    options: dict[str, str] = {}
-    for item in args.index_option:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise AKConfigError(f"--index-option takes KEY=VALUE, got {item!r}")
-        options[key.strip()] = value
+    options = index_options(args.index_option)
     store = DocumentStore.from_uri(args.bundle, writable=False)
-    with progress_bar("listing the bundle", show=not args.quiet) as update:
+    with progress_bar("listing the bundle", show=not args.quiet) as update, lance_errors(args.to):
         stats = index_bundle(
             store,
             args.to,
@@ -82,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
             progress=lambda phase, done, total: update(done, total, phase),
             embedder=args.embedder,
             cache_dir=args.vector_cache,
+            replace=args.replace,
         )
     from types import SimpleNamespace
 
@@ -98,3 +103,31 @@ def run(args: argparse.Namespace) -> int:
         + (f"; embedded {stats.embedded} (model {args.embedder})" if args.embedder else "")
     )
     return 0
+
+
+@contextlib.contextmanager
+def lance_errors(index_uri: str) -> Iterator[None]:
+    """Turn an unexpected Lance failure into one line saying what to check.
+
+    Args:
+        index_uri: The index, for the message.
+
+    Yields:
+        Nothing.
+
+    Raises:
+        KnowledgeError: Lance (or pyarrow) failed inside the block.
+    """
+    from agentkernel.knowledgebase.errors import KnowledgeError
+    from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
+
+    try:
+        yield
+    except (AKError, KnowledgeError, FileNotFoundError, PermissionError):
+        raise
+    except Exception as exc:
+        raise KnowledgeError(
+            f"the bundle index {index_uri} could not be written ({one_line(exc)}). Check "
+            "--to and the --index-option values (aws_endpoint, aws_region, credentials), "
+            "then run again: a failed run leaves the last committed version served."
+        ) from exc

@@ -1,8 +1,10 @@
 """``serve``: the knowledge tools as an MCP server, over stdio or streamable HTTP.
 
 Sources: bundle paths, ``--config FILE`` (with ``--agent NAME``, that agent's role-filtered
-tools; without, every configured database, read-only), or the MCP module's ``--bundle`` and
-``--factory``. Needs the ``mcp`` extra.
+tools; without, every configured database, read-only; over authenticated HTTP, each caller's
+identity names its agent and gets that agent's role), or the MCP module's ``--bundle`` and
+``--factory``. Needs the ``mcp`` extra; without it ``--help`` still lists every option, and
+serving says which extra to install.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import logging
 from typing import Any
 
-from agentkernel.errors import AKConfigError, MissingExtraError
+from agentkernel.errors import AKConfigError
 
 
 def register(subparsers: Any) -> None:
@@ -28,11 +30,7 @@ def register(subparsers: Any) -> None:
         "grants writes; its startup line on stderr says which.",
     )
     parser.set_defaults(handler=run)
-    try:
-        from agentkernel.mcp._cli import add_serve_arguments
-    except MissingExtraError:
-        parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-        return
+    from agentkernel.cli._serve_options import add_serve_arguments
     from agentkernel.cli._sources import add_source_arguments
 
     add_serve_arguments(parser)
@@ -52,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         MissingExtraError: The ``mcp`` extra is not installed.
         AKConfigError: The sources or options do not describe a server.
     """
-    from agentkernel.mcp._cli import apply_log_level, serve_from_args
+    from agentkernel.mcp._cli import apply_log_level, serve_from_args  # raises without the extra
 
     # stdout is the protocol stream on stdio: logs go to stderr only
     apply_log_level(args.log_level or logging.getLevelName(logging.getLogger().level))
@@ -68,8 +66,45 @@ def run(args: argparse.Namespace) -> int:
             raise AKConfigError(
                 "With --config, an agent's role grants writes (--agent NAME), not --writable."
             )
+        if args.config and (args.auth_tokens or args.auth_jwks):
+            _serve_roles(args)
+            return 0
         sources = resolve_sources(args, writable=args.writable)
-        serve_from_args(args, sources.builder, tools=sources.tools, writes=sources.writes)
+        hint = None
+        if args.config:
+            hint = "every database, read; --agent NAME serves that agent's role"
+        serve_from_args(
+            args, sources.builder, tools=sources.tools, writes=sources.writes, hint=hint
+        )
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _serve_roles(args: argparse.Namespace) -> None:
+    """Serve every agent of ``--config`` at once: each caller's identity names its agent."""
+    from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
+    from agentkernel.mcp._cli import serve_from_args
+    from agentkernel.roles import OKFCapability
+
+    if args.agent:
+        raise AKConfigError(
+            "With --auth-tokens/--auth-jwks each caller's identity names its agent: drop "
+            f"--agent {args.agent}."
+        )
+    capability = OKFCapability.from_config(args.config)
+    if capability is None:
+        raise AKConfigError(f"{args.config} has no okf block: nothing to serve.")
+    databases = capability.databases()
+    # every store opened now: a bad one fails at startup, not at some caller's first request
+    builder = KnowledgeBuilder([capability.manager(db) for db in databases])
+    agents = set(capability.agents())
+
+    def per_identity(identity: str) -> tuple[list[Any], Any, str | None]:
+        if identity not in agents:
+            return [], None, f"{identity!r} holds no role in any database: no tools."
+        roles = list(capability.roles_of(identity))
+        own = KnowledgeBuilder([capability.manager(db) for db in roles])
+        return capability.tools_for(identity), own, capability.instructions_for(identity)
+
+    serve_from_args(args, builder, tools=[], writes=[], per_identity=per_identity)

@@ -1,9 +1,17 @@
-"""``store serve DIR``: a curated knowledge store's tools as an MCP server named ``knowledge``."""
+"""``store serve DIR``: a curated knowledge store's tools as an MCP server named ``knowledge``.
+
+It serves like ``serve`` does: stdio by default or ``--http HOST:PORT``, read-only unless
+``--writable``, the same authentication, TLS, audit and limit options, and the same startup
+line on stderr (name, transport and URL, mode, who may connect, audit).
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 from typing import Any
+
+from agentkernel.cli._serve_options import LOG_LEVELS, add_access_arguments
 
 
 def register(subparsers: Any) -> None:
@@ -14,30 +22,97 @@ def register(subparsers: Any) -> None:
     """
     parser = subparsers.add_parser("store", help="the curated knowledge store")
     actions = parser.add_subparsers(dest="store_command", metavar="ACTION", required=True)
-    serve = actions.add_parser("serve", help="serve a knowledge folder over MCP (stdio)")
+    serve = actions.add_parser(
+        "serve",
+        help="serve a knowledge folder over MCP (read-only unless --writable)",
+        description="Serve a knowledge store's knowledge_* tools over MCP, on stdio or "
+        "streamable HTTP. Read-only unless --writable; the startup line on stderr says which.",
+    )
     serve.add_argument("directory", metavar="DIR", help="the knowledge folder")
     serve.add_argument("--sqlite", action="store_true", help="keep pages in SQLite instead")
     serve.add_argument(
-        "--interactive", action="store_true", help="offer knowledge_retire, asking a person first"
+        "--writable",
+        action="store_true",
+        help="offer the tools that change pages (create, edit, rewrite, supersede, log)",
     )
+    serve.add_argument(
+        "--interactive",
+        action="store_true",
+        help="with --writable: offer knowledge_retire, asking a person first",
+    )
+    serve.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
+        "port on 127.0.0.1); beyond loopback it needs an auth option",
+    )
+    serve.add_argument("--server-name", default="knowledge", help=argparse.SUPPRESS)
+    serve.add_argument(
+        "--log-level", type=str.upper, choices=LOG_LEVELS, default=None, help="logging on stderr"
+    )
+    add_access_arguments(serve)
     serve.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Serve the store until the client disconnects.
+    """Serve the store until the client disconnects or a signal stops the server.
 
     Args:
         args: The parsed arguments.
 
     Returns:
         The exit status.
-    """
-    from agentkernel.knowledgestore.__main__ import main as serve_store
 
-    argv = [args.directory]
-    if args.sqlite:
-        argv.append("--sqlite")
-    if args.interactive:
-        argv.append("--interactive")
-    serve_store(argv)
+    Raises:
+        MissingExtraError: The ``mcp`` extra is not installed.
+        AKConfigError: The options do not describe a server.
+    """
+    from agentkernel.errors import AKConfigError
+    from agentkernel.mcp._access import check
+    from agentkernel.mcp._access import run as run_server
+    from agentkernel.mcp._cli import apply_log_level
+    from agentkernel.mcp.store import create_knowledge_server
+
+    apply_log_level(args.log_level or logging.getLevelName(logging.getLogger().level))
+    if args.interactive and not args.writable:
+        raise AKConfigError("--interactive offers knowledge_retire, a write: add --writable.")
+    check(args)  # refuse bad options before the store is opened
+    store = _open(args)
+    try:
+
+        def make(identity: str, options: dict[str, Any]) -> Any:
+            return create_knowledge_server(
+                store, args.interactive, writable=args.writable, **options
+            )
+
+        tools = make("startup", {}).tool_names
+        kind = "SQLite" if args.sqlite else "folder"
+        mode = f"{len(tools)} tools over the {kind} {args.directory}; " + (
+            "writable" if args.writable else "read-only: pass --writable to offer the edits"
+        )
+        run_server(args, make, name=args.server_name, mode=mode)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
     return 0
+
+
+def _open(args: argparse.Namespace) -> Any:
+    if args.sqlite:
+        from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
+
+        return SQLiteKnowledgeStore(args.directory)
+    from agentkernel.knowledgestore.file_store import FileKnowledgeStore
+
+    store = FileKnowledgeStore(args.directory)
+    ignored = store.ignored_files()
+    if ignored:
+        logging.getLogger(__name__).warning(
+            "%s holds %d markdown file(s) that are not this store's pages (e.g. %s): they are "
+            "not served, and the store never writes over them.",
+            args.directory,
+            len(ignored),
+            ignored[0],
+        )
+    return store

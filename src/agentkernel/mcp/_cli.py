@@ -27,15 +27,17 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from agentkernel.cli._serve_options import add_serve_arguments
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
+from agentkernel.mcp._access import parse_http
+from agentkernel.mcp._access import run as run_server
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 __all__ = [
     "add_serve_arguments",
@@ -47,67 +49,6 @@ __all__ = [
 ]
 
 
-def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
-    """Add the ``serve`` options to a parser.
-
-    Args:
-        parser: The parser (or sub-command parser) to extend.
-
-    Returns:
-        The mutually exclusive group holding the knowledge sources (``--bundle``,
-        ``--factory``), so a caller can add another source to it.
-    """
-    from agentkernel.cli._bundle import add_name_argument
-
-    sources = parser.add_argument_group("knowledge source (exactly one)")
-    group = sources.add_mutually_exclusive_group()
-    group.add_argument(
-        "--bundle",
-        metavar="PATH_OR_URI",
-        help="An OKF bundle: a directory, file:///..., s3://bucket/prefix or python:pkg.Store.",
-    )
-    group.add_argument(
-        "--factory",
-        metavar="MODULE:FUNCTION",
-        help="A function returning a KnowledgeBuilder, a KnowledgeBase or a list of them.",
-    )
-    add_name_argument(parser, "--kb-name")
-    parser.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any); "
-        "the URL is printed on stderr.",
-    )
-    access = parser.add_mutually_exclusive_group()
-    access.add_argument(
-        "--writable",
-        action="store_true",
-        help="Offer write_kb. Without it the server is read-only: write_kb is not offered and "
-        "bundles are opened read-only.",
-    )
-    # the default now; still accepted so that existing client entries keep working
-    access.add_argument("--read-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--server-name", default="knowledge", help="The MCP server name (default: knowledge)."
-    )
-    parser.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=1,
-        metavar="N",
-        help="How many tool calls may run at once (default 1: one at a time).",
-    )
-    parser.add_argument(
-        "--log-level",
-        type=str.upper,
-        choices=LOG_LEVELS,
-        default=None,
-        help="Logging on stderr (default WARNING; DEBUG adds the SDK's own lines). The "
-        "startup line is printed whatever the level.",
-    )
-    return group
-
-
 def apply_log_level(level: str) -> None:
     """Set the process's logging level; the SDK's per-request lines only at ``DEBUG``.
 
@@ -117,25 +58,6 @@ def apply_log_level(level: str) -> None:
     logging.getLogger().setLevel(level)
     sdk_level = logging.DEBUG if level == "DEBUG" else logging.WARNING
     logging.getLogger("mcp").setLevel(sdk_level)
-
-
-def parse_http(value: str) -> tuple[str, int]:
-    """Split ``HOST:PORT`` (``[::1]:PORT`` for IPv6).
-
-    Args:
-        value: The ``--http`` value.
-
-    Returns:
-        ``(host, port)``.
-
-    Raises:
-        AKConfigError: The value is not ``HOST:PORT`` with a port from 0 to 65535.
-    """
-    host, sep, port_text = value.rpartition(":")
-    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
-    if not sep or not host or not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise AKConfigError(f"--http takes HOST:PORT (for example 127.0.0.1:8765), got {value!r}.")
-    return host, int(port_text)
 
 
 def builder_from_args(args: argparse.Namespace) -> KnowledgeBuilder:
@@ -209,6 +131,10 @@ def _as_builder(made: Any, target: str) -> KnowledgeBuilder:
     )
 
 
+#: Per identity: its tools, the builder deciding their hints, and its instructions.
+PerIdentity = Callable[[str], tuple[list[Callable[..., Any]], KnowledgeBuilder | None, str | None]]
+
+
 def serve_from_args(
     args: argparse.Namespace,
     builder: KnowledgeBuilder | None = None,
@@ -216,12 +142,14 @@ def serve_from_args(
     tools: Sequence[Callable[..., Any]] | None = None,
     writes: Sequence[str] | None = None,
     on_ready: Callable[[str], None] | None = None,
+    per_identity: PerIdentity | None = None,
+    hint: str | None = None,
 ) -> None:
     """Create the server the arguments describe, print its startup line, and serve.
 
     The startup line (stderr, one line, whatever the log level) names the transport (the
-    endpoint URL over HTTP, port 0 resolved), the tools, the backends, and whether
-    ``write_kb`` is offered and where it writes.
+    endpoint URL over HTTP, port 0 resolved), the tools, the backends, whether
+    ``write_kb`` is offered and where it writes, who may connect and where the audit goes.
 
     Args:
         args: Parsed arguments from a parser extended by :func:`add_serve_arguments`.
@@ -230,6 +158,9 @@ def serve_from_args(
             agent's role-filtered tools); the builder still decides the annotations.
         writes: The backends ``write_kb`` writes to; derived from the builder when omitted.
         on_ready: Called with the endpoint URL once an HTTP server is bound.
+        per_identity: Over authenticated HTTP, each caller's own tools (an agent's roles);
+            ``tools`` are then only described in the startup line.
+        hint: What to say when the server is read-only (by default: pass --writable).
 
     Raises:
         AKConfigError: The arguments do not describe a server.
@@ -238,34 +169,41 @@ def serve_from_args(
         builder = builder_from_args(args)
     writable = bool(getattr(args, "writable", False))
     served = list(builder.build(writable=writable) if tools is None else tools)
-    try:
-        server = KnowledgeServer(
-            served, name=args.server_name, builder=builder, max_concurrency=args.max_concurrency
+
+    def make(identity: str, options: dict[str, Any]) -> KnowledgeServer:
+        own_tools, own_builder, instructions = (
+            per_identity(identity) if per_identity is not None else (served, builder, None)
         )
-    except (TypeError, ValueError) as exc:
-        raise AKConfigError(str(exc)) from exc
+        try:
+            return KnowledgeServer(
+                own_tools,
+                name=args.server_name,
+                builder=own_builder,
+                max_concurrency=args.max_concurrency,
+                instructions=instructions,
+                **options,
+            )
+        except (TypeError, ValueError) as exc:
+            raise AKConfigError(str(exc)) from exc
+
+    if args.max_concurrency < 1:
+        raise AKConfigError(f"--max-concurrency must be at least 1, got {args.max_concurrency}.")
+    described = make("startup", {})
     if writes is None:
         writes = [n for n, kb in builder.backends.items() if kb.capabilities.writable]
-    summary = _summary(server, list(builder.backends), list(writes))
-    if args.http:
-        host, port = parse_http(args.http)
-        import anyio
-
-        def ready(url: str) -> None:
-            print(f"Serving MCP {server.name!r} at {url} ({summary})", file=sys.stderr, flush=True)
-            if on_ready is not None:
-                on_ready(url)
-
-        anyio.run(lambda: server.serve_http(host, port, on_ready=ready))
+    if per_identity is not None:
+        mode = f"{len(builder.backends)} databases; each caller gets its agent's role"
     else:
-        print(f"Serving MCP {server.name!r} on stdio ({summary})", file=sys.stderr, flush=True)
-        server.run_stdio()
+        mode = _summary(described, list(builder.backends), list(writes), hint)
+    run_server(args, make, name=args.server_name, mode=mode, on_ready=on_ready)
 
 
-def _summary(server: KnowledgeServer, backends: list[str], writes: list[str]) -> str:
+def _summary(
+    server: KnowledgeServer, backends: list[str], writes: list[str], hint: str | None
+) -> str:
     over = f"{len(server.tool_names)} tools over {', '.join(backends)}"
     if "write_kb" not in server.tool_names:
-        return f"{over}; read-only: pass --writable to offer write_kb"
+        return f"{over}; read-only: {hint or 'pass --writable to offer write_kb'}"
     if not writes:
         return f"{over}; write_kb offered, but every backend declines writes (read-only store)"
     return f"{over}; writable: write_kb writes to {', '.join(writes)}"

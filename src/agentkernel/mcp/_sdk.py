@@ -29,8 +29,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from typing import Any
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from typing import IO, Any, cast
 
 import anyio
 import mcp.types as types
@@ -43,11 +44,14 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from agentkernel.mcp._stdin import IdCheckedLines
 from agentkernel.mcp._wire import (
     INVALID_PARAMS,
+    INVALID_REQUEST,
     SURROGATE_ESCAPE,
     answer_invalid,
     answer_unparsed,
+    bad_id,
 )
 
 logger = logging.getLogger(__name__)
@@ -69,6 +73,7 @@ Resolve: Any = getattr(_high, "Resolve", None) if SDK_LINE >= 2 else None
 
 CallHandler = Callable[[str, Mapping[str, Any] | None], Awaitable[tuple[str, bool]]]
 CheckHandler = Callable[[str, Mapping[str, Any] | None], str | None]
+ObserveHandler = Callable[[str, Mapping[str, Any] | None, float, str, bool], None]
 
 _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -135,6 +140,7 @@ def low_level_server(
     *,
     asking: Sequence[Callable[..., Any]] = (),
     check: CheckHandler | None = None,
+    observe: ObserveHandler | None = None,
 ) -> Any:
     """Create the SDK's low-level server answering ``tools/list`` and ``tools/call``.
 
@@ -147,6 +153,9 @@ def low_level_server(
         asking: Tools that ask the person through elicitation, written for the installed
             line (see :data:`SDK_LINE`); the SDK runs them, once ``check`` passed.
         check: Checks an asking tool's arguments: the refusal, or ``None`` when valid.
+        observe: Told of each asking tool's call once the SDK ran it: the name, the
+            arguments, ``time.perf_counter()`` at the start, the answer's text and error flag
+            (the audit trail; the other tools are recorded by ``call``).
 
     Returns:
         A ``mcp.server.lowlevel.Server``.
@@ -161,7 +170,7 @@ def low_level_server(
         return tool_result(text, is_error)
 
     if asking:
-        return _asking_server(name, version, instructions, tools, run_call, asking, check)
+        return _asking_server(name, version, instructions, tools, run_call, asking, check, observe)
     # typed as Any: the constructor's keywords depend on the installed line
     server_class: Any = Server
     if SDK_LINE >= 2:
@@ -199,6 +208,7 @@ def _asking_server(
     run_call: Callable[[str, Mapping[str, Any] | None], Awaitable[Any]],
     asking: Sequence[Callable[..., Any]],
     check: CheckHandler | None,
+    observe: ObserveHandler | None = None,
 ) -> Any:
     """The high-level server's low-level one: the SDK runs ``asking``, ``run_call`` the rest.
 
@@ -218,13 +228,27 @@ def _asking_server(
             problem = check(tool_name, arguments) if check is not None else None
             if problem is not None:
                 return tool_result(problem, True)
-            return await super().call_tool(tool_name, arguments, *args, **kwargs)
+            started = time.perf_counter()
+            result = await super().call_tool(tool_name, arguments, *args, **kwargs)
+            if observe is not None:
+                text, failed = _result_text(result)
+                observe(tool_name, arguments, started, text, failed)
+            return result
 
     options = {"version": version} if SDK_LINE >= 2 else {}
     server: Any = Served(name, instructions=instructions, **options)
     for func in asking:
         server.add_tool(func, name=func.__name__, structured_output=False)
     return server._lowlevel_server if SDK_LINE >= 2 else server._mcp_server
+
+
+def _result_text(result: Any) -> tuple[str, bool]:
+    """The text and error flag of what the SDK's high-level ``call_tool`` returned."""
+    failed = bool(getattr(result, "is_error", getattr(result, "isError", False)))
+    blocks = getattr(result, "content", result)
+    if isinstance(blocks, list | tuple):
+        return "\n".join(str(getattr(b, "text", "")) for b in blocks), failed
+    return str(result), failed
 
 
 def client_can_elicit(capabilities: Any) -> bool:
@@ -254,13 +278,24 @@ async def run_stdio(server: Any) -> None:
     Args:
         server: A server from :func:`low_level_server`.
     """
+    lines = IdCheckedLines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+    stdin = anyio.wrap_file(cast("IO[str]", lines))  # readline and iteration are what is used
     if SDK_LINE >= 2:
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            lines.answer_with(_sender(write_stream))
             await _run_guarded(server, read_stream, write_stream)
         return
     with _stdout_diverted() as protocol_out:
-        async with stdio_server(stdout=protocol_out) as (read_stream, write_stream):
+        async with stdio_server(stdin=stdin, stdout=protocol_out) as (read_stream, write_stream):
+            lines.answer_with(_sender(write_stream))
             await _run_guarded(server, read_stream, write_stream)
+
+
+def _sender(write_stream: Any) -> Callable[[dict[str, Any]], Coroutine[Any, Any, None]]:
+    async def send(answer: dict[str, Any]) -> None:
+        await write_stream.send(SessionMessage(_message(answer)))
+
+    return send
 
 
 async def _run_guarded(server: Any, read_stream: Any, write_stream: Any) -> None:
@@ -362,14 +397,7 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
         app: Starlette = server.streamable_http_app(streamable_http_path=path, host=host)
         app.add_middleware(_AnswerUnreadable, path=path)
         return app
-    security = None
-    if host in _LOCAL_HOSTS:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    manager = StreamableHTTPSessionManager(app=server, security_settings=security)
+    manager = session_manager(server, host=host)
 
     class _Endpoint:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -385,16 +413,72 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
     return guarded
 
 
+def session_manager(server: Any, *, host: str) -> Any:
+    """The SDK's streamable-HTTP session manager for ``server`` (run it with ``.run()``).
+
+    On a loopback host, requests whose ``Host``/``Origin`` is not loopback are refused
+    (DNS-rebinding protection), as the SDK does by default; https origins are allowed too.
+
+    Args:
+        server: A server from :func:`low_level_server`.
+        host: The host the app is bound to.
+
+    Returns:
+        A ``StreamableHTTPSessionManager``; ``handle_request(scope, receive, send)`` serves.
+    """
+    security = None
+    if host in _LOCAL_HOSTS:
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=[
+                f"{scheme}://{name}:*"
+                for scheme in ("http", "https")
+                for name in ("127.0.0.1", "localhost", "[::1]")
+            ],
+        )
+    return StreamableHTTPSessionManager(app=server, security_settings=security)
+
+
+def answering_unreadable(app: Any, path: str) -> Any:
+    """Wrap an ASGI endpoint so that a POSTed lone surrogate is answered, not dropped.
+
+    Args:
+        app: The endpoint.
+        path: Its path.
+
+    Returns:
+        The wrapped endpoint.
+    """
+    return _AnswerUnreadable(app, path=path)
+
+
+def authenticated_user(identity: str) -> Any:
+    """The SDK's authenticated user for an identity (its session-ownership checks use it).
+
+    Args:
+        identity: Who the request's token names.
+
+    Returns:
+        An ``AuthenticatedUser`` holding an ``AccessToken`` for ``identity`` (no token text).
+    """
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+    from mcp.server.auth.provider import AccessToken
+
+    return AuthenticatedUser(AccessToken(token="", client_id=identity, scopes=[]))
+
+
 # The SDK refuses bodies above this; larger ones are left to it unread.
 _MAX_BODY = 4 * 1024 * 1024
 
 
 class _AnswerUnreadable:
-    """ASGI middleware: a POSTed message holding a lone surrogate is answered here.
+    """ASGI middleware: answers the POSTed messages the SDK would drop or misread.
 
-    The SDK's HTTP transport answers such a body with a parse error about a "hex escape" and
-    no id. Only bodies carrying a surrogate escape are buffered and read; everything else
-    passes through untouched.
+    A body holding a lone surrogate gets the SDK a parse error about a "hex escape" and no
+    id; a request whose id is an object, a list or a number too long would be read as a
+    notification and never answered. Both are answered here; every other body passes
+    through unchanged (bodies above the SDK's limit are left to it unread).
     """
 
     def __init__(self, app: Any, path: str) -> None:
@@ -418,9 +502,8 @@ class _AnswerUnreadable:
             chunks.append(event.get("body", b""))
             more = bool(event.get("more_body"))
         body = b"".join(chunks)
-        answer = answer_unparsed(body) if SURROGATE_ESCAPE.search(body) else None
-        # only the surrogate answers are given here; the SDK answers every other failure
-        if answer is None or answer.get("error", {}).get("code", INVALID_PARAMS) != INVALID_PARAMS:
+        answer = _answer_body(body)
+        if answer is None:
             await self._app(scope, _replay(body, receive), send)
             return
         payload = json.dumps(answer).encode("utf-8")
@@ -436,6 +519,28 @@ class _AnswerUnreadable:
             }
         )
         await send({"type": "http.response.body", "body": payload})
+
+
+def _answer_body(body: bytes) -> dict[str, Any] | None:
+    """The answer this middleware gives a body itself, or ``None`` to leave it to the SDK."""
+    if SURROGATE_ESCAPE.search(body):
+        answer = answer_unparsed(body)
+        # only the surrogate answers are given here; the SDK answers every other failure
+        if (
+            answer is not None
+            and answer.get("error", {}).get("code", INVALID_PARAMS) == INVALID_PARAMS
+        ):
+            return answer
+        return None
+    try:
+        message = json.loads(body)
+    except RecursionError:
+        return None
+    except ValueError:  # not JSON (the SDK answers), or a number too long to read
+        answer = answer_unparsed(body)
+        code = (answer or {}).get("error", {}).get("code")
+        return answer if code == INVALID_REQUEST else None
+    return bad_id(message)
 
 
 def _replay(body: bytes, receive: Any) -> Any:

@@ -32,6 +32,46 @@ INVALID_PARAMS = -32602
 SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 _NOTHING_RUN = "Nothing was run."
+_LONG_NUMBER = (
+    "a number in the message is too long to read (more than 4300 digits); a JSON-RPC id is a "
+    "string or a number of at most 19 digits."
+)
+#: The largest id this server echoes: JSON-RPC ids are strings or (in practice) 64-bit integers.
+_MAX_ID = 2**63 - 1
+
+
+def bad_id(message: Any) -> dict[str, Any] | None:
+    """The answer to a request whose ``id`` JSON-RPC does not allow, or ``None``.
+
+    JSON-RPC 2.0: an id is a string, a number or null. An object, a list, a boolean, a
+    fraction or an integer beyond 64 bits cannot be echoed back faithfully, so such a
+    request is an Invalid Request, answered with ``id: null`` (the SDK would otherwise read
+    it as a notification and never answer).
+
+    Args:
+        message: A parsed JSON-RPC message (or batch).
+
+    Returns:
+        The error to send back, or ``None`` when every id is acceptable.
+    """
+    items = message if isinstance(message, list) else [message]
+    for item in items:
+        if not isinstance(item, Mapping) or "id" not in item:
+            continue
+        ident = item["id"]
+        if ident is None or isinstance(ident, str):
+            continue
+        if isinstance(ident, int) and not isinstance(ident, bool) and abs(ident) <= _MAX_ID:
+            continue
+        kinds = {dict: "an object", list: "a list", bool: "a boolean", float: "a fraction"}
+        kind = kinds.get(type(ident), "a number too large")
+        return _error(
+            None,
+            INVALID_REQUEST,
+            f"Invalid Request: the id is {kind}; a JSON-RPC id is a string or an integer "
+            f"(at most {_MAX_ID}). {_NOTHING_RUN}",
+        )
+    return None
 
 
 def answer_unparsed(raw: str | bytes) -> dict[str, Any] | None:
@@ -49,7 +89,9 @@ def answer_unparsed(raw: str | bytes) -> dict[str, Any] | None:
         return _error(
             None, PARSE_ERROR, f"Parse error: the JSON is nested too deeply. {_NOTHING_RUN}"
         )
-    except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes not UTF-8
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, or an integer too long
+        if not isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+            return _error(None, INVALID_REQUEST, f"Invalid Request: {_LONG_NUMBER} {_NOTHING_RUN}")
         reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "the text is not UTF-8"
         where = (
             f" at line {exc.lineno} column {exc.colno}"

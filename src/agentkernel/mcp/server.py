@@ -22,7 +22,7 @@ no thread safety; raise it for backends known to be thread-safe.
 from __future__ import annotations
 
 import logging
-import socket
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -33,6 +33,8 @@ from agentkernel import __version__
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
+from agentkernel.mcp._limits import SharedLimiter
+from agentkernel.mcp._listen import Listener, TLSFiles, is_loopback
 from agentkernel.mcp._tools import (
     Annotate,
     ToolDefinition,
@@ -41,6 +43,7 @@ from agentkernel.mcp._tools import (
     check_arguments,
     define_tools,
 )
+from agentkernel.mcp.audit import AuditLog
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +72,10 @@ class KnowledgeServer:
         annotate: Annotate | None = None,
         instructions: str | None = None,
         asking: Sequence[Callable[..., Any]] = (),
+        identity: str = "local",
+        audit: AuditLog | None = None,
+        max_calls: int | None = None,
+        limiter: SharedLimiter | None = None,
     ) -> None:
         """Describe the tools and create the SDK server.
 
@@ -83,6 +90,13 @@ class KnowledgeServer:
             asking: SDK-specific versions of some of ``tools`` that ask the person through
                 elicitation (matched by name); the SDK runs those once their arguments
                 were checked like any other tool's.
+            identity: Who this server answers (the authenticated caller over HTTP); named in
+                the audit trail and in limit errors.
+            audit: Where each call is recorded; ``None`` for no trail.
+            max_calls: How many calls of this identity may be in flight at once; one more is
+                answered at once with an error result. ``None``: no bound.
+            limiter: Shares ``max_concurrency`` with other servers over the same backends
+                (one per identity over HTTP); by default this server has its own.
 
         Raises:
             TypeError: A tool cannot be described (see ``define_tools``).
@@ -99,8 +113,11 @@ class KnowledgeServer:
         self._definitions: dict[str, ToolDefinition] = {
             d.name: d for d in define_tools(list(tools), annotate or builder_annotations(builder))
         }
-        self._max_concurrency = max_concurrency
-        self._limiter: anyio.CapacityLimiter | None = None
+        self._shared = limiter or SharedLimiter(max_concurrency)
+        self.identity = identity
+        self._audit = audit
+        self._max_calls = max_calls
+        self._in_flight = 0
         self.sdk_server: Any = _sdk.low_level_server(
             name,
             __version__,
@@ -112,6 +129,7 @@ class KnowledgeServer:
             self.call,
             asking=asking,
             check=self.check,
+            observe=self._observed,
         )
 
     @property
@@ -149,17 +167,63 @@ class KnowledgeServer:
         Returns:
             ``(text, is_error)``.
         """
+        started = time.perf_counter()
         definition = self._definitions.get(name)
         if definition is None:
-            return f"Unknown tool {echo(name)}. Available tools: {self.tool_names}", True
-        if self._limiter is None:  # created lazily: it must belong to the running event loop
-            self._limiter = anyio.CapacityLimiter(self._max_concurrency)
-        limiter = self._limiter
+            text = f"Unknown tool {echo(name)}. Available tools: {self.tool_names}"
+            self._record(name, arguments, "refused", started, text)
+            return text, True
+        if self._max_calls is not None and self._in_flight >= self._max_calls:
+            text = (
+                f"Too many calls at once for {self.identity!r}: at most {self._max_calls} may "
+                "run together. Wait for one to finish, then retry. Nothing was run."
+            )
+            self._record(name, arguments, "limit", started, text)
+            return text, True
+        limiter = self._shared.get()
 
         async def run_sync(func: Callable[[], Any]) -> Any:
             return await anyio.to_thread.run_sync(func, limiter=limiter)
 
-        return await call_tool(definition, arguments, run_sync)
+        self._in_flight += 1
+        try:
+            text, failed = await call_tool(definition, arguments, run_sync)
+        finally:
+            self._in_flight -= 1
+        self._record(name, arguments, "error" if failed else "ok", started, text)
+        return text, failed
+
+    def _observed(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        started: float,
+        text: str,
+        failed: bool,
+    ) -> None:
+        self._record(name, arguments, "error" if failed else "ok", started, text)
+
+    def _record(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        outcome: str,
+        started: float,
+        text: str,
+    ) -> None:
+        if self._audit is None:
+            return
+        definition = self._definitions.get(name)
+        writes = definition is not None and not definition.annotations.get("readOnlyHint", False)
+        self._audit.call(
+            identity=self.identity,
+            tool=name,
+            arguments=arguments,
+            outcome=outcome,
+            started=started,
+            text=text,
+            writes=writes,
+        )
 
     async def serve_stdio(self) -> None:
         """Serve one client over stdin/stdout until it disconnects."""
@@ -190,54 +254,38 @@ class KnowledgeServer:
         *,
         path: str = "/mcp",
         on_ready: Callable[[str], None] | None = None,
+        tls: TLSFiles | None = None,
     ) -> None:
-        """Serve streamable HTTP with uvicorn until cancelled.
+        """Serve streamable HTTP with uvicorn until cancelled, without authentication.
+
+        For a server many callers share, with tokens and per-identity tools, see
+        :func:`agentkernel.mcp.gate.gated_app` (what ``serve --http`` with an auth option runs).
 
         Args:
             host: The interface to bind.
             port: The port; 0 picks a free one (the URL given to ``on_ready`` names it).
             path: The endpoint path.
             on_ready: Called with the endpoint URL once the socket is bound.
+            tls: Serve https with this certificate and key.
         """
-        import uvicorn  # a dependency of the mcp SDK
-
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-            # listening before the URL is announced: a client that connects at once is queued
-            # until uvicorn accepts, instead of refused
-            sock.listen(128)
-        except OSError:
-            sock.close()
-            raise
-        bound_port = sock.getsockname()[1]
-        shown = f"[{host}]" if family == socket.AF_INET6 else host
-        url = f"http://{shown}:{bound_port}{path}"
-        config = uvicorn.Config(
-            self.http_app(host=host, path=path), log_level="warning", lifespan="on"
-        )
-        server = uvicorn.Server(config)
+        listener = Listener(host, port, path, tls)
         # a caller given the URL announces it; otherwise the log is where it is found
         logger.log(
             logging.DEBUG if on_ready else logging.INFO,
             "Serving MCP %r at %s (%d tools)",
             self.name,
-            url,
+            listener.url,
             len(self._definitions),
         )
-        if host not in ("127.0.0.1", "localhost", "::1"):
+        if not is_loopback(host):
             logger.warning(
                 "MCP server %r listens on %s without authentication: anyone who can reach it "
-                "can call its tools. Bind to 127.0.0.1 or put an authenticating proxy in front.",
+                "can call its tools. Bind to 127.0.0.1, or serve with tokens "
+                "(agentkernel-kb serve --auth-tokens FILE; see docs/deployment.md).",
                 self.name,
                 host,
             )
-        if on_ready is not None:
-            on_ready(url)
-        with sock:
-            await server.serve(sockets=[sock])
+        await listener.serve(self.http_app(host=host, path=path), on_ready)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
         """Blocking form of :meth:`serve_http`.

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from agentkernel._tooling.result import is_error
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.tools import (
+    READING_TOOLS,
     answering,
     create_knowledge_tools,
     page_to_retire,
@@ -44,6 +45,11 @@ _INSTRUCTIONS = (
     "A curated knowledge base of typed pages addressed by id (type/slug), linked with "
     "[text](type/slug). Start at knowledge_index or knowledge_search, read only the pages a "
     "task needs, edit rather than rewrite, and log each finished operation with knowledge_log."
+)
+
+_READ_ONLY_INSTRUCTIONS = (
+    "A curated knowledge base of typed pages addressed by id (type/slug), served read-only. "
+    "Start at knowledge_index or knowledge_search and read only the pages a task needs."
 )
 
 
@@ -123,7 +129,12 @@ def _never_asked(question: str) -> bool:
 
 
 def create_knowledge_server(
-    store: KnowledgeStore, interactive: bool = False, *, name: str = SERVER_NAME
+    store: KnowledgeStore,
+    interactive: bool = False,
+    *,
+    name: str = SERVER_NAME,
+    writable: bool = True,
+    **options: Any,
 ) -> KnowledgeServer:
     """Build the ``knowledge`` MCP server over a store.
 
@@ -132,14 +143,21 @@ def create_knowledge_server(
         interactive: A person can be asked: adds ``knowledge_retire``, which asks through MCP
             elicitation and refuses when the client cannot ask or the person declines.
         name: The server's name; keep ``knowledge`` so hosts recognise its tools.
+        writable: Offer the tools that change pages; when false only the reading tools
+            (index, search, read, check) are served (``knowledge_retire`` included: none).
+        **options: Passed to :class:`KnowledgeServer` (``identity``, ``audit``,
+            ``max_calls``, ``limiter``).
 
     Returns:
         The server; ``run_stdio()`` serves it over stdio, ``run_http(host, port)`` over
         streamable HTTP.
     """
+    interactive = interactive and writable
     tools = create_knowledge_tools(
         store, interactive, confirm=_never_asked if interactive else None
     )
+    if not writable:
+        tools = [tool for tool in tools if tool.__name__ in READING_TOOLS]
     asking: list[Callable[..., Any]] = []
     if interactive:
         asking.append(_retire_tool_v2(store) if _sdk.SDK_LINE >= 2 else _retire_tool_v1(store))
@@ -147,8 +165,9 @@ def create_knowledge_server(
         tools,
         name=name,
         annotate=store_annotations,
-        instructions=_INSTRUCTIONS,
+        instructions=_INSTRUCTIONS if writable else _READ_ONLY_INSTRUCTIONS,
         asking=asking,
+        **options,
     )
 
 

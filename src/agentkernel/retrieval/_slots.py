@@ -54,6 +54,24 @@ class Slots(Generic[K]):
         self.slot_of[key] = slot
         return slot
 
+    def extend(self, keys: list[K]) -> range | None:
+        """Give many new keys the next unused slots, in order, when no slot is free.
+
+        Args:
+            keys: Keys not in this map, distinct.
+
+        Returns:
+            Their slots (what :meth:`take` one by one would give), or ``None`` when a slot is
+            free (nothing is taken then: the caller takes them one by one).
+        """
+        if self.free:
+            return None
+        first = len(self.key_of)
+        self.key_of.extend(keys)
+        slots = range(first, first + len(keys))
+        self.slot_of.update(zip(keys, slots, strict=True))
+        return slots
+
     def release(self, key: K) -> int | None:
         """Free a key's slot.
 

@@ -63,6 +63,8 @@ SURFACE = "="
 KEEP_SURFACE = True
 MAX_QUERY_WORDS = 256
 """A query's distinct words beyond this many are ignored (a pasted megabyte stays cheap)."""
+MAX_TITLE_WORDS = 12
+"""A title of more distinct words is never compared with a query (see :func:`title_key`)."""
 STEM_WEIGHT = 0.5
 FUNCTION_WEIGHT = 1.0
 """Query weight of a function word; 1 was best on held-out Debian queries (0.25 and 0.5 lost
@@ -165,15 +167,24 @@ def expand(word: str) -> tuple[str, ...]:
     if not parts:
         found = ()
     elif len(parts) == 1:
-        word = parts[0]
-        root = stem(word)
-        found = (root,) if root == word or not KEEP_SURFACE else (root, SURFACE + word)
+        part = parts[0]
+        root = stem(part)
+        found = (root,) if root == part or not KEEP_SURFACE else (root, SURFACE + part)
     else:
         found = (word.casefold().strip("_"), *(stem(p) for p in parts))
     if len(_expansions) >= _CACHE_LIMIT:
         _expansions.clear()
     _expansions[word] = found
     return found
+
+
+def expansions() -> Mapping[str, tuple[str, ...]]:
+    """The memo of :func:`expand`: raw word to its terms (look up here, fill through it).
+
+    Returns:
+        The live memo (read only).
+    """
+    return _expansions
 
 
 def analyze(text: str) -> list[str]:
@@ -289,6 +300,22 @@ def plain_key(text: str) -> tuple[str, ...]:
         The key, in order.
     """
     return parse_query(text)[1]
+
+
+def title_key(title: str, most: int = MAX_TITLE_WORDS) -> frozenset[str]:
+    """The words a title is compared with queries by: its :func:`plain_key`, as a set.
+
+    Args:
+        title: A title.
+        most: The most distinct words a title compared with queries may have.
+
+    Returns:
+        The key; empty for a longer title (never compared).
+    """
+    if len(words(title)) > most * 2:
+        return frozenset()
+    key = frozenset(plain_key(title))
+    return key if len(key) <= most else frozenset()
 
 
 def _query_words(text: str) -> list[str]:

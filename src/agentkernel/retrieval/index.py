@@ -27,30 +27,26 @@ On top of BM25 these rules order the results:
 * **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
   ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
   current document of equal relevance, and is never filtered out.
-
-The title, status and trust rules are :func:`agentkernel.retrieval.ranking.rank`'s, the one
-function every search mode orders by; each :class:`Hit` carries its tier.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
-import zlib
-from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from agentkernel.retrieval._slots import SlotKeyed, Slots
-from agentkernel.retrieval.analysis import (
-    QUERY_STOPWORDS,
-    parse_query,
-    plain_key,
-    stem,
-    word_counts_of,
-    words,
+from agentkernel.retrieval._arrays import TermArrays, numpy_or_none
+from agentkernel.retrieval._bulk import (
+    Counted,
+    check_weights,
+    count_batch,
+    count_document,
+    doc_terms_of,
 )
+from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
+from agentkernel.retrieval._postings import Postings, top_pruned
+from agentkernel.retrieval._slots import Slots
+from agentkernel.retrieval.analysis import parse_query, title_key
 from agentkernel.retrieval.ranking import (
     DEFAULT_TITLE_BOOST,
     TIER_NONE,
@@ -82,6 +78,7 @@ An exact or contained title match still ranks first through the title rules, not
 BM25. An owner may pass other weights.
 """
 
+
 DEFAULT_K1 = 0.4
 DEFAULT_B = 0.5
 PHRASE_BOOST = 0.25
@@ -99,18 +96,15 @@ cannot afford under its 1.5x target; a store's search of 1-2 ms can."""
 DEFAULT_PHRASE_POOL = 0
 WARM_DOCUMENTS = 64
 """Words held by this many documents get their arrays at :meth:`SearchIndex.warm_up`."""
-_MAX_QUERY_PAIRS = 16  # a longer query's later word pairs are not looked for
-PHRASE_SKIP: frozenset[str] = QUERY_STOPWORDS
-"""Query word pairs holding one of these words are not looked for (see :func:`_query_pairs`)."""
-_MAX_TITLE_WORDS = 12  # a longer title is never compared with a query
 _TITLE_FANOUT = 1024
+_BULK_AT = 32  # queued documents counted with numpy in one pass from this many on
 _NO_TITLE: frozenset[str] = frozenset()
 
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
 
 
-class SearchIndex(SlotKeyed):
+class SearchIndex:
     """BM25F over weighted fields, updated document by document.
 
     Not thread-safe by itself, searches included (they fill caches): its owner serialises
@@ -154,7 +148,7 @@ class SearchIndex(SlotKeyed):
                 uses numpy when it is installed; ``False`` never does.
         """
         self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
-        _check_weights(self._weights.values())
+        check_weights(self._weights.values())
         self._k1 = k1
         self._b = b
         self._title_boost = title_boost
@@ -163,34 +157,35 @@ class SearchIndex(SlotKeyed):
         self._pairs: list[bytes] = []  # slot -> a bit set of its adjacent word pairs (a filter)
         self._title_field = title_field
         self._vectorized = vectorized
-        self._postings: dict[str, dict[int, float]] = {}
-        self._doc_terms: list[tuple[str, ...]] = []
+        self._postings = Postings()
+        self._doc_terms: list[tuple[str, ...] | None] = []  # None: in self._unlisted
+        # documents filed without their term lists: (terms, entry term ids, entry slots)
+        self._unlisted: list[tuple[list[str], Any, Any]] = []
         self._doc_length: list[float] = []
         self._title_key: list[frozenset[str]] = []
         self._status: dict[int, str] = {}
-        self._trust: dict[int, str] = {}
         self._slots: Slots[Hashable] = Slots()
+        # documents added but not yet counted (see flush): key -> (fields, status)
+        self._pending: dict[Hashable, tuple[Fields, str | None]] = {}
         # each title is filed under one of its words, its *anchor* (the word in fewest titles
         # when it was added): a title inside a query is found from its anchor, once
         self._title_count: dict[str, int] = {}  # title word -> titles holding it
         self._anchored: dict[str, set[int]] = {}  # anchor word -> slots
         self._anchor: dict[int, str] = {}
         self._total_length = 0.0
-        self._arrays: dict[str, tuple[Any, Any]] = {}  # term -> (slots, frequencies), numpy
-        # term -> slots added or removed since its arrays were built: the arrays are patched
-        # (a vectorised pass) at their next use instead of rebuilt from the postings dict
-        # (a Python-speed pass over every document holding the term, which is most of them
-        # for a common word)
-        self._stale: dict[str, set[int]] = {}
-        # term -> (slots, saturated tf), valid while the length normalisation is unchanged
-        self._impacts: dict[str, tuple[Any, Any]] = {}
-        self._impact_norms: tuple[float, float] | None = None
-        self._length_array: Any = None
+        self._scorer = TermArrays()  # numpy arrays per term, built on first use
 
     @property
     def capacity(self) -> int:
         """Slots allocated: the most documents ever live at once (freed slots are reused)."""
+        self.flush()
         return len(self._slots.key_of)
+
+    def __len__(self) -> int:
+        return len(self._slots) + len(self._pending)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._slots or key in self._pending
 
     def status(self, key: Hashable) -> str | None:
         """Return the status a document was added with, or ``None``.
@@ -201,17 +196,11 @@ class SearchIndex(SlotKeyed):
         Returns:
             The status, lower-cased, when one was given.
         """
+        self.flush()
         slot = self._slots.slot_of.get(key)
         return None if slot is None else self._status.get(slot)
 
-    def add(
-        self,
-        key: Hashable,
-        fields: Fields,
-        *,
-        status: str | None = None,
-        trust: str | None = None,
-    ) -> None:
+    def add(self, key: Hashable, fields: Fields, *, status: str | None = None) -> None:
         """Index a document, replacing any earlier version under the same key.
 
         Args:
@@ -219,51 +208,180 @@ class SearchIndex(SlotKeyed):
             fields: Field name to text, or to a list of texts (aliases, tags).
             status: Its lifecycle status; ``deprecated``, ``superseded`` and ``retired``
                 lower its rank (see :data:`STATUS_PENALTY`), any other value is kept only.
-            trust: Its trust tier; breaks ties between equal scores
-                (:data:`~agentkernel.retrieval.ranking.TRUST_RANK`).
         """
-        self.remove(key)
-        counts, length = self._count(fields)
-        pairs = _pairs_of(fields) if self._phrase_boost else b""
+        if key in self._slots or key in self._pending:
+            self.remove(key)  # a replacement: applied now, so slots go as one by one
+        self._pending[key] = (
+            {name: v if v is None or isinstance(v, str) else list(v) for name, v in fields.items()},
+            status,
+        )
+
+    def flush(self) -> None:
+        """Index the documents added since the last search, all at once.
+
+        :meth:`add` only queues a new document; the next search (or any other read) counts
+        the terms of everything queued in one vectorised pass (:mod:`._bulk`), which is
+        several times faster than counting document by document. A caller that adds a
+        whole bundle can call this to pay that pass now rather than in its first search.
+        The index is the same either way, slot for slot.
+        """
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = {}
+        np = numpy_or_none() if self._vectorized is not False else None
+        documents = list(pending.values())
+        titles = [self._title_of(fields) for fields, _status in documents]
+        pairs = [pairs_of(fields) if self._phrase_boost else b"" for fields, _status in documents]
+        statuses = [status for _fields, status in documents]
+        if np is None or len(pending) < _BULK_AT:
+            for i, (key, (fields, _status)) in enumerate(pending.items()):
+                counts, length = self._count(fields)
+                slot = self._place(key, statuses[i], titles[i], pairs[i], tuple(counts), length)
+                self._post(slot, counts.items())
+            return
+        counted = count_batch(np, [fields for fields, _status in documents], self._weights)
+        self.file_counted(np, list(pending), statuses, titles, pairs, counted)
+
+    def file_counted(
+        self,
+        np: Any,
+        keys: list[Hashable],
+        statuses: list[str | None],
+        titles: list[frozenset[str]],
+        pairs: list[bytes],
+        counted: Counted,
+    ) -> None:
+        """Index new documents already analysed (a bulk count, or a saved copy of one).
+
+        Args:
+            np: The numpy module.
+            keys: The documents' keys, none of them indexed yet, in the slot order wanted.
+            statuses: Their statuses.
+            titles: Their title keys (:meth:`_title_of`).
+            pairs: Their word-pair filters (empty without the phrase rule).
+            counted: Their terms, in the same order.
+        """
+        listed = counted.doc_terms
+        slots: Sequence[int] | None = self._place_all(keys, statuses, titles, pairs, counted)
+        if slots is None:
+            slots = [
+                self._place(
+                    key, statuses[i], titles[i], pairs[i], listed[i] if listed else None, length
+                )
+                for i, (key, length) in enumerate(zip(keys, counted.lengths, strict=True))
+            ]
+        entry_slot = np.asarray(slots, dtype=np.int64)[counted.entry_doc]
+        tfs = counted.entry_tf
+        if listed is None:  # each document's terms are worked out if it is ever removed
+            self._unlisted.append((counted.terms, counted.entry_term, entry_slot))
+        starts = counted.starts
+        postings = self._postings
+        fresh: list[int] = []  # the numbers of the terms no document held yet
+        for number, term in enumerate(counted.terms):
+            if term not in postings:
+                fresh.append(number)
+                continue
+            begin, end = starts[number], starts[number + 1]
+            more = entry_slot[begin:end].tolist()
+            postings[term].update(zip(more, tfs[begin:end].tolist(), strict=True))
+            self._scorer.changed(term, more)
+        postings.pack(np, counted.terms, fresh, entry_slot, tfs, starts)
+
+    def _title_of(self, fields: Fields) -> frozenset[str]:
         title = fields.get(self._title_field)
-        title_key = _title_key(title) if isinstance(title, str) else _NO_TITLE
+        return title_key(title) if isinstance(title, str) else _NO_TITLE
+
+    def _place(
+        self,
+        key: Hashable,
+        status: str | None,
+        title_key: frozenset[str],
+        pairs: bytes,
+        terms: tuple[str, ...] | None,
+        length: float,
+    ) -> int:
+        """Give a new document its slot and everything but its postings; return the slot."""
         slot = self._slots.take(key)
         state = (status or "").strip().lower()
         if slot == len(self._doc_terms):
-            self._doc_terms.append(tuple(counts))
+            self._doc_terms.append(terms)
             self._doc_length.append(length)
             self._title_key.append(title_key)
             self._pairs.append(pairs)
         else:
-            self._doc_terms[slot] = tuple(counts)
+            self._doc_terms[slot] = terms
             self._doc_length[slot] = length
             self._title_key[slot] = title_key
             self._pairs[slot] = pairs
         if state:
             self._status[slot] = state
-        if trust:
-            self._trust[slot] = trust
         self._total_length += length
         if title_key:
-            count = self._title_count
-            for term in title_key:
-                count[term] = count.get(term, 0) + 1
-            anchor = min(title_key, key=lambda term: (count[term], term))
-            self._anchor[slot] = anchor
-            self._anchored.setdefault(anchor, set()).add(slot)
+            self._file_title(slot, title_key)
+        self._scorer.set_length(slot, length)
+        return slot
+
+    def _place_all(
+        self,
+        keys: list[Hashable],
+        statuses: list[str | None],
+        titles: list[frozenset[str]],
+        pairs: list[bytes],
+        counted: Counted,
+    ) -> range | None:
+        """:meth:`_place` for many documents at the end of the slots (``None``: a slot is free)."""
+        slots = self._slots.extend(keys)
+        if slots is None:
+            return None
+        states = [(status or "").strip().lower() for status in statuses]
+        self._doc_terms.extend(counted.doc_terms or [None] * len(keys))
+        self._doc_length.extend(counted.lengths)
+        self._title_key.extend(titles)
+        self._pairs.extend(pairs)
+        self._status.update(
+            (slot, state) for slot, state in zip(slots, states, strict=True) if state
+        )
+        self._total_length += sum(counted.lengths)  # exact in any order (see _count)
+        for slot, title in zip(slots, titles, strict=True):
+            if title:
+                self._file_title(slot, title)
+            self._scorer.set_length(slot, counted.lengths[slot - slots.start])
+        return slots
+
+    def _file_title(self, slot: int, title_key: frozenset[str]) -> None:
+        count = self._title_count
+        for term in title_key:
+            count[term] = count.get(term, 0) + 1
+        anchor = min(title_key, key=lambda term: (count[term], term))
+        self._anchor[slot] = anchor
+        self._anchored.setdefault(anchor, set()).add(slot)
+
+    def _list_terms(self, slot: int) -> tuple[str, ...]:
+        """The terms of a document filed without them, worked out for every such document."""
+        np = numpy_or_none()
+        for terms, entry_term, entry_slot in self._unlisted:
+            found = doc_terms_of(np, terms, entry_term, entry_slot, len(self._doc_terms))
+            for other, terms_found in enumerate(found):
+                if self._doc_terms[other] is None and terms_found:
+                    self._doc_terms[other] = terms_found
+        self._unlisted.clear()
+        for other, held in enumerate(self._doc_terms):
+            if held is None:
+                self._doc_terms[other] = ()
+        return self._doc_terms[slot] or ()
+
+    def _post(self, slot: int, counts: Iterable[tuple[str, float]]) -> None:
+        """File one document's term frequencies in the postings."""
         postings = self._postings
-        arrays = self._arrays
-        for term, frequency in counts.items():
+        scorer = self._scorer
+        for term, frequency in counts:
             bucket = postings.get(term)
             if bucket is None:
                 postings[term] = {slot: frequency}
             else:
                 bucket[slot] = frequency
-            if term in arrays:
-                self._stale.setdefault(term, set()).add(slot)
-                self._impacts.pop(term, None)
-        if self._length_array is not None:
-            self._set_length(slot, length)
+                scorer.changed(term, slot)
 
     def remove(self, key: Hashable) -> bool:
         """Drop a document; its slot is reused by a later add.
@@ -274,13 +392,13 @@ class SearchIndex(SlotKeyed):
         Returns:
             Whether it was indexed.
         """
+        self.flush()
         slot = self._slots.release(key)
         if slot is None:
             return False
         self._total_length -= self._doc_length[slot]
         self._doc_length[slot] = 0.0
         self._status.pop(slot, None)
-        self._trust.pop(slot, None)
         anchor = self._anchor.pop(slot, None)
         if anchor is not None:
             holders = self._anchored[anchor]
@@ -294,21 +412,18 @@ class SearchIndex(SlotKeyed):
                     del count[term]
         self._title_key[slot] = _NO_TITLE
         self._pairs[slot] = b""
-        if self._length_array is not None:
-            self._set_length(slot, 0.0)
+        self._scorer.set_length(slot, 0.0)
         postings = self._postings
-        for term in self._doc_terms[slot]:
-            if term in self._arrays:
-                self._stale.setdefault(term, set()).add(slot)
-            self._impacts.pop(term, None)
+        terms = self._doc_terms[slot]
+        for term in self._list_terms(slot) if terms is None else terms:
+            self._scorer.changed(term, slot)
             bucket = postings.get(term)
             if bucket is None:
                 continue
             bucket.pop(slot, None)
             if not bucket:
                 del postings[term]
-                self._arrays.pop(term, None)
-                self._stale.pop(term, None)
+                self._scorer.forget(term)
         self._doc_terms[slot] = ()
         if not self._slots:
             self._total_length = 0.0  # no float drift carried into the next collection
@@ -327,12 +442,14 @@ class SearchIndex(SlotKeyed):
         Args:
             min_documents: The least number of documents a word is held by to be built now.
         """
-        np = _numpy() if self._vectorized is not False else None
+        self.flush()
+        np = numpy_or_none() if self._vectorized is not False else None
         if np is None:
             return
-        for term, bucket in self._postings.items():
-            if len(bucket) >= min_documents:
-                self._term_arrays(np, term)
+        postings = self._postings
+        for term in postings:
+            if postings.count(term) >= min_documents:
+                self._scorer.arrays(np, postings, term)
 
     def search(self, query: str, limit: int) -> list[Hit]:
         """Return the ``limit`` best documents for ``query``.
@@ -344,6 +461,7 @@ class SearchIndex(SlotKeyed):
         Returns:
             Hits, best first; ties broken by slot order.
         """
+        self.flush()
         if limit <= 0 or not self._slots:
             return []
         postings = self._postings
@@ -352,7 +470,7 @@ class SearchIndex(SlotKeyed):
         if not terms:
             return []
         exact, contained = self._title_matches(frozenset(query_key))
-        needles = _query_pairs(query) if self._phrase_boost else []
+        needles = query_pairs(query) if self._phrase_boost else []
         pool = max(limit + 8, self._phrase_pool) if needles else limit + 8
         while True:
             raw = self._top(terms, pool)
@@ -361,7 +479,7 @@ class SearchIndex(SlotKeyed):
                 if slot not in candidates:
                     candidates[slot] = self._score(slot, terms)
             if needles:
-                self._phrase_rule(candidates, needles)
+                raise_by_pairs(self._pairs, candidates, needles, self._phrase_boost)
             ranked = self._rank(candidates, exact, contained, limit)
             complete = len(raw) < pool or len(self._slots) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
@@ -380,28 +498,8 @@ class SearchIndex(SlotKeyed):
     # -- scoring ------------------------------------------------------------------------
 
     def _count(self, fields: Fields) -> tuple[dict[str, float], float]:
-        """Weighted term frequencies and the weighted length of one document.
-
-        All words are counted once, in C, as if every field weighed 1; a field of another
-        weight (a short title or description, in practice) then adds its difference. Each
-        distinct word is expanded into its terms once. Weights are multiples of 1/1024, so
-        the sums are exact.
-        """
-        weights = self._weights
-        tokens: list[str] = []
-        adjustments: list[tuple[Counter[str], float]] = []
-        for name, value in fields.items():
-            if not value:
-                continue
-            weight = weights.get(name, 1.0)  # a field not named in the weights weighs 1
-            if weight <= 0:
-                continue
-            found = words(value if isinstance(value, str) else "\n".join(value))
-            tokens += found
-            if weight != 1:
-                adjustments.append((Counter(found), weight - 1))
-        counts = word_counts_of([(Counter(tokens), 1), *adjustments])
-        return counts, sum(counts.values())
+        """Weighted term frequencies and the weighted length of one document."""
+        return count_document(fields, self._weights)
 
     def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
         """Slots whose title says what the query says, and those whose title it contains.
@@ -430,29 +528,6 @@ class SearchIndex(SlotKeyed):
                     contained[slot] = share
         return exact, contained
 
-    def _phrase_rule(self, candidates: dict[int, float], needles: list[int]) -> None:
-        """Raise each candidate's score by the share of the query's word pairs it holds."""
-        pairs = self._pairs
-        gain = self._phrase_boost / len(needles)
-        seeds = [(needle, _second(needle)) for needle in needles]
-        probes: dict[int, list[tuple[int, int, int, int]]] = {}  # filter bytes -> bits
-        for slot, score in candidates.items():
-            bits = pairs[slot]
-            if not bits:
-                continue
-            wanted = probes.get(len(bits))
-            if wanted is None:
-                mask = len(bits) * 8 - 1
-                wanted = probes[len(bits)] = [
-                    ((a & mask) >> 3, 1 << (a & 7), (b & mask) >> 3, 1 << (b & 7)) for a, b in seeds
-                ]
-            held = 0
-            for first, first_bit, second, second_bit in wanted:
-                if bits[first] & first_bit and bits[second] & second_bit:
-                    held += 1
-            if held:
-                candidates[slot] = score * (1.0 + gain * held)
-
     def _rank(
         self,
         candidates: dict[int, float],
@@ -462,7 +537,6 @@ class SearchIndex(SlotKeyed):
     ) -> list[Hit]:
         """The best ``limit`` candidate slots by the one rule set (:func:`.ranking.rank`)."""
         status = self._status
-        trust = self._trust
         rows = [
             (
                 slot,
@@ -470,7 +544,7 @@ class SearchIndex(SlotKeyed):
                 TIER_TITLE if slot in exact else TIER_NONE,
                 contained.get(slot, 0.0),
                 status.get(slot),
-                trust.get(slot),
+                None,  # no trust tier in this engine's documents
                 None,  # ties: slot order
             )
             for slot, score in candidates.items()
@@ -479,7 +553,7 @@ class SearchIndex(SlotKeyed):
 
     def _idf(self, term: str) -> float:
         count = len(self._slots)
-        frequency = len(self._postings[term])
+        frequency = self._postings.count(term)
         return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
 
     def _norms(self) -> tuple[float, float]:
@@ -504,219 +578,17 @@ class SearchIndex(SlotKeyed):
             ((w * self._idf(t), t) for t, w in terms.items()), key=lambda pair: -pair[0]
         )
         norm_base, norm_scale = self._norms()
-        np = _numpy() if self._vectorized is not False else None
+        np = numpy_or_none() if self._vectorized is not False else None
         if np is not None:
-            return self._top_vectorized(np, ranked, pool, norm_base, norm_scale)
-        return self._top_pruned(ranked, pool, norm_base, norm_scale)
-
-    def _top_pruned(
-        self, ranked: list[tuple[float, str]], pool: int, norm_base: float, norm_scale: float
-    ) -> list[tuple[int, float]]:
-        """Max-score top-k: terms rarest first; once no new document can enter, stop admitting."""
-        k1 = self._k1
-        postings = self._postings
-        lengths = self._doc_length
-        weighted = [(idf, postings[term]) for idf, term in ranked]
-        bounds = [idf * (k1 + 1.0) for idf, _ in weighted]
-        remaining = [0.0] * (len(bounds) + 1)
-        for i in range(len(bounds) - 1, -1, -1):
-            remaining[i] = remaining[i + 1] + bounds[i]
-        scores: dict[int, float] = {}
-        for i, (idf, bucket) in enumerate(weighted):
-            gain = idf * (k1 + 1.0)
-            threshold = 0.0
-            admit_new = True
-            if len(scores) >= pool:
-                threshold = heapq.nlargest(pool, scores.values())[-1]
-                admit_new = remaining[i] > threshold
-            if admit_new:
-                get = scores.get
-                for slot, tf in bucket.items():
-                    part = gain * tf / (tf + norm_base + norm_scale * lengths[slot])
-                    scores[slot] = get(slot, 0.0) + part
-            else:
-                floor = threshold - remaining[i]
-                alive = {s: v for s, v in scores.items() if v >= floor}
-                for slot in alive:
-                    found = bucket.get(slot)
-                    if found is not None:
-                        norm = norm_base + norm_scale * lengths[slot]
-                        alive[slot] += gain * found / (found + norm)
-                scores = alive
-        return heapq.nsmallest(pool, scores.items(), key=lambda item: (-item[1], item[0]))
-
-    def _top_vectorized(
-        self,
-        np: Any,
-        ranked: list[tuple[float, str]],
-        pool: int,
-        norm_base: float,
-        norm_scale: float,
-    ) -> list[tuple[int, float]]:
-        size = len(self._slots.key_of)
-        lengths = self._lengths(np, size)
-        scores = np.zeros(size)
-        gain_scale = self._k1 + 1.0
-        impacts = self._impacts
-        if self._impact_norms != (norm_base, norm_scale):
-            impacts.clear()  # the average length moved: every saturated tf changes
-            self._impact_norms = (norm_base, norm_scale)
-        sample: Any = None  # the shortest postings holding at least ``pool`` documents
-        for idf, term in ranked:
-            cached = impacts.get(term)
-            if cached is None:
-                slots, frequencies = self._term_arrays(np, term)
-                denominator = frequencies + norm_base + norm_scale * lengths[slots]
-                cached = impacts[term] = (slots, gain_scale * frequencies / denominator)
-            slots, impact = cached
-            scores[slots] += idf * impact
-            if len(slots) >= pool and (sample is None or len(slots) < len(sample)):
-                sample = slots
-        if sample is not None:
-            # the pool-th best score among those documents is a floor for the pool: only
-            # documents at or above it are candidates (a compare, not a scan for non-zeros)
-            values = scores[sample]
-            floor = np.partition(values, len(values) - pool)[len(values) - pool]
-            candidates = np.flatnonzero(scores >= floor)
-        else:
-            candidates = np.flatnonzero(scores)
-        if len(candidates) > pool:
-            values = scores[candidates]
-            kth = np.partition(values, len(values) - pool)[len(values) - pool]
-            candidates = candidates[values >= kth]
-        order = candidates[np.lexsort((candidates, -scores[candidates]))][:pool]
-        return list(zip(order.tolist(), scores[order].tolist(), strict=True))
-
-    def _term_arrays(self, np: Any, term: str) -> tuple[Any, Any]:
-        cached = self._arrays.get(term)
-        stale = self._stale.pop(term, None)
-        if cached is not None and stale:
-            bucket = self._postings[term]
-            slots, frequencies = cached
-            changed = np.fromiter(stale, dtype=np.int64, count=len(stale))
-            keep = ~np.isin(slots, changed)
-            now = [slot for slot in stale if slot in bucket]
-            cached = self._arrays[term] = (
-                np.concatenate((slots[keep], np.array(now, dtype=np.int64))),
-                np.concatenate(
-                    (frequencies[keep], np.array([bucket[s] for s in now], dtype=np.float64))
-                ),
+            return self._scorer.top(
+                np,
+                self._postings,
+                self._doc_length,
+                ranked,
+                pool,
+                self._k1,
+                (norm_base, norm_scale),
             )
-        if cached is None:
-            bucket = self._postings[term]
-            slots = np.fromiter(bucket.keys(), dtype=np.int64, count=len(bucket))
-            frequencies = np.fromiter(bucket.values(), dtype=np.float64, count=len(bucket))
-            cached = self._arrays[term] = (slots, frequencies)
-        return cached
-
-    def _lengths(self, np: Any, size: int) -> Any:
-        if self._length_array is None or len(self._length_array) < size:
-            array = np.zeros(max(size * 2, 1024))
-            array[:size] = self._doc_length
-            self._length_array = array
-        return self._length_array
-
-    def _set_length(self, slot: int, length: float) -> None:
-        if slot < len(self._length_array):
-            self._length_array[slot] = length
-        else:
-            self._length_array = None  # rebuilt, larger, at the next vectorized search
-
-
-def _check_weights(weights: Iterable[float]) -> None:
-    """Accept weights that are multiples of 1/1024, whose weighted counts add up exactly."""
-    if not all(float(w * 1024).is_integer() for w in weights):
-        raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
-
-
-def _title_key(title: str) -> frozenset[str]:
-    if len(words(title)) > _MAX_TITLE_WORDS * 2:
-        return _NO_TITLE
-    key = frozenset(plain_key(title))
-    return key if len(key) <= _MAX_TITLE_WORDS else _NO_TITLE
-
-
-def _pair_hashes(found: list[str]) -> list[int]:
-    """32-bit hashes of each two consecutive words' stems (case and inflection aside)."""
-    hashes = [_word_hash(word) for word in map(str.lower, found)]
-    return [(a * 1_000_003 ^ b) & 0xFFFFFFFF for a, b in itertools.pairwise(hashes)]
-
-
-_word_hashes: dict[str, int] = {}
-_WORD_HASH_LIMIT = 500_000
-
-
-def _word_hash(word: str) -> int:
-    """The CRC-32 of a lower-case word's stem (memoised).
-
-    Not ``hash()``: Python salts it per process, so the phrase filter's rare false matches,
-    and with them the ranking, would differ between two processes over the same bundle.
-    """
-    found = _word_hashes.get(word)
-    if found is None:
-        if len(_word_hashes) >= _WORD_HASH_LIMIT:
-            _word_hashes.clear()
-        found = _word_hashes[word] = zlib.crc32(stem(word).encode("utf-8"))
-    return found
-
-
-def _pairs_of(fields: Fields) -> bytes:
-    """A filter of every field's adjacent word pairs (none across fields).
-
-    A bit set of 16 bits per pair (a power of two, at least 64) with two bits set per pair
-    (its hash and :func:`_second`, masked): a pair that is held is always found; one that is
-    not is taken for held about once in a hundred tries (a small bonus given by mistake,
-    never a result lost).
-    """
-    hashes: list[int] = []
-    for value in fields.values():
-        if value:
-            for text in [value] if isinstance(value, str) else value:
-                hashes += _pair_hashes(words(text))
-    if not hashes:
-        return b""
-    size = max(64, 1 << (len(hashes) * 16 - 1).bit_length())
-    found = bytearray(size // 8)
-    mask = size - 1
-    for pair in hashes:
-        first, second = pair & mask, _second(pair) & mask
-        found[first >> 3] |= 1 << (first & 7)
-        found[second >> 3] |= 1 << (second & 7)
-    return bytes(found)
-
-
-def _second(pair: int) -> int:
-    """A pair's second bit position before the filter's mask (the first is the hash)."""
-    return pair >> 16 ^ pair * 0x9E3779B1
-
-
-def _query_pairs(query: str) -> list[int]:
-    """The hashes of the query's distinct adjacent word pairs, as :func:`_pairs_of` takes them.
-
-    A pair holding a question word (``how many``, ``do I``) is left out, as BM25 leaves the
-    word out: it says how the question is asked, not what it is about.
-    """
-    found = words(query)[: _MAX_QUERY_PAIRS + 1]
-    hashes = _pair_hashes(found)
-    skip = PHRASE_SKIP
-    kept = [
-        value
-        for value, first, second in zip(hashes, found, found[1:], strict=False)
-        if first.casefold() not in skip and second.casefold() not in skip
-    ]
-    return list(dict.fromkeys(kept))
-
-
-_NUMPY: list[Any] = []
-
-
-def _numpy() -> Any | None:
-    """Import numpy on first use (never at module import); ``None`` when it is absent."""
-    if not _NUMPY:
-        try:
-            import numpy
-        except ImportError:
-            _NUMPY.append(None)
-        else:
-            _NUMPY.append(numpy)
-    return _NUMPY[0]
+        return top_pruned(
+            self._postings, self._doc_length, ranked, pool, self._k1, (norm_base, norm_scale)
+        )

@@ -20,11 +20,13 @@ lexical hits carry their tier, so a title match still ranks first after fusion.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from typing import Protocol
 
 import numpy as np
 
@@ -54,6 +56,43 @@ _EMBED_BATCH = 256
 _QUERY_MEMO = 256
 
 Progress = Callable[[int], None]
+
+
+class EmbeddingReporter(Protocol):
+    """Watches the embedding runs nobody else reports (a first search, a warm-up, a refresh).
+
+    A command line installs one with :func:`reporting` to draw a bar or print a summary.
+    """
+
+    def begin(self, to_embed: int, cached: int) -> None:
+        """A run starts: ``to_embed`` texts go to the embedder, ``cached`` come from the cache."""
+
+    def advance(self, embedded: int) -> None:
+        """``embedded`` of the run's texts are done."""
+
+    def end(self, embedded: int, cached: int) -> None:
+        """The run ended (``embedded`` less than announced when the embedder failed)."""
+
+
+_reporter: EmbeddingReporter | None = None
+
+
+@contextlib.contextmanager
+def reporting(reporter: EmbeddingReporter | None) -> Iterator[None]:
+    """Report, while the block runs, every embedding run whose caller passes no ``progress``.
+
+    Args:
+        reporter: The reporter; ``None`` for none.
+
+    Yields:
+        Nothing; the previous reporter is put back after the block.
+    """
+    global _reporter
+    previous, _reporter = _reporter, reporter
+    try:
+        yield
+    finally:
+        _reporter = previous
 
 
 def fuse(
@@ -221,17 +260,28 @@ class SemanticIndex(SlotKeyed):
         if progress is not None:
             progress(done)
         todo = list(missing.items())
-        for start in range(0, len(todo), _EMBED_BATCH):
-            batch = todo[start : start + _EMBED_BATCH]
-            array = self._embed([text for _, text in batch])
-            if array is None:
-                return None
-            self.cache.put([key for key, _ in batch], array)
-            for (key, _), row in zip(batch, array, strict=True):
-                found[key] = row
-            done += len(batch)
-            if progress is not None:
-                progress(done)
+        reporter = _reporter if progress is None and todo else None
+        cached, embedded = done, 0
+        if reporter is not None:
+            reporter.begin(len(todo), cached)
+        try:
+            for start in range(0, len(todo), _EMBED_BATCH):
+                batch = todo[start : start + _EMBED_BATCH]
+                array = self._embed([text for _, text in batch])
+                if array is None:
+                    return None
+                self.cache.put([key for key, _ in batch], array)
+                for (key, _), row in zip(batch, array, strict=True):
+                    found[key] = row
+                done += len(batch)
+                embedded += len(batch)
+                if progress is not None:
+                    progress(done)
+                if reporter is not None:
+                    reporter.advance(embedded)
+        finally:
+            if reporter is not None:
+                reporter.end(embedded, cached)
         return [found[key] for key in keys]
 
     def document_vectors(

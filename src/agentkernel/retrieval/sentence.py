@@ -1,13 +1,19 @@
-"""A local sentence-transformers model from a folder (the ``embeddings`` extra).
+"""A local sentence-transformers model from a folder (the ``embeddings-torch`` extra).
 
 Nothing is downloaded: the folder must hold the model (``modules.json`` or ``config.json``
-and the weights), loaded with ``local_files_only``. ``sentence_transformers`` (and torch) is
-imported when an embedder is built, never by importing this package.
+and ``model.safetensors``), loaded with ``local_files_only``. ``sentence_transformers`` (and
+torch) is imported when an embedder is built, never by importing this package.
+
+A model folder never runs code, whatever sentence-transformers version is installed: the
+folder is judged before sentence-transformers sees it
+(:func:`~agentkernel.retrieval._modelfolder.check_folder`: only its own modules, no
+``auto_map``, no Python file, no pickle) and is loaded with ``trust_remote_code=False`` and
+safetensors only. The BERT mean-pooling models (all-MiniLM-L6-v2, the default) are computed
+without torch by :mod:`~agentkernel.retrieval.minilm`; this module serves the others.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Iterator, Sequence
@@ -15,12 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentkernel.retrieval.embedders import EmbedderError
+from agentkernel.retrieval._modelfolder import check_folder, fingerprint, model_name
+from agentkernel.retrieval.embedding import EmbedderError
 
 logger = logging.getLogger(__name__)
-
-_CONFIGS = ("modules.json", "config.json", "sentence_bert_config.json", "1_Pooling/config.json")
-_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 
 SMALL_BATCH = 4
 """Texts at most embedded on one torch thread (a query): see :func:`_one_thread`."""
@@ -52,23 +56,29 @@ class SentenceTransformerEmbedder:
             EmbedderError: The folder does not hold a model, or the extra is not installed.
         """
         folder = Path(path)
-        if not folder.is_dir() or not any((folder / name).is_file() for name in _WEIGHTS):
+        if not folder.is_dir() or not (folder / "model.safetensors").is_file():
             raise EmbedderError(
                 f"{folder} is not a sentence-transformers model folder (it needs "
-                f"{' or '.join(_WEIGHTS)} and its configuration). Give the folder of a "
-                "downloaded model, 'default' for the packaged all-MiniLM-L6-v2, or an "
-                "http(s):// embeddings endpoint."
+                "model.safetensors and its configuration; pickled weights are never loaded). "
+                "Give the folder of a downloaded model, 'default' for the packaged "
+                "all-MiniLM-L6-v2, or an http(s):// embeddings endpoint."
             )
+        check_folder(folder)
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EmbedderError(
-                "Local embedding models need sentence-transformers: "
-                "pip install 'agentkernel[embeddings]'."
+                "This model folder needs sentence-transformers (it is not a BERT mean-pooling "
+                "model, which the default embedder computes without torch): "
+                "pip install 'agentkernel[embeddings-torch]'."
             ) from exc
         try:
             self._model: Any = SentenceTransformer(
-                str(folder), device=device, local_files_only=True
+                str(folder),
+                device=device,
+                local_files_only=True,
+                trust_remote_code=False,
+                model_kwargs={"use_safetensors": True},
             )
         except Exception as exc:
             raise EmbedderError(
@@ -82,8 +92,7 @@ class SentenceTransformerEmbedder:
         if not isinstance(size, int) or size < 1:
             raise EmbedderError(f"{folder}: the model does not say its embedding dimension.")
         self.dimension: int = size
-        name = folder.parent.name if folder.name == "model" else folder.name
-        self.model_id: str = f"st:{name}:{size}:{_fingerprint(folder)}"
+        self.model_id: str = f"st:{model_name(folder)}:{size}:{fingerprint(folder)}"
         self._batch_size = batch_size
         self._device = device
         self.path = folder
@@ -165,17 +174,3 @@ def _one_thread() -> Iterator[None]:
             _one_thread_users -= 1
             if _one_thread_users == 0 and _threads_before != 1:
                 torch.set_num_threads(_threads_before)
-
-
-def _fingerprint(folder: Path) -> str:
-    """A short digest of the model's configuration and weight sizes (cheap, no weight read)."""
-    digest = hashlib.sha256()
-    for name in (*_CONFIGS, *_WEIGHTS):
-        target = folder / name
-        if target.is_file():
-            digest.update(name.encode())
-            if name in _WEIGHTS:
-                digest.update(str(target.stat().st_size).encode())
-            else:
-                digest.update(target.read_bytes())
-    return digest.hexdigest()[:12]

@@ -12,12 +12,19 @@ every segment; past :data:`COMPACT_AT` segments the loader merges them into one 
 same way) and removes the merged ones. A cache folder that cannot be written (a prebuilt,
 read-only volume) is still read; new vectors then stay in memory, with one WARNING.
 
+A damaged file never stops a search: a truncated or corrupt segment (or one of another
+dimension) is skipped with a WARNING and removed when the folder is writable, so its texts
+are embedded again into a new segment; an unreadable ``model.json`` is rewritten. Only a
+well-formed ``model.json`` naming another model or dimension is refused (vectors of two
+models are never mixed).
+
 The default root is ``$AGENTKERNEL_VECTOR_CACHE``, else ``$XDG_CACHE_HOME/agentkernel/vectors``,
 else ``~/.cache/agentkernel/vectors``: never inside a bundle, so read-only and S3 bundles work.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -30,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentkernel.retrieval.embedders import EmbedderError
+from agentkernel.retrieval.embedding import EmbedderError
 from agentkernel.storage._fs import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -83,8 +90,8 @@ class VectorCache:
                 cache up only when it writes).
 
         Raises:
-            EmbedderError: The folder holds vectors of another dimension or another model
-                under the same id (never mixed), or a segment is corrupt.
+            EmbedderError: The folder's ``model.json`` records another dimension or another
+                model under the same id (never mixed).
         """
         self.folder = Path(root).expanduser() / _slug(model_id)
         self.model_id = model_id
@@ -108,7 +115,13 @@ class VectorCache:
         except (FileNotFoundError, NotADirectoryError):
             recorded = None
         except (OSError, ValueError) as exc:
-            raise EmbedderError(f"vector cache {meta} is unreadable: {exc}") from exc
+            logger.warning("vector cache %s is unreadable (%s): rewriting it", meta, exc)
+            recorded = None
+        if recorded is not None and (
+            not isinstance(recorded, dict) or set(recorded) != {"model_id", "dimension"}
+        ):
+            logger.warning("vector cache %s is not a model record: rewriting it", meta)
+            recorded = None
         wanted = {"model_id": self.model_id, "dimension": self.dimension}
         if recorded is not None:
             if recorded != wanted:
@@ -138,10 +151,7 @@ class VectorCache:
         """Load the segments written since the last load (by this or another process).
 
         Returns:
-            How many vectors were added.
-
-        Raises:
-            EmbedderError: A segment is corrupt or of another dimension.
+            How many vectors were added (a damaged segment is skipped; see the module).
         """
         try:
             names = sorted(p.name for p in self.folder.glob("*.vec"))
@@ -157,7 +167,11 @@ class VectorCache:
                     data = (self.folder / name).read_bytes()
                 except FileNotFoundError:
                     continue  # merged away by another process's compaction
-                keys, vectors = self._decode(name, data)
+                try:
+                    keys, vectors = self._decode(name, data)
+                except EmbedderError as exc:
+                    self._drop(name, exc)
+                    continue
                 for i, key in enumerate(keys):
                     if key not in self._rows:
                         self._rows[key] = vectors[i]
@@ -167,17 +181,25 @@ class VectorCache:
             self._compact()
         return added
 
+    def _drop(self, name: str, exc: EmbedderError) -> None:
+        """Skip a damaged segment; remove it when writable, so its texts are embedded again."""
+        self._segments.add(name)
+        if self.writable:
+            with contextlib.suppress(OSError):
+                (self.folder / name).unlink(missing_ok=True)
+        logger.warning("%s: skipped%s", exc, ", removed" if self.writable else "")
+
     def _decode(self, name: str, data: bytes) -> tuple[list[bytes], np.ndarray]:
         if len(data) < _HEADER.size:
             raise EmbedderError(f"vector cache segment {self.folder / name} is truncated")
         magic, dimension, count = _HEADER.unpack_from(data)
         expected = _HEADER.size + count * (_KEY + 4 * dimension)
         if magic != _MAGIC or len(data) != expected:
-            raise EmbedderError(f"vector cache segment {self.folder / name} is corrupt; remove it")
+            raise EmbedderError(f"vector cache segment {self.folder / name} is corrupt")
         if dimension != self.dimension:
             raise EmbedderError(
                 f"vector cache segment {self.folder / name} holds {dimension}-dimensional "
-                f"vectors; the model gives {self.dimension}. Remove the folder {self.folder}."
+                f"vectors; the model gives {self.dimension}"
             )
         offset = _HEADER.size
         keys = [data[offset + i * _KEY : offset + (i + 1) * _KEY] for i in range(count)]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from agentkernel._tooling.result import ToolResult
 from agentkernel.config import AKConfig, OKFConfig, OKFDatabaseConfig, load_config
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
@@ -263,14 +264,17 @@ def _validate_database(database: str, entry: OKFDatabaseConfig) -> None:
 def _guard_writes(
     tool: Callable[..., str], agent: str, databases: list[str], writable: list[str]
 ) -> Callable[..., str]:
-    """Refuse ``write_kb`` on a database where the agent is only a consumer, naming both."""
+    """Refuse ``write_kb`` on a database where the agent is only a consumer, naming both.
+
+    The refusal is an error result (MCP ``isError: true``), like every other refusal.
+    """
     if tool.__name__ != "write_kb":
         return tool
 
     @functools.wraps(tool)
     def write_kb(backend: str, *args: Any, **kwargs: Any) -> str:
         if backend in databases and backend not in writable:
-            return (
+            return ToolResult.error(
                 f"Agent '{agent}' has read-only access to '{backend}'. "
                 f"Knowledge bases it may write to: {writable}."
             )

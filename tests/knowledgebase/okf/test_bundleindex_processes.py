@@ -107,7 +107,7 @@ def index_location(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str,
     if request.param == "local":
         return str(tmp_path / "kb.lance"), {}
     require_extra("boto3", "aws")
-    endpoint = request.getfixturevalue("s3_endpoint")
+    endpoint = request.getfixturevalue("s3_latency").endpoint  # 20 ms a request, as a bucket
     bucket = request.getfixturevalue("s3_bucket")
     options = {
         "aws_endpoint": endpoint,

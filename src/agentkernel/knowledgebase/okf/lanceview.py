@@ -23,7 +23,6 @@ from agentkernel.knowledgebase.okf.views import (
     RefreshStats,
     ViewContext,
     ViewState,
-    lexical_description,
 )
 
 if TYPE_CHECKING:
@@ -32,6 +31,9 @@ if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
 logger = logging.getLogger(__name__)
+
+INDEX_RANKING = "lexical (Lance's BM25 over the index's analysed terms, one field; not BM25F)"
+"""What search ranks with when serving a bundle index (docs/index.md, "What the index holds")."""
 
 _SCAN_BATCH = 8192
 
@@ -55,7 +57,9 @@ class LanceView(ViewState):
             IndexUnavailable: The index cannot be opened.
             IndexModelError: The index holds another model's vectors.
         """
-        from agentkernel.knowledgebase.okf.bundleindex._lance import open_dataset
+        from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
+        from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
+        from agentkernel.knowledgebase.okf.bundleindex.source import index_source
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
         super().__init__(context)
@@ -66,9 +70,13 @@ class LanceView(ViewState):
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
         self._lag: list[str] = []
         try:
-            view = IndexView(open_dataset(uri, self.options))
+            # the source keeps an object-store index's files in the node cache
+            self.source: Any = index_source(uri, self.options)
+            view = IndexView(self.source.open())
         except Exception as exc:
-            raise IndexUnavailable(f"{type(exc).__name__}: {exc}") from exc
+            raise IndexUnavailable(one_line(exc)) from exc
+        # an index built from another bundle is refused, whatever the fallback
+        check_serving(view.meta, context.store, self.location)
         self.lexical_only = self._check_vectors(view, raise_errors=True)
         self.view = view
         self._take_notes(view)
@@ -160,7 +168,7 @@ class LanceView(ViewState):
         """The index's location and version, and the search mode."""
         semantic = self.context.semantic
         if semantic is None:
-            search = lexical_description()
+            search = INDEX_RANKING
         elif self.lexical_only:
             search = f"lexical only: {self.lexical_only}"
         else:
@@ -191,13 +199,8 @@ class LanceView(ViewState):
         started = time.perf_counter()
         current = self.view
         try:
-            dataset = current.dataset
-            latest = int(dataset.latest_version)  # one listing of the versions
-            fresh = (
-                current
-                if latest == current.version
-                else IndexView(dataset.checkout_version(latest))
-            )
+            newer = self.source.newer(current.dataset)  # one listing of the versions
+            fresh = current if newer is None else IndexView(newer)
             lag = self._index_lag(fresh) if check_bundle else self._lag
             lexical = self._check_vectors(fresh, raise_errors=False)
         except Exception as exc:
@@ -212,6 +215,25 @@ class LanceView(ViewState):
             self._lag = lag
             self.refresh_error = None
         return RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
+
+    def read_document(self, concept: Concept) -> bytes:
+        """A concept's document: from the node cache at its indexed token, when there is one.
+
+        Args:
+            concept: A served concept.
+
+        Returns:
+            The document's bytes.
+        """
+        store = self.context.store
+        documents = getattr(self.source, "documents", None)
+        if documents is None:
+            return store.read(concept.path)
+        return bytes(
+            documents(store.location).read(
+                concept.path, concept.token, lambda: store.read(concept.path)
+            )
+        )
 
     # -- internals ------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from agentkernel.knowledgebase._limits import is_positive
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Record
-from agentkernel.knowledgebase.okf import authoring
+from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.concept import (
     Concept,
@@ -51,7 +51,6 @@ from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits
 from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
 from agentkernel.knowledgebase.okf.walkview import WalkView
 from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
-from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, clean_path
 
 if TYPE_CHECKING:
@@ -204,8 +203,12 @@ class OKFManager(DocumentKnowledgeBase):
             if self._refresh_seconds is not None:
                 self._next_refresh = self._clock() + self._refresh_seconds
             return
-        self._view = WalkView(self._context)
-        self._refresh(raise_errors=True)
+        walk = WalkView(self._context)
+        self._view = walk
+        # an unchanged bundle starts from the last walk's saved manifest and analysed index
+        warmstart.walk_warm(
+            walk.manifest, self._store, self._limits(), lambda: self._refresh(raise_errors=True)
+        )
 
     def reload(self) -> RefreshStats:
         """Refresh now, whatever the clock says (a bundle index also says how far behind it is).
@@ -440,7 +443,7 @@ class OKFManager(DocumentKnowledgeBase):
             reserved = sorted(manifest.reserved)
             schema: dict[str, Any] = {
                 "format": "Open Knowledge Format",
-                "okf_version": _declared_version(root_text) or OKF_VERSION,
+                "okf_version": navigation.declared_version(root_text) or OKF_VERSION,
                 "location": self._store.label,
                 "concepts": len(manifest.concepts),
                 "types": dict(types.most_common()),
@@ -555,7 +558,7 @@ class OKFManager(DocumentKnowledgeBase):
         if concept is None:
             return None
         try:
-            data = self._store.read(concept.path)
+            data = self._read_document(concept)
         except FileNotFoundError:
             return None
         try:
@@ -578,6 +581,10 @@ class OKFManager(DocumentKnowledgeBase):
         with self._lock:
             return self._served.concepts_under(directory)
 
+    def _read_document(self, concept: Concept) -> bytes:
+        """A concept's document, as the view reads it (a bundle index: from the node cache)."""
+        return self._view.read_document(concept)
+
     def _read_text(self, path: str) -> str | None:
         try:
             return self._store.read(path).decode("utf-8")
@@ -587,14 +594,3 @@ class OKFManager(DocumentKnowledgeBase):
 
 
 _TYPES_SHOWN = 20  # concept types named in a description
-
-
-def _declared_version(root_index: str | None) -> str | None:
-    if not root_index:
-        return None
-    try:
-        meta, _ = frontmatter.parse(root_index)
-    except frontmatter.FrontmatterError:
-        return None
-    version = meta.get("okf_version")
-    return str(version) if version is not None else None

@@ -112,9 +112,17 @@ class Manifest(DocumentTree):
         self.skipped: dict[str, Skipped] = {}
         # with vectors, a search embeds its query (~15 ms of CPU), so the word-pair phrase
         # rule's ~50 us is free; without, it would cost the lexical-only latency target
-        self.index = SearchIndex(phrase_boost=PHRASE_BOOST if vectors is not None else None)
         self.vectors = vectors
+        self.index = self.blank_index()
         self.truncated = False
+
+    def blank_index(self) -> SearchIndex:
+        """A new, empty lexical index of the settings this manifest uses.
+
+        Returns:
+            The index.
+        """
+        return SearchIndex(phrase_boost=PHRASE_BOOST if self.vectors is not None else None)
 
     def put_concept(self, concept: Concept, vector: np.ndarray | None = None) -> None:
         """Add or replace a concept, indexing it.
@@ -129,6 +137,37 @@ class Manifest(DocumentTree):
         self.index.add(concept.id, search_fields(concept), status=concept.status)
         if self.vectors is not None and vector is not None:
             self.vectors.put(concept.id, vector)
+
+    def adopt(
+        self,
+        concepts: list[Concept],
+        reserved: list[ReservedFile],
+        skipped: list[Skipped],
+        index: SearchIndex,
+    ) -> None:
+        """Take a saved state whole (a warm start): its documents, and its analysed index.
+
+        Args:
+            concepts: The concepts, each already in ``index`` under its id.
+            reserved: The reserved files.
+            skipped: The skipped documents.
+            index: The lexical index of exactly ``concepts``.
+
+        Raises:
+            ValueError: The manifest is not empty.
+        """
+        if self.paths():
+            raise ValueError("adopt fills an empty manifest only")
+        self.index = index
+        for concept in concepts:
+            self.concepts[concept.id] = concept
+            self._add_document(concept.path, concept.token, concept=True)
+        for entry in reserved:
+            self.reserved[entry.path] = entry
+            self._add_document(entry.path, entry.token, concept=False)
+        for found in skipped:
+            self.skipped[found.path] = found
+            self._add_document(found.path, found.token, concept=False)
 
     def put_reserved(self, entry: ReservedFile) -> None:
         """Add or replace a reserved file.

@@ -146,6 +146,13 @@ class BundleView(Protocol):
     def schema(self) -> dict[str, Any]:
         """What the schema says of this mode: ``search`` always, ``index`` for an index."""
 
+    def read_document(self, concept: Concept) -> bytes:
+        """A concept's whole document, for fetch.
+
+        Args:
+            concept: A served concept.
+        """
+
 
 class ViewState:
     """The diagnostics bookkeeping both views share: notes and the last refresh failure."""
@@ -175,6 +182,17 @@ class ViewState:
         logger.warning("OKF bundle %s: %s", self.context.store.location, message)
         with self.context.lock:
             self.refresh_error = message
+
+    def read_document(self, concept: Concept) -> bytes:
+        """A concept's whole document, read from the bundle's store.
+
+        Args:
+            concept: A served concept.
+
+        Returns:
+            The document's bytes.
+        """
+        return self.context.store.read(concept.path)
 
     def listed(self, contents: BundleContents, extra: Sequence[str] = ()) -> list[str]:
         """The diagnostics in their order: skipped, own notes, extra, manager's, failure.

@@ -8,12 +8,27 @@ loads its REST-namespace client, over a second on a busy machine) and reads the 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from agentkernel.errors import AKConfigError
 
 TABLE_SUFFIX = ".lance"
+# options of the node cache (bundleindex.source), never passed to Lance
+CACHE_OPTIONS = ("node_cache", "node_cache_bytes")
+
+
+def lance_options(options: Mapping[str, str] | None) -> dict[str, str]:
+    """The object-store options Lance takes: the node cache's own removed.
+
+    Args:
+        options: Index options as given.
+
+    Returns:
+        A copy without ``node_cache`` and ``node_cache_bytes``.
+    """
+    return {k: v for k, v in (options or {}).items() if k not in CACHE_OPTIONS}
 
 
 def lancedb_module() -> Any:
@@ -56,7 +71,7 @@ def open_dataset(uri: str, storage_options: Mapping[str, str] | None) -> Any:
         ) from exc
     location = describe(uri)
     try:
-        return lance.dataset(location, storage_options=dict(storage_options or {}) or None)
+        return lance.dataset(location, storage_options=lance_options(storage_options) or None)
     except ValueError as exc:
         if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
             raise FileNotFoundError(f"No bundle index at {location}") from exc
@@ -104,7 +119,7 @@ def connect(uri: str, storage_options: Mapping[str, str] | None) -> tuple[Any, s
     """
     folder, name = split_uri(uri)
     lancedb = lancedb_module()
-    options = dict(storage_options or {})
+    options = lance_options(storage_options)
     database = lancedb.connect(folder, storage_options=options or None)
     return database, name
 
@@ -120,3 +135,22 @@ def describe(uri: str) -> str:
     """
     folder, name = split_uri(uri)
     return posixpath.join(folder, name + TABLE_SUFFIX)
+
+
+_RUST_LOCATION = re.compile(r",?\s*(?:at\s+)?\S*\.rs:\d+(?::\d+)?")
+
+
+def one_line(exc: BaseException) -> str:
+    """A Lance error as one line a user can read: no Rust source paths, no second line.
+
+    Args:
+        exc: What Lance raised.
+
+    Returns:
+        ``Type: message``, trimmed.
+    """
+    text = _RUST_LOCATION.sub("", str(exc)).strip()
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if len(first) > 300:
+        first = first[:297] + "..."
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

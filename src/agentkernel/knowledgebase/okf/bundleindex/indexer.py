@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.errors import KnowledgeError
-from agentkernel.knowledgebase.okf.bundleindex import _lance, rows
+from agentkernel.knowledgebase.okf.bundleindex import _lance, identity, rows
+from agentkernel.knowledgebase.okf.bundleindex.identity import IndexBundleError
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits, ScanResult, scan
 from agentkernel.storage.base import DocumentStore
 
@@ -45,12 +46,20 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_CONCEPTS = 5_000_000
 _SCALAR_COLUMNS = ("path", "id", "dir", "title_key")
 # how Lance words a commit that lost to another writer's (nothing of it was written)
-_CONFLICTS = ("commit conflict", "incompatible transaction", "preempted by concurrent")
+_CONFLICTS = (
+    "commit conflict",
+    "incompatible transaction",
+    "preempted by concurrent",
+    "reported a conflict",  # two creations raced; the next attempt opens whichever landed
+)
 _DELETE_BATCH = 2000
 
 
 class IndexConflictError(KnowledgeError):
     """Another indexer kept committing first; this one stopped without writing."""
+
+
+__all__ = ["IndexBundleError", "IndexConflictError", "IndexStats", "commit", "index_bundle"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,7 @@ def index_bundle(
     progress: Progress | None = None,
     embedder: Embedder | str | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
+    replace: bool = False,
 ) -> IndexStats:
     """Bring the index at ``index_uri`` up to date with the bundle in ``store``.
 
@@ -117,12 +127,17 @@ def index_bundle(
             for :func:`~agentkernel.retrieval.load_embedder` (as ``search --embedder``).
         cache_dir: The vector cache root; ``None`` for the default (see
             :func:`~agentkernel.retrieval.vectorcache.default_cache_dir`).
+        replace: Rebuild an index that was built from another bundle (every document is
+            read; the other bundle's rows are deleted in the same version). Without it such
+            an index is refused.
 
     Returns:
         What the run did.
 
     Raises:
         IndexConflictError: Other indexers committed first ``attempts`` times in a row.
+        IndexBundleError: The index was built from another bundle and ``replace`` is
+            false; nothing was written.
         IndexModelError: The index holds vectors of another model, or holds vectors and no
             embedder was given; nothing was written.
         EmbedderError: The embedder cannot be built, or failed; nothing was written.
@@ -142,16 +157,20 @@ def index_bundle(
         if table is not None and not _with_vectors_column(table):
             continue  # another indexer changed the schema first
         version = table.version if table is not None else 0
-        recorded = _meta(table).get("embedder")
-        _check_embedder(recorded, semantic, where)
+        meta = _meta(table)
+        _check_embedder(meta.get("embedder") if not replace else None, semantic, where)
         known = _known_tokens(table, unembedded=semantic is not None)
+        if replace:
+            known = dict.fromkeys(known, "")  # read every document again
         if progress:
             progress("listing", 0, 0)
         reading = (lambda done, total: progress("reading", done, total)) if progress else None
         at = datetime.now(UTC)
         result = scan(store, known, limits, reading)
+        if not replace:
+            identity.check_indexing(meta, store, known, result.drops, where, index_uri)
         vectors, model = _embed(semantic, result.concepts, progress)
-        upserts = _rows(result, store, limits, at, vectors, model)
+        upserts = _rows(result, store, limits, at, vectors, model, _sample(known, result))
         changed = _changes(result) or table is None or _meta_changed(table, upserts[-1])
         embedded = semantic.embedded if semantic is not None else 0
         if not changed:
@@ -174,8 +193,8 @@ def index_bundle(
                 table = database.create_table(
                     name, rows.to_table(upserts), schema=rows.arrow_schema(), mode="create"
                 )
-            except (ValueError, OSError) as exc:
-                if "exist" not in str(exc).lower():
+            except (ValueError, OSError, RuntimeError) as exc:
+                if "exist" not in str(exc).lower() and not _is_conflict(exc):
                     raise
                 logger.info("another indexer created %s first; diffing again", index_uri)
                 continue
@@ -369,6 +388,7 @@ def _rows(
     at: datetime,
     vectors: Mapping[str, Any] | None = None,
     model: Mapping[str, Any] | None = None,
+    sample: list[str] | None = None,
 ) -> list[dict[str, Any]]:
     held = vectors or {}
     found = [rows.concept_row(c, held.get(c.id)) for c in result.concepts]
@@ -383,9 +403,20 @@ def _rows(
             bundle=store.label,
             at=at,
             embedder=model,
+            location=store.location,
+            sample=sample or [],
         )
     )
     return found
+
+
+def _sample(known: Mapping[str, str], result: ScanResult) -> list[str]:
+    """A few document paths the bundle holds: how a pod recognises the bundle of an index."""
+    held = set(known) - set(result.drops)
+    held.update(c.path for c in result.concepts)  # every row's path, as the next run knows it
+    held.update(r.path for r in result.reserved)
+    held.update(s.path for s in result.skipped)
+    return sorted(held)[: rows.SAMPLE_PATHS]
 
 
 def _changes(result: ScanResult) -> bool:

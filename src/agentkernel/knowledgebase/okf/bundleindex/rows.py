@@ -31,6 +31,7 @@ KIND_META = "meta"
 META_PATH = ""
 SCHEMA_VERSION = 1
 VECTORS = "vectors"
+SAMPLE_PATHS = 8  # document paths the meta row keeps to recognise the bundle
 
 # columns a reader holds for every row (the rest are read per row, on demand)
 LIGHT_COLUMNS = ["path", "kind", "type", "token"]
@@ -134,9 +135,9 @@ def title_key(title: str) -> str:
     Returns:
         The key, ``""`` when the engine would not compare this title.
     """
-    from agentkernel.retrieval.index import _title_key  # the engine's own rule
+    from agentkernel.retrieval.analysis import title_key  # the engine's own rule
 
-    return " ".join(sorted(_title_key(title)))
+    return " ".join(sorted(title_key(title)))
 
 
 def query_title_key(query: str) -> frozenset[str]:
@@ -212,6 +213,8 @@ def meta_row(
     bundle: str,
     at: datetime,
     embedder: Mapping[str, Any] | None = None,
+    location: str = "",
+    sample: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The row describing the walk the index was built from.
 
@@ -219,10 +222,14 @@ def meta_row(
         truncated: Whether concepts were left out at ``max_concepts``.
         max_concepts: The bound the indexer applied.
         diagnostics: The store's and the walk's diagnostics.
-        bundle: The bundle's location.
+        bundle: The bundle's label (what agents see).
         at: When the indexer listed the bundle.
         embedder: The model the vectors come from (``model_id``, ``dimension``), ``None``
             without.
+        location: The bundle's full location (``store.location``): the bundle the index
+            belongs to.
+        sample: A few of the bundle's document paths (:data:`SAMPLE_PATHS`), which a pod
+            over another location checks to recognise the bundle.
 
     Returns:
         The row.
@@ -235,6 +242,8 @@ def meta_row(
         "bundle": bundle,
         "indexed_at": at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "embedder": dict(embedder) if embedder is not None else None,
+        "location": location,
+        "sample": list(sample),
     }
     return {**_blank(META_PATH, KIND_META, "", 0), "text": json.dumps(payload)}
 

