@@ -178,7 +178,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}"[:300])
         searches += 1
-        version = kb._view.version if kb._view is not None else -1
+        version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
             switches.append((time.time(), version))
         if kb._refresh_error:

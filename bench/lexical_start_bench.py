@@ -46,7 +46,7 @@ from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
 from agentkernel.knowledgebase.okf.manifest import search_fields
 from agentkernel.retrieval import SearchIndex
 kb = OKFManager(LocalDocumentStore(sys.argv[1], writable=False), refresh_seconds=None)
-docs = [(c.id, search_fields(c), c.status) for c in kb._manifest.concepts.values()]
+docs = [(c.id, search_fields(c), c.status) for c in kb._view.contents.concepts.values()]
 wall, cpu = time.perf_counter(), time.process_time()
 index = SearchIndex()
 for key, fields, status in docs:

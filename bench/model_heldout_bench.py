@@ -68,7 +68,7 @@ def cached_ids(root: Path, cache: Path, embedder: Any) -> set[str]:
 
     manager = OKFManager(LocalDocumentStore(root, writable=False), refresh_seconds=None)
     semantic = SemanticIndex(embedder, cache)
-    concepts = list(manager._manifest.concepts.values())
+    concepts = list(manager._view.contents.concepts.values())
     hashes = [text_hash(mv.texts_of(c)["full"]) for c in concepts]
     held = semantic.cache.get(hashes)
     return {c.id for c, h in zip(concepts, hashes, strict=True) if h in held}
@@ -206,7 +206,7 @@ def corpus_concepts(corpus: Any) -> list[Any]:
     from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
 
     manager = OKFManager(LocalDocumentStore(corpus.bundle, writable=False), refresh_seconds=None)
-    return sorted(manager._manifest.concepts.values(), key=lambda c: c.id)
+    return sorted(manager._view.contents.concepts.values(), key=lambda c: c.id)
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ class Bundle:
         # lexical only: the texts of each kind are embedded below, through the same cache
         self.manager = OKFManager(LocalDocumentStore(root, writable=False), refresh_seconds=None)
         semantic = SemanticIndex(embedder, cache)
-        concepts = list(self.manager._manifest.concepts.values())
+        concepts = list(self.manager._view.contents.concepts.values())
         if keep is not None:
             # a pool: the concepts whose whole text is cached already, and those in ``keep``
             from agentkernel.retrieval.embedders import text_hash

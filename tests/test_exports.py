@@ -22,8 +22,6 @@ from tests.test_imports import OPTIONAL_SDKS, loaded_after
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# old paths kept for one release (tests/test_moved_paths.py covers them)
-DEPRECATED = {"agentkernel.okf", "agentkernel.knowledgebase.store"}
 # modules (not packages) whose __all__ is part of the public surface
 MODULES = [
     "agentkernel.errors",
@@ -39,7 +37,7 @@ def public_packages() -> list[str]:
         for info in pkgutil.walk_packages(agentkernel.__path__, "agentkernel.", onerror=str)
         if info.ispkg and not any(p.startswith("_") for p in info.name.split("."))
     ]
-    return sorted(set(found) - DEPRECATED)
+    return sorted(set(found))
 
 
 def test_the_walk_finds_the_packages_the_manual_names() -> None:

@@ -55,7 +55,7 @@ def same_state(a: SearchIndex, b: SearchIndex) -> None:
     assert a._slots.key_of == b._slots.key_of
     assert a._doc_length == b._doc_length and a._total_length == b._total_length
     assert a._title_key == b._title_key and a._pairs == b._pairs
-    assert a._status == b._status and a._multiplier == b._multiplier
+    assert a._status == b._status
     assert a._anchor == b._anchor
     assert set(a._postings) == set(b._postings)
     for term in a._postings:

@@ -85,10 +85,10 @@ def test_pruned_top_k_scores_match_exhaustive_bm25(corpus_list, query, limit) ->
         expected = brute_force(index, corpus, query)
         got = index.search(query, limit)
         best = sorted(expected.values(), reverse=True)[:limit]
-        assert [round(s, 9) for _, s in got] == [round(s, 9) for s in best]
-        for key, score in got:
+        assert [round(h.score, 9) for h in got] == [round(s, 9) for s in best]
+        for key, score, _tier in got:
             assert math.isclose(expected[key], score, rel_tol=1e-9)
-        results.append([key for key, _ in got])
+        results.append([hit.key for hit in got])
     assert results[0] == results[2 % len(results)]  # both scorers break ties the same way
 
 
@@ -113,8 +113,8 @@ def test_incremental_updates_equal_a_fresh_build(first, second, query) -> None: 
     for key, fields in final.items():
         fresh.add(key, fields)
     assert len(live) == len(fresh) == len(final)
-    got = {k: round(s, 9) for k, s in live.search(query, 100)}
-    want = {k: round(s, 9) for k, s in fresh.search(query, 100)}
+    got = {h.key: round(h.score, 9) for h in live.search(query, 100)}
+    want = {h.key: round(h.score, 9) for h in fresh.search(query, 100)}
     assert got == want
 
 
@@ -143,15 +143,15 @@ def test_searches_between_updates_score_as_a_fresh_build() -> None:
             for k, fields in final.items():
                 fresh.add(k, fields)
             query = " ".join(rng.sample(words, 4))
-            got = {k: round(v, 9) for k, v in live.search(query, 400)}
-            assert got == {k: round(v, 9) for k, v in fresh.search(query, 400)}
+            got = {h.key: round(h.score, 9) for h in live.search(query, 400)}
+            assert got == {h.key: round(h.score, 9) for h in fresh.search(query, 400)}
 
 
 def test_field_weights_rank_title_over_body() -> None:
     index = SearchIndex()
     index.add("body", {"title": "something", "body": "orders here"})
     index.add("title", {"title": "orders", "body": "something else"})
-    assert [k for k, _ in index.search("orders", 2)] == ["title", "body"]
+    assert [h.key for h in index.search("orders", 2)] == ["title", "body"]
     assert index.search("", 3) == [] and index.search("missing", 3) == []
     assert not index.remove("nope")
 
@@ -166,10 +166,10 @@ def test_a_word_ranks_by_the_field_it_is_in_title_aliases_and_tags_description_b
         fields[field] = f"{filler} zebra"
         index.add(field, fields)
     ranked = index.search("zebra", 5)
-    order = [key for key, _ in ranked]
+    order = [hit.key for hit in ranked]
     assert order[0] == "title" and order[-2:] == ["description", "body"]
     assert set(order[1:3]) == {"aliases", "tags"}
-    scores = dict(ranked)
+    scores = {hit.key: hit.score for hit in ranked}
     assert scores["aliases"] == scores["tags"]
     assert scores["title"] > scores["aliases"] > scores["description"] > scores["body"]
 
@@ -183,7 +183,7 @@ def test_scorers_agree_after_the_index_grows_past_its_caches() -> None:
         for i in range(50, 2600):  # beyond the first length array
             index.add(f"d{i % 1300}", {"title": f"doc {i}", "body": "alpha delta" * (i % 3 + 1)})
     results = [index.search("alpha delta gamma doc 7", 20) for index in indexes]
-    assert all([k for k, _ in r] == [k for k, _ in results[0]] for r in results)
+    assert all([h.key for h in r] == [h.key for h in results[0]] for r in results)
     assert all(
         math.isclose(a[1], b[1]) for r in results for a, b in zip(r, results[0], strict=True)
     )
@@ -209,7 +209,9 @@ def test_weighted_fields_score_as_exhaustive_bm25_also_after_updates(
         assert len(index) == len(final)
         got = index.search(query, 100)
         expected = brute_force(index, final, query) if final else {}
-        assert {k: round(s, 9) for k, s in got} == {k: round(s, 9) for k, s in expected.items()}
+        assert {h.key: round(h.score, 9) for h in got} == {
+            k: round(s, 9) for k, s in expected.items()
+        }
 
     scores_as_exhaustive_bm25()
     for i, (t, b) in enumerate(second):  # replace some, add some, remove every third

@@ -26,8 +26,7 @@ from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 from agentkernel.retrieval import Embedder, EmbedderError, load_embedder
 from agentkernel.retrieval.embedders import document_texts
 from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
-from agentkernel.retrieval.semantic import TEXT_WEIGHTS, SemanticIndex, blend, fuse
-from agentkernel.retrieval.vectorcache import COMPACT_AT, VectorCache
+from agentkernel.retrieval.semantic import TEXT_WEIGHTS, SemanticIndex
 from tests.support import require_extra
 from tests.support.embeddings_server import EmbeddingsServer, serve
 
@@ -155,7 +154,7 @@ def test_with_an_embedder_the_lexical_side_rewards_words_in_order(
     write_concept(bundle, "notes/lime", "Note lime", "", "Each adds its order value here.")
 
     def scores(kb: OKFManager) -> dict[str, float]:
-        hits = kb._manifest.index.search("order value", 10)
+        hits = kb._view.contents.index.search("order value", 10)  # the walk's engine
         return {str(h.key): h.score for h in hits}
 
     lexical = scores(OKFManager(LocalDocumentStore(bundle, writable=False), refresh_seconds=None))
@@ -241,25 +240,6 @@ def test_a_folder_that_is_not_a_model_is_refused_clearly(tmp_path: Path) -> None
         OKFManager(LocalDocumentStore(tmp_path), embedder=str(tmp_path / "missing"))
 
 
-def test_a_dimension_change_under_the_same_model_id_is_refused(tmp_path: Path) -> None:
-    cache = VectorCache(tmp_path, "st:my-model:v1", 384)
-    cache.put([b"k" * 32], np.ones((1, 384), dtype=np.float32) / np.sqrt(384))
-    with pytest.raises(EmbedderError, match="never mixed"):
-        VectorCache(tmp_path, "st:my-model:v1", 768)
-    reopened = VectorCache(tmp_path, "st:my-model:v1", 384)
-    assert len(reopened) == 1
-
-
-def test_segments_are_compacted_and_nothing_is_lost(tmp_path: Path) -> None:
-    cache = VectorCache(tmp_path, "m", 4)
-    for i in range(COMPACT_AT + 3):
-        cache.put([bytes([i]) * 32], np.full((1, 4), 0.5, dtype=np.float32))
-    reopened = VectorCache(tmp_path, "m", 4)
-    assert len(reopened) == COMPACT_AT + 3
-    assert len(list(reopened.folder.glob("*.vec"))) == 1
-    assert len(VectorCache(tmp_path, "m", 4)) == COMPACT_AT + 3
-
-
 def test_the_openai_endpoint_speaks_the_wire_protocol_in_batches(
     endpoint: EmbeddingsServer, minilm: Embedder
 ) -> None:
@@ -335,23 +315,6 @@ def test_chroma_takes_the_same_embedder(tmp_path: Path, minilm: Embedder) -> Non
     assert kb.search("sales", 1)[0]["metadata"]["id"] == "rev"
     with pytest.raises(ValueError, match="not both"):
         ChromaManager("V", path=tmp_path / "c2", embedder=minilm, embedding_function=object())
-
-
-def test_fusion_rewards_documents_both_rankings_agree_on() -> None:
-    fused = fuse([["a", "b", "c"], ["c", "a", "d"]], 3)
-    assert [key for key, _ in fused] == ["a", "c", "b"]
-
-
-def test_blending_ranks_agreement_first_and_is_scale_free() -> None:
-    lexical = [("a", 12.0), ("b", 11.5), ("c", 3.0)]  # BM25F: one scale
-    dense = [("c", 0.61), ("a", 0.60), ("d", 0.20)]  # cosine: another
-    fused = blend(lexical, dense, 4)
-    assert [key for key, _ in fused][:2] == ["a", "c"]  # high in both, then top of one
-    assert fused[0][1] == 1.0 and all(0.0 <= score <= 1.0 for _, score in fused)
-    scaled = blend([(k, v * 1000) for k, v in lexical], dense, 4)
-    assert [key for key, _ in scaled] == [key for key, _ in fused]
-    tied = blend([("x", 1.0), ("y", 1.0)], [], 2)  # equal scores keep the lexical order
-    assert [key for key, _ in tied] == ["x", "y"]
 
 
 def test_semantic_index_reuses_the_cache_for_the_same_text(

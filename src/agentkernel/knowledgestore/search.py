@@ -12,8 +12,10 @@ description and body, with stemming and a query stop list), ordered in three tie
 
 A superseded page keeps its place in the search, with its score lowered: it ranks below a
 current page of equal relevance, so an agent asking for the old definition still finds it. A
-retired page leaves the search, as the store contract says. A hit's score is
-``10000 * tier + BM25F``, so a title (then alias) match always outranks the other pages.
+retired page leaves the search, as the store contract says. The order is
+:func:`agentkernel.retrieval.ranking.rank`'s, the rule set every search mode shares; a hit's
+score is shown as ``10000 * tier + BM25F`` (tier 2: title, 1: alias), so a title (then
+alias) match always outranks the other pages. The curated pages carry no trust tier.
 
 With an embedder (a store built with ``embedder=``), the third tier is hybrid: the lexical
 scores blended with the pages' cosine similarity to the query
@@ -35,6 +37,7 @@ from agentkernel.retrieval import Hit, SearchIndex, analyze, analyze_query
 from agentkernel.retrieval.analysis import plain_key
 from agentkernel.retrieval.embedders import document_texts
 from agentkernel.retrieval.index import PHRASE_BOOST
+from agentkernel.retrieval.ranking import TIER_ALIAS, TIER_NONE, Candidate, rank, title_match
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.semantic import SemanticIndex
@@ -169,12 +172,8 @@ class PageSearch:
                 if not holders:
                     del self._by_alias[key]
 
-    def _hybrid(
-        self, query: str, ranked: list[Hit], found: dict[str, float], limit: int
-    ) -> dict[str, float]:
+    def _hybrid(self, query: str, ranked: list[Hit], limit: int) -> list[Hit]:
         """Fuse the lexical ranking with the dense one; the lexical one if embedding fails."""
-        from agentkernel.retrieval.semantic import CANDIDATES
-
         semantic = self.semantic
         assert semantic is not None
         if self._unembedded:
@@ -184,12 +183,11 @@ class PageSearch:
                 for page_id, vector in zip(ids, vectors, strict=True):
                     semantic.put(page_id, vector)
                 self._unembedded.clear()
-        if len(ranked) < CANDIDATES:
-            ranked = self._index.search(query, CANDIDATES)
-        fused = semantic.hybrid(query, [(str(h.key), h.score) for h in ranked], max(limit, 1))
-        if fused is None:
-            return found
-        return {key: score for key, score in fused if key in self._shown}
+        pool = semantic.pool(limit)
+        if len(ranked) < pool:
+            ranked = self._index.search(query, pool)
+        fused = semantic.rerank(query, ranked, max(limit, 1))
+        return [hit for hit in fused if hit.key in self._shown]
 
     def _title_key(self, page_id: str, shown: _Shown) -> frozenset[str]:
         key = self._title_keys.get(page_id)
@@ -218,20 +216,25 @@ class PageSearch:
         key = _key(query)
         by_alias = self._by_alias.get(key, set())
         ranked = self._index.search(query, limit + len(by_alias))
-        found = {str(hit.key): hit.score for hit in ranked}
         if self.semantic is not None:
-            found = self._hybrid(query, ranked, found, limit + len(by_alias))
+            ranked = self._hybrid(query, ranked, limit + len(by_alias))
+        found = {str(hit.key): hit.score for hit in ranked}
         for page_id in by_alias:
             found.setdefault(page_id, 0.0)
-        rows = []
+        candidates = []
         for page_id, score in found.items():
             shown = self._shown[page_id]
-            tier = 2 if self._title_key(page_id, shown) == key else 1 if page_id in by_alias else 0
-            rows.append((-(tier * _TIER + score), shown.title.casefold(), page_id))
-        rows.sort()
+            tier, _ = title_match(self._title_key(page_id, shown), key)
+            if tier == TIER_NONE and page_id in by_alias:
+                tier = TIER_ALIAS
+            # the status penalty is in the engine's score already
+            candidates.append(
+                Candidate(page_id, score, tier, tiebreak=(shown.title.casefold(), page_id))
+            )
         terms = set(analyze_query(query))
         hits = []
-        for negative, _, page_id in rows[:limit]:
+        for hit in rank(candidates, limit):
+            page_id = str(hit.key)
             shown = self._shown[page_id]
             snippet = _best_line(content_of(page_id), terms)
             hits.append(
@@ -239,7 +242,7 @@ class PageSearch:
                     page_id,
                     shown.title,
                     shown.type,
-                    -negative,
+                    hit.tier * _TIER + hit.score,
                     snippet or shown.description or shown.title,
                     shown.status,
                 )

@@ -12,13 +12,7 @@ Works with both lines of the official SDK the extra accepts (``mcp>=1.30,<3``); 
 
 from __future__ import annotations
 
-from agentkernel.errors import missing_extra
-
-try:
-    import mcp  # noqa: F401
-except ImportError as exc:
-    raise missing_extra("mcp", "mcp", feature="agentkernel.mcp") from exc
-
+from agentkernel.mcp import _require  # noqa: F401  (first: a missing SDK names the extra)
 from agentkernel.mcp.server import KnowledgeServer, create_server
 
 __all__ = ["KnowledgeServer", "create_server"]

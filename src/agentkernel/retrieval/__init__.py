@@ -36,7 +36,8 @@ from agentkernel.retrieval.embedders import (
     document_texts,
     load_embedder,
 )
-from agentkernel.retrieval.index import DEFAULT_WEIGHTS, STATUS_PENALTY, Hit, SearchIndex
+from agentkernel.retrieval.index import DEFAULT_WEIGHTS, SearchIndex
+from agentkernel.retrieval.ranking import STATUS_PENALTY, Hit
 
 __all__ = [
     "DEFAULT_WEIGHTS",

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, cast
 
 from agentkernel.retrieval._arrays import TermArrays, numpy_or_none
 from agentkernel.retrieval._bulk import (
@@ -47,6 +47,14 @@ from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
 from agentkernel.retrieval._postings import Postings, top_pruned
 from agentkernel.retrieval._slots import Slots
 from agentkernel.retrieval.analysis import parse_query, title_key
+from agentkernel.retrieval.ranking import (
+    DEFAULT_TITLE_BOOST,
+    TIER_NONE,
+    TIER_TITLE,
+    Hit,
+    rank,
+    title_match,
+)
 
 DEFAULT_WEIGHTS: dict[str, float] = {
     "title": 1.25,
@@ -70,12 +78,9 @@ An exact or contained title match still ranks first through the title rules, not
 BM25. An owner may pass other weights.
 """
 
-STATUS_PENALTY: dict[str, float] = {"deprecated": 0.7, "superseded": 0.7, "retired": 0.6}
-"""Score multiplier per status; any other status (``stable``, ``draft``, none) keeps 1."""
 
 DEFAULT_K1 = 0.4
 DEFAULT_B = 0.5
-DEFAULT_TITLE_BOOST = 0.5
 PHRASE_BOOST = 0.25
 """The measured strength of the rule for words in order (what the curated stores use).
 
@@ -94,18 +99,6 @@ WARM_DOCUMENTS = 64
 _TITLE_FANOUT = 1024
 _BULK_AT = 32  # queued documents counted with numpy in one pass from this many on
 _NO_TITLE: frozenset[str] = frozenset()
-
-
-class Hit(NamedTuple):
-    """One ranked document.
-
-    Attributes:
-        key: The document's key, as given to :meth:`SearchIndex.add`.
-        score: Its final score (BM25 with the title and status rules applied).
-    """
-
-    key: Hashable
-    score: float
 
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
@@ -169,7 +162,6 @@ class SearchIndex:
         # documents filed without their term lists: (terms, entry term ids, entry slots)
         self._unlisted: list[tuple[list[str], Any, Any]] = []
         self._doc_length: list[float] = []
-        self._multiplier: list[float] = []
         self._title_key: list[frozenset[str]] = []
         self._status: dict[int, str] = {}
         self._slots: Slots[Hashable] = Slots()
@@ -312,17 +304,14 @@ class SearchIndex:
         """Give a new document its slot and everything but its postings; return the slot."""
         slot = self._slots.take(key)
         state = (status or "").strip().lower()
-        multiplier = STATUS_PENALTY.get(state, 1.0)
         if slot == len(self._doc_terms):
             self._doc_terms.append(terms)
             self._doc_length.append(length)
-            self._multiplier.append(multiplier)
             self._title_key.append(title_key)
             self._pairs.append(pairs)
         else:
             self._doc_terms[slot] = terms
             self._doc_length[slot] = length
-            self._multiplier[slot] = multiplier
             self._title_key[slot] = title_key
             self._pairs[slot] = pairs
         if state:
@@ -348,7 +337,6 @@ class SearchIndex:
         states = [(status or "").strip().lower() for status in statuses]
         self._doc_terms.extend(counted.doc_terms or [None] * len(keys))
         self._doc_length.extend(counted.lengths)
-        self._multiplier.extend([STATUS_PENALTY.get(state, 1.0) for state in states])
         self._title_key.extend(titles)
         self._pairs.extend(pairs)
         self._status.update(
@@ -410,7 +398,6 @@ class SearchIndex:
             return False
         self._total_length -= self._doc_length[slot]
         self._doc_length[slot] = 0.0
-        self._multiplier[slot] = 1.0
         self._status.pop(slot, None)
         anchor = self._anchor.pop(slot, None)
         if anchor is not None:
@@ -493,19 +480,20 @@ class SearchIndex:
                     candidates[slot] = self._score(slot, terms)
             if needles:
                 raise_by_pairs(self._pairs, candidates, needles, self._phrase_boost)
-            ranked = self._rank(candidates, exact, contained)
+            ranked = self._rank(candidates, exact, contained, limit)
             complete = len(raw) < pool or len(self._slots) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
             # title matches (all already candidates) can rise above what they scored (the
             # phrase rule lifts candidates only: it re-ranks the pool)
             if complete or (
                 len(ranked) >= limit
-                and (ranked[limit - 1][1] or ranked[limit - 1][2] >= raw[-1][1])
+                and (ranked[limit - 1].tier or ranked[limit - 1].score >= raw[-1][1])
             ):
                 break
             pool *= 4
         key_of = self._slots.key_of
-        return [Hit(key_of[slot], score) for slot, _tier, score in ranked[:limit]]
+        # the rules ranked slots: each hit's key is a slot
+        return [Hit(key_of[cast(int, hit.key)], hit.score, hit.tier) for hit in ranked[:limit]]
 
     # -- scoring ------------------------------------------------------------------------
 
@@ -524,7 +512,6 @@ class SearchIndex:
         contained: dict[int, float] = {}
         if not query_key or not self._anchored:
             return exact, contained
-        size = len(query_key)
         title_key = self._title_key
         for term in query_key:
             holders = self._anchored.get(term)
@@ -532,11 +519,13 @@ class SearchIndex:
                 continue
             for slot in holders:
                 title = title_key[slot]
-                if title <= query_key:
-                    if len(title) == size:
-                        exact.add(slot)
-                    else:
-                        contained[slot] = len(title) / size
+                if not title <= query_key:
+                    continue  # the common case, decided in C before the rule is asked
+                tier, share = title_match(title, query_key)
+                if tier == TIER_TITLE:
+                    exact.add(slot)
+                elif share:
+                    contained[slot] = share
         return exact, contained
 
     def _rank(
@@ -544,18 +533,23 @@ class SearchIndex:
         candidates: dict[int, float],
         exact: set[int],
         contained: dict[int, float],
-    ) -> list[tuple[int, int, float]]:
-        multiplier = self._multiplier
-        boost = self._title_boost
-        rows: list[tuple[int, int, float]] = []
-        for slot, score in candidates.items():
-            value = score * multiplier[slot]
-            share = contained.get(slot)
-            if share:
-                value *= 1.0 + boost * share
-            rows.append((slot, 1 if slot in exact else 0, value))
-        rows.sort(key=lambda row: (-row[1], -row[2], row[0]))
-        return rows
+        limit: int,
+    ) -> list[Hit]:
+        """The best ``limit`` candidate slots by the one rule set (:func:`.ranking.rank`)."""
+        status = self._status
+        rows = [
+            (
+                slot,
+                score,
+                TIER_TITLE if slot in exact else TIER_NONE,
+                contained.get(slot, 0.0),
+                status.get(slot),
+                None,  # no trust tier in this engine's documents
+                None,  # ties: slot order
+            )
+            for slot, score in candidates.items()
+        ]
+        return rank(rows, limit, title_boost=self._title_boost)
 
     def _idf(self, term: str) -> float:
         count = len(self._slots)

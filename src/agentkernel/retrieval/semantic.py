@@ -13,7 +13,9 @@ Fusion is chosen by measurement on held-out paraphrase queries (``bench/fusion_h
 seeds 99, 7 and 3; never the question set): a weighted sum of standardised scores
 (:func:`blend`: each list's scores as z-scores over its top :data:`CANDIDATES`, lexical weight
 :data:`LEXICAL_WEIGHT`) beat min-max normalised sums and reciprocal-rank fusion (:func:`fuse`,
-any constant) on top-1 at equal or better recall (``bench/RESULTS.md``, issue 16).
+any constant) on top-1 at equal or better recall (``bench/RESULTS.md``, issue 16). A fused
+ranking is then ordered by the ranking rules (:func:`agentkernel.retrieval.ranking.fused`): the
+lexical hits carry their tier, so a title match still ranks first after fusion.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import numpy as np
 
 from agentkernel.retrieval._slots import SlotKeyed, Slots
 from agentkernel.retrieval.embedders import Embedder, EmbedderError, load_embedder, text_hash
+from agentkernel.retrieval.ranking import Hit, fused
 from agentkernel.retrieval.vectorcache import VectorCache, default_cache_dir
 
 logger = logging.getLogger(__name__)
@@ -114,7 +117,7 @@ def fuse(
 
 
 def blend(
-    lexical: Sequence[tuple[str, float]],
+    lexical: Sequence[tuple[str, float]] | Sequence[Hit],
     dense: Sequence[tuple[str, float]],
     limit: int,
     lexical_weight: float = LEXICAL_WEIGHT,
@@ -128,7 +131,8 @@ def blend(
     fused scores are then rescaled to ``[0, 1]`` (the order is unchanged).
 
     Args:
-        lexical: ``(key, score)`` best first (BM25F).
+        lexical: ``(key, score)`` best first (BM25F); a :class:`Hit`'s tier is ignored here
+            (:func:`fuse_hits` keeps it).
         dense: ``(key, cosine)`` best first.
         limit: The most keys returned.
         lexical_weight: The lexical share, in ``[0, 1]``.
@@ -140,14 +144,15 @@ def blend(
     for ranking, weight in ((lexical, lexical_weight), (dense, 1.0 - lexical_weight)):
         if not ranking:
             continue
-        values = np.asarray([value for _, value in ranking], dtype=np.float64)
+        names = [str(item[0]) for item in ranking]
+        values = np.asarray([item[1] for item in ranking], dtype=np.float64)
         spread = float(values.std())
         if spread > 0:
             z = (values - values.mean()) / spread
-            scores = {key: float(v) for (key, _), v in zip(ranking, z, strict=True)}
+            scores = {key: float(v) for key, v in zip(names, z, strict=True)}
             standardised.append((scores, float(z.min()), weight))
         else:
-            standardised.append((dict.fromkeys((key for key, _ in ranking), 1.0), 0.0, weight))
+            standardised.append((dict.fromkeys(names, 1.0), 0.0, weight))
     keys = dict.fromkeys(
         key for scores, _, _ in standardised for key in scores
     )  # ties: lexical order
@@ -161,6 +166,26 @@ def blend(
     span = (high - low) or 1.0
     ordered = sorted(fused.items(), key=lambda item: -item[1])
     return [(key, (value - low) / span if high > low else 1.0) for key, value in ordered[:limit]]
+
+
+def fuse_hits(lexical: Sequence[Hit], dense: Sequence[tuple[str, float]], limit: int) -> list[Hit]:
+    """Blend a lexical ranking with a dense one, then order by the ranking rules.
+
+    Every candidate is blended (:func:`blend`), then the lexical hits' tiers put title
+    matches first (:func:`agentkernel.retrieval.ranking.fused`), then the list is cut: a
+    title match is never lost to a fused score.
+
+    Args:
+        lexical: Lexical hits best first, with their tiers.
+        dense: ``(key, cosine)`` best first.
+        limit: The most hits returned.
+
+    Returns:
+        Hits (string keys, fused scores in ``[0, 1]``, tiers kept), best first.
+    """
+    tiers: dict[Hashable, int] = {str(hit.key): hit.tier for hit in lexical if hit.tier}
+    mixed = blend(lexical, dense, len(lexical) + len(dense))
+    return fused(mixed, tiers)[:limit]
 
 
 class SemanticIndex(SlotKeyed):
@@ -413,21 +438,49 @@ class SemanticIndex(SlotKeyed):
                 self._queries.popitem(last=False)
         return vector
 
-    def hybrid(
-        self, query: str, lexical: Sequence[tuple[str, float]], limit: int
-    ) -> list[tuple[str, float]] | None:
-        """Fuse a lexical ranking with the dense one (:func:`blend`).
+    @staticmethod
+    def pool(limit: int) -> int:
+        """How many lexical hits a hybrid search of ``limit`` results fuses (:data:`CANDIDATES`).
+
+        Args:
+            limit: The most results asked for.
+
+        Returns:
+            The lexical pool size.
+        """
+        return max(limit, CANDIDATES)
+
+    def rerank(self, query: str, lexical: Sequence[Hit], limit: int) -> list[Hit]:
+        """The one hybrid orchestration: fuse the lexical pool, or serve it when embedding fails.
+
+        Every hybrid search (the OKF walk, the Lance bundle index, the curated stores) asks the
+        engine for :meth:`pool` hits and hands them here.
 
         Args:
             query: The query.
-            lexical: ``(key, score)`` best first (the top :data:`CANDIDATES` when there are).
-            limit: The most keys returned.
+            lexical: Lexical hits best first, with their tiers.
+            limit: The most hits returned.
 
         Returns:
-            ``(key, fused score)`` best first, or ``None`` when the query could not be
+            Fused hits (title matches first), or the lexical ones when the query could not be
+            embedded (see :attr:`degraded`).
+        """
+        fused = self.hybrid(query, lexical, limit)
+        return list(lexical[:limit]) if fused is None else fused
+
+    def hybrid(self, query: str, lexical: Sequence[Hit], limit: int) -> list[Hit] | None:
+        """Fuse a lexical ranking with the dense one (:func:`fuse_hits`: tiers kept).
+
+        Args:
+            query: The query.
+            lexical: Hits best first (the top :data:`CANDIDATES` when there are).
+            limit: The most hits returned.
+
+        Returns:
+            Hits (fused scores) best first, or ``None`` when the query could not be
             embedded (the caller serves the lexical ranking).
         """
         dense = self.search(query, CANDIDATES)
         if dense is None:
             return None
-        return blend(lexical, dense, limit)
+        return fuse_hits(lexical, dense, limit)

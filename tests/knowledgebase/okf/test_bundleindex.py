@@ -263,10 +263,10 @@ def test_unchanged_refresh_opens_nothing_new(tmp_path: Path) -> None:
     index_bundle(store, index)
     clock = Clock()
     kb = OKFManager(store, index=index, refresh_seconds=60, clock=clock)
-    view = kb._view
+    view = kb._served
     clock.advance(61)
     kb.search("orders", 1)
-    assert kb._view is view  # same version: the loaded view is kept, nothing reloaded
+    assert kb._served is view  # same version: the loaded view is kept, nothing reloaded
 
 
 def test_cli_index_builds_then_reports_unchanged(

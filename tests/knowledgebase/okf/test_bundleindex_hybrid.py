@@ -33,7 +33,7 @@ from agentkernel.knowledgebase.okf.bundleindex.indexer import (  # noqa: E402
 )
 from agentkernel.knowledgebase.okf.vectors import concept_texts  # noqa: E402
 from agentkernel.retrieval import Embedder, load_embedder  # noqa: E402
-from agentkernel.retrieval.semantic import CANDIDATES, blend  # noqa: E402
+from agentkernel.retrieval.semantic import CANDIDATES, fuse_hits  # noqa: E402
 from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, concept, write_bundle  # noqa: E402
 from tests.knowledgebase.okf.test_bundleindex import QUERIES, assert_same  # noqa: E402
@@ -130,13 +130,12 @@ def test_real_bundles_search_hybrid_from_the_index_as_in_memory(
         np.testing.assert_allclose(
             [s for _, s in mine_dense], [s for _, s in theirs_dense], atol=1e-6
         )
-        # the fusion is blend() over the index's lexical candidates and that dense ranking
-        assert indexed._view is not None
-        lexical = indexed._view.ranked(query, CANDIDATES)
-        expected = blend(lexical, theirs_dense, 10)
-        assert [k for k, _ in ranking(mine)] == [k for k, _ in expected], query
+        # the fusion is fuse_hits() over the index's lexical hits and that dense ranking
+        lexical = indexed._view.contents.ranked(query, CANDIDATES)
+        expected = fuse_hits(lexical, theirs_dense, 10)
+        assert [k for k, _ in ranking(mine)] == [h.key for h in expected], query
         # (a record's score is rounded to 4 places)
-        assert [s for _, s in ranking(mine)] == [round(s, 4) for _, s in expected], query
+        assert [s for _, s in ranking(mine)] == [round(h.score, 4) for h in expected], query
         # and every record is the in-memory one, score aside
         held = {r["metadata"]["id"]: r for r in walked.search(query, 10_000)}
         for record in mine:
@@ -208,14 +207,15 @@ def test_a_lexical_index_gets_vectors_and_readers_pick_them_up(
     walked, _ = managers(root, index, options, minilm, cache)
     for query in PARAPHRASES:
         assert ranking(kb.search(query, 3))[0][0] == ranking(walked.search(query, 3))[0][0]
-    assert kb._index_vectors is not None
-    loaded = kb._index_vectors.read
+    vectors = kb._view.vectors
+    assert vectors is not None
+    loaded = vectors.read
     # a change: the reader reads the vectors of that concept only
     (root / "tables/orders.md").write_text(concept("Table", "Orders", "purchases by shoppers"))
     index_bundle(store, index, storage_options=options, embedder=minilm, cache_dir=cache)
     kb.reload()
     kb.search("bought", 3)
-    assert kb._index_vectors.read == loaded + 1
+    assert vectors.read == loaded + 1
 
 
 def test_vectors_of_two_models_are_never_mixed(

@@ -16,6 +16,7 @@ from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
 from agentkernel.knowledgebase.okf.manifest import BundleContents
 from agentkernel.knowledgebase.okf.records import directory_record, summary_record
+from agentkernel.storage import frontmatter
 from agentkernel.storage.base import clean_path
 
 
@@ -129,3 +130,22 @@ def _case_variants(path: str) -> tuple[str, ...]:
     directory, _, name = path.rpartition("/")
     prefix = f"{directory}/" if directory else ""
     return tuple(prefix + n for n in (name.lower(), name.upper(), name.capitalize()) if n != name)
+
+
+def declared_version(root_index: str | None) -> str | None:
+    """The ``okf_version`` a root ``index.md`` declares in its frontmatter, if any.
+
+    Args:
+        root_index: The root index's text, or ``None``.
+
+    Returns:
+        The declared version, or ``None``.
+    """
+    if not root_index:
+        return None
+    try:
+        meta, _ = frontmatter.parse(root_index)
+    except frontmatter.FrontmatterError:
+        return None
+    version = meta.get("okf_version")
+    return str(version) if version is not None else None

@@ -1,18 +1,15 @@
 """``OKFManager``: an Open Knowledge Format bundle served from any ``DocumentStore``.
 
-Search and browse answer from an in-process manifest (frontmatter plus a bounded token index
-per concept); only fetch reads a whole document. ``connect()`` walks the store once, from
+The manager serves one :class:`~agentkernel.knowledgebase.okf.views.BundleView` and never asks
+which: the walk (:mod:`~agentkernel.knowledgebase.okf.walkview`, an in-process manifest and
+retrieval index; search and browse answer from it and only fetch reads a whole document) or,
+with ``index=URI``, a shared bundle index (:mod:`~agentkernel.knowledgebase.okf.lanceview`, a
+Lance dataset built by ``agentkernel-kb index``). ``connect()`` opens the view once, from
 ``__init__``; afterwards an operation costs one clock comparison, except the call crossing
-the ``refresh_seconds`` boundary, which lists the store and re-reads only the documents whose
-change token moved. A failed refresh keeps the last good manifest and records a diagnostic.
-Writes go through to the store and update the manifest and the index in place.
-
-With ``index=URI`` the manager walks nothing: search, browse and the schema come from a
-shared bundle index (a Lance dataset built by ``agentkernel-kb index``, see
-:mod:`agentkernel.knowledgebase.okf.bundleindex`), a refresh asks the index for its latest
-version, and a write updates the document and then its row. With an embedder too, hybrid
-search takes the concepts' vectors from the index (built with ``--embedder``, the same model),
-loaded on the first search (:mod:`agentkernel.knowledgebase.okf.bundleindex.dense`).
+the ``refresh_seconds`` boundary, which refreshes the view (the walk re-reads only the
+documents whose change token moved; the index opens its latest version). A failed refresh
+keeps the last good state and records a diagnostic. Writes go through to the store, then to
+the view, before they are acknowledged (:mod:`~agentkernel.knowledgebase.okf.writing`).
 """
 
 from __future__ import annotations
@@ -24,15 +21,13 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentkernel.errors import echo
 from agentkernel.knowledgebase._limits import is_positive
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
-from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
+from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
@@ -44,7 +39,7 @@ from agentkernel.knowledgebase.okf.concept import (
 )
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
-from agentkernel.knowledgebase.okf.manifest import BundleContents, Manifest
+from agentkernel.knowledgebase.okf.manifest import BundleContents
 from agentkernel.knowledgebase.okf.records import (
     directory_record,
     format_records,
@@ -52,51 +47,21 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.scan import (
-    MAX_DOCUMENT_BYTES,
-    ScanLimits,
-    ScanResult,
-    concept_from_head,
-    path_refusal,
-    scan,
-    size_refusal,
-)
-from agentkernel.storage import frontmatter
-from agentkernel.storage.base import DocumentStore, StoredFile, clean_path
+from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits
+from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
+from agentkernel.knowledgebase.okf.walkview import WalkView
+from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
+from agentkernel.storage.base import DocumentStore, clean_path
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
     from agentkernel.retrieval.embedders import Embedder
     from agentkernel.retrieval.semantic import SemanticIndex
 
-# what search ranks with when serving a bundle index (docs/index.md, "What the index holds")
-_INDEX_RANKING = "lexical (Lance's BM25 over the index's analysed terms, one field; not BM25F)"
+__all__ = ["OKF_VERSION", "OKFManager", "RefreshStats"]
 
 logger = logging.getLogger(__name__)
 
 OKF_VERSION = "0.2"
-_MAX_SUFFIX = 1000
-
-
-@dataclass(frozen=True)
-class RefreshStats:
-    """What the last walk did.
-
-    Attributes:
-        listed: Files the listing returned.
-        reads: Documents read (bounded leading reads).
-        changed: Concepts added or replaced.
-        dropped: Documents that left the manifest.
-        seconds: Wall time of the walk.
-    """
-
-    listed: int
-    reads: int
-    changed: int
-    dropped: int
-    seconds: float
 
 
 class OKFManager(DocumentKnowledgeBase):
@@ -207,12 +172,6 @@ class OKFManager(DocumentKnowledgeBase):
         self._index_uri = index
         self._index_options = dict(index_options or {})
         self._index_fallback = index_fallback
-        self._view: IndexView | None = None
-        self._index_source: Any = None  # bundleindex.source.IndexSource, once opened
-        self._writer: Any = None  # the lancedb table write-through commits to, on first write
-        self._index_vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
-        self._index_lexical: str | None = None  # why an index with an embedder serves lexically
-        self._index_notes: list[str] = []
         self._description = description
         self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
         self._max_concepts = max_concepts
@@ -221,9 +180,8 @@ class OKFManager(DocumentKnowledgeBase):
         self._clock = clock
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
-        self._manifest = Manifest(semantic)
-        self._walk_diagnostics: list[str] = []
-        self._refresh_error: str | None = None
+        self._context = ViewContext(store, self._lock, clock, self._limits(), semantic)
+        self._view: BundleView = WalkView(self._context)
         self._next_refresh = math.inf
         self.last_refresh: RefreshStats | None = None
         self.connect()
@@ -231,30 +189,35 @@ class OKFManager(DocumentKnowledgeBase):
     # -- lifecycle ------------------------------------------------------------------------
 
     def connect(self, **kwargs: Any) -> None:
-        """Walk the whole store into the manifest (called from ``__init__``).
+        """Open the view: walk the whole store, or open the bundle index (from ``__init__``).
 
         Args:
             **kwargs: Unused; accepted for the ``KnowledgeBase`` signature.
 
         Raises:
             OSError: The store cannot be listed.
-            KnowledgeError: The store refused the listing.
+            KnowledgeError: The store refused the listing, or the index cannot be opened and
+                no fallback was asked for.
         """
         if self._index_uri is not None and self._open_index():
+            if self._refresh_seconds is not None:
+                self._next_refresh = self._clock() + self._refresh_seconds
             return
+        walk = WalkView(self._context)
+        self._view = walk
         # an unchanged bundle starts from the last walk's saved manifest and analysed index
         warmstart.walk_warm(
-            self._manifest, self._store, self._limits(), lambda: self._refresh(raise_errors=True)
+            walk.manifest, self._store, self._limits(), lambda: self._refresh(raise_errors=True)
         )
 
     def reload(self) -> RefreshStats:
-        """Refresh now, whatever the clock says: list the store, re-read what changed.
+        """Refresh now, whatever the clock says (a bundle index also says how far behind it is).
 
         Returns:
-            What the walk did.
+            What the refresh did.
 
         Raises:
-            OSError: The listing failed; the last good manifest is still served.
+            OSError: The listing failed; the last good state is still served.
             KnowledgeError: The store refused the listing; likewise.
         """
         stats = self._refresh(raise_errors=True)
@@ -264,14 +227,7 @@ class OKFManager(DocumentKnowledgeBase):
     @property
     def diagnostics(self) -> list[str]:
         """Every current problem: skipped documents and why, store and refresh failures."""
-        with self._lock:
-            found = [f"{s.path}: {s.reason}" for s in self._served.skipped.values()]
-            found.sort()
-            found += self._walk_diagnostics
-            found += self._index_notes
-            if self._refresh_error:
-                found.append(self._refresh_error)
-        return found
+        return self._view.diagnostics()
 
     # -- the three abstract members ---------------------------------------------------------
 
@@ -331,33 +287,7 @@ class OKFManager(DocumentKnowledgeBase):
         if not isinstance(query, str) or not query.strip() or limit < 1:
             return []
         now = self._now()
-        semantic = self._semantic
-        if semantic is None:
-            with self._lock:
-                if self._view is not None:
-                    return [summary_record(c, now, s) for c, s in self._view.search(query, limit)]
-                hits = self._manifest.index.search(query, limit)
-                return [summary_record(self._manifest.concepts[str(k)], now, s) for k, s in hits]
-        from agentkernel.retrieval.semantic import CANDIDATES
-
-        pool = max(limit, CANDIDATES)
-        with self._lock:
-            view = self._view
-            if view is not None:
-                candidates = view.ranked(query, limit if self._index_lexical else pool)
-                if self._index_lexical:
-                    return [summary_record(c, now, s) for c, s in view.records(candidates)]
-                self._index_vectors.sync(view)  # the vectors of this version, read once
-            else:
-                hits = self._manifest.index.search(query, pool)
-                candidates = [(str(h.key), h.score) for h in hits]
-        fused = semantic.hybrid(query, candidates, limit)
-        ranked = candidates[:limit] if fused is None else fused
-        with self._lock:
-            if view is not None:
-                return [summary_record(c, now, s) for c, s in view.records(ranked)]
-            held = self._manifest.concepts
-            return [summary_record(held[k], now, s) for k, s in ranked if k in held]
+        return [summary_record(c, now, s) for c, s in self._view.search(query, limit)]
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
         """Read whole documents by id, with their links resolved.
@@ -470,10 +400,10 @@ class OKFManager(DocumentKnowledgeBase):
                 "was written: remove or replace concepts, or raise max_concepts."
             )
         for item in drafts:
-            self._refuse_unservable(item)
+            refuse_unservable(item, self._view, self._context, self.backend_name)
         written: list[str] = []
         for item in drafts:
-            written.append(self._write_one(item))
+            written.append(write_one(item, self._view, self._context))
         return written
 
     def format_results(self, rows: Sequence[Record]) -> str:
@@ -487,6 +417,20 @@ class OKFManager(DocumentKnowledgeBase):
         """
         return format_records(rows)
 
+    def served_concepts(self) -> list[Concept]:
+        """Return every concept served now (frontmatter and, from a walk, body head), in no order.
+
+        Returns:
+            The concepts (from a bundle index, without their body heads: fetch reads bodies).
+        """
+        self._tick()
+        return self._view.all_concepts()
+
+    @property
+    def semantic(self) -> SemanticIndex | None:
+        """The dense index when search is hybrid (its cache, model and counters), else ``None``."""
+        return self._semantic
+
     # -- schema -------------------------------------------------------------------------
 
     def _derived_schema(self) -> dict[str, Any]:
@@ -499,7 +443,7 @@ class OKFManager(DocumentKnowledgeBase):
             reserved = sorted(manifest.reserved)
             schema: dict[str, Any] = {
                 "format": "Open Knowledge Format",
-                "okf_version": _declared_version(root_text) or OKF_VERSION,
+                "okf_version": navigation.declared_version(root_text) or OKF_VERSION,
                 "location": self._store.label,
                 "concepts": len(manifest.concepts),
                 "types": dict(types.most_common()),
@@ -510,18 +454,7 @@ class OKFManager(DocumentKnowledgeBase):
                 "truncated": manifest.truncated,
                 "max_concepts": self._bound(),
             }
-            if self._view is not None:
-                schema["index"] = {
-                    "location": self._index_location(),
-                    "version": self._view.version,
-                    "indexed_at": self._view.meta.get("indexed_at"),
-                }
-        if self._semantic is None:
-            schema["search"] = "lexical (BM25F)" if self._view is None else _INDEX_RANKING
-        elif self._index_lexical:
-            schema["search"] = f"lexical only: {self._index_lexical}"
-        else:
-            schema["search"] = self._semantic.description
+        schema.update(self._view.schema())
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -544,30 +477,20 @@ class OKFManager(DocumentKnowledgeBase):
 
     @property
     def _served(self) -> BundleContents:
-        """What browse and the schema read: the index view, else the walked manifest."""
-        return self._view if self._view is not None else self._manifest
+        """What browse, fetch and the schema read: the view's tree."""
+        return self._view.contents
 
     def _types(self) -> Counter[str]:
         """Concepts per type; equal counts in name order, whatever order they were loaded in."""
-        if self._view is not None:
-            counts = +self._view.types  # drops the zero counts of removed types
-        else:
-            counts = Counter(c.type for c in self._manifest.concepts.values())
-        return Counter(dict(sorted(counts.items())))
+        return Counter(dict(sorted(self._view.types().items())))
 
     def _bound(self) -> int:
         return self._max_concepts
 
     def _listing(self, directory: str, limit: int, now: datetime) -> list[Record]:
         served = self._served
-        if self._view is not None:
-            self._view.prefetch(self._view.children(directory).concepts[:limit])
+        self._view.prefetch(served.children(directory).concepts[:limit])
         return navigation.derived_listing(served, directory, limit, now)
-
-    def _index_location(self) -> str:
-        from agentkernel.knowledgebase.okf.bundleindex import _lance
-
-        return _lance.describe(self._index_uri or "")
 
     def _open_index(self) -> bool:
         """Open the bundle index; ``False`` when falling back to the walk (as asked).
@@ -575,130 +498,28 @@ class OKFManager(DocumentKnowledgeBase):
         Raises:
             KnowledgeError: The index is missing or unreadable and no fallback was asked for.
         """
-        from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
-        from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
-        from agentkernel.knowledgebase.okf.bundleindex.source import index_source
-        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+        from agentkernel.knowledgebase.okf.bundleindex._lance import describe
+        from agentkernel.knowledgebase.okf.lanceview import IndexUnavailable, LanceView
 
         try:
-            self._index_source = index_source(self._index_uri or "", self._index_options)
-            view = IndexView(self._index_source.open())
-        except Exception as exc:
-            where = self._index_location()
-            problem = one_line(exc)
+            self._view = LanceView(self._context, self._index_uri or "", self._index_options)
+        except IndexUnavailable as exc:
+            where = describe(self._index_uri or "")
             if self._index_fallback != "walk":
                 raise KnowledgeError(
                     f"OKF bundle '{self.backend_name}': the bundle index {where} cannot be "
-                    f"opened ({problem}). Build it with 'agentkernel-kb index "
+                    f"opened ({exc}). Build it with 'agentkernel-kb index "
                     f"{self._store.location} --to {self._index_uri}', fix the index options, "
                     "or pass index_fallback='walk' to walk the bundle instead."
-                ) from exc
+                ) from exc.__cause__
             note = (
-                f"bundle index {where} could not be opened ({problem}); serving a walk of the "
+                f"bundle index {where} could not be opened ({exc}); serving a walk of the "
                 "bundle instead (index_fallback='walk')"
             )
             logger.warning("OKF bundle %s: %s", self._store.location, note)
-            self._index_notes = [note]
+            self._context.notes = [note]
             return False
-        check_serving(view.meta, self._store, self._index_location())
-        self._index_lexical = self._check_vectors(view, raise_errors=True)
-        with self._lock:
-            self._view = view
-            self._walk_diagnostics = list(view.meta.get("diagnostics") or [])
-            if view.truncated:
-                self._walk_diagnostics.append(
-                    f"truncated: the bundle holds more than max_concepts={self._bound()} "
-                    "concepts; the rest are not in the index"
-                )
-        if self._refresh_seconds is not None:
-            self._next_refresh = self._clock() + self._refresh_seconds
         return True
-
-    def _refresh_index(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
-        """Open the index's latest version if it moved (one small request when it has not)."""
-        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
-
-        assert self._view is not None
-        started = time.perf_counter()
-        current = self._view
-        try:
-            newer = self._index_source.newer(current.dataset)  # one listing of the versions
-            fresh = current if newer is None else IndexView(newer)
-            notes = self._index_lag(fresh) if check_bundle else self._index_notes
-            lexical = self._check_vectors(fresh, raise_errors=False)
-        except Exception as exc:
-            self._note_refresh_failure("index refresh", f"index version {current.version}", exc)
-            if raise_errors:
-                raise
-            return None
-        with self._lock:
-            self._view = fresh
-            self._index_lexical = lexical
-            self._walk_diagnostics = list(fresh.meta.get("diagnostics") or [])
-            self._index_notes = notes
-            self._refresh_error = None
-        stats = RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
-        self.last_refresh = stats
-        return stats
-
-    def _check_vectors(self, view: IndexView, *, raise_errors: bool) -> str | None:
-        """Check the index's vectors against the embedder; why search is lexical, or ``None``.
-
-        Raises:
-            IndexModelError: (``raise_errors``) the index holds another model's vectors.
-        """
-        if self._semantic is None:
-            return None
-        from agentkernel.knowledgebase.okf.bundleindex import dense
-
-        where = self._index_location()
-        recorded = view.meta.get("embedder") if dense.has_vectors(view.dataset) else None
-        reason = None
-        if recorded is None:
-            reason = (
-                f"the bundle index {where} holds no vectors (it was built without an "
-                f"embedder); index it with --embedder {self._semantic.embedder.model_id}"
-            )
-        else:
-            try:
-                dense.check_model(recorded, self._semantic, where)
-            except dense.IndexModelError as exc:
-                if raise_errors:
-                    raise
-                reason = str(exc)
-        if reason is not None:
-            if reason != self._index_lexical:
-                logger.warning("OKF bundle %s: search is lexical only: %s", where, reason)
-            return reason
-        if self._index_vectors is None:
-            self._index_vectors = dense.IndexVectors(self._semantic)
-        return None
-
-    def _note_refresh_failure(self, what: str, serving: str, exc: Exception) -> None:
-        """Log a failed refresh and keep its message for the diagnostics; the old state serves."""
-        message = (
-            f"{what} failed at {self._now().strftime('%Y-%m-%dT%H:%M:%SZ')}, "
-            f"serving {serving}: {type(exc).__name__}: {exc}"
-        )
-        logger.warning("OKF bundle %s: %s", self._store.location, message)
-        with self._lock:
-            self._refresh_error = message
-
-    def _index_lag(self, view: IndexView) -> list[str]:
-        """List the bundle and say how far the index is behind it (empty when it is not)."""
-        listing = {f.path: f.token for f in self._store.walk("") if f.path.lower().endswith(".md")}
-        held = view.tokens()
-        new = sum(1 for p in listing if p not in held)
-        changed = sum(1 for p, t in listing.items() if p in held and held[p] != t)
-        gone = sum(1 for p in held if p not in listing)
-        if not (new or changed or gone):
-            return []
-        return [
-            f"the bundle index (version {view.version}, indexed at "
-            f"{view.meta.get('indexed_at', 'an unknown time')}) is behind the bundle by "
-            f"{new + changed + gone} document(s): {new} new, {changed} changed, {gone} "
-            "deleted; run 'agentkernel-kb index' to catch up"
-        ]
 
     def _limits(self) -> ScanLimits:
         return ScanLimits(
@@ -710,78 +531,17 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _refresh(self, *, raise_errors: bool) -> RefreshStats | None:
         if not self._refresh_lock.acquire(blocking=raise_errors):
-            return None  # another caller is refreshing; keep serving the current manifest
+            return None  # another caller is refreshing; keep serving the current state
         try:
-            if self._view is not None:
-                # reload() (raise_errors) also lists the bundle to say how far behind it is
-                return self._refresh_index(raise_errors=raise_errors, check_bundle=raise_errors)
-            return self._walk_and_apply(raise_errors=raise_errors)
+            # reload() (raise_errors) also says how far a bundle index is behind the bundle
+            stats = self._view.refresh(raise_errors=raise_errors, check_bundle=raise_errors)
+            if stats is not None:
+                self.last_refresh = stats
+            return stats
         finally:
             if self._refresh_seconds is not None:
                 self._next_refresh = self._clock() + self._refresh_seconds
             self._refresh_lock.release()
-
-    def _walk_and_apply(self, *, raise_errors: bool) -> RefreshStats | None:
-        started = time.perf_counter()
-        with self._lock:
-            known = {path: self._manifest.token_of(path) or "" for path in self._manifest.paths()}
-        try:
-            result = scan(self._store, known, self._limits())
-        except Exception as exc:
-            self._note_refresh_failure("refresh", "the last good manifest", exc)
-            if raise_errors:
-                raise
-            return None
-        stats = self._apply(result, known, started)
-        self.last_refresh = stats
-        return stats
-
-    def _apply(self, result: ScanResult, known: dict[str, str], started: float) -> RefreshStats:
-        manifest = self._manifest
-        vectors = self._embed(result.concepts)  # outside the lock: embedding is slow
-        with self._lock:
-
-            def untouched(path: str) -> bool:
-                # a write since the snapshot wins over what the walk saw
-                return (manifest.token_of(path) or "") == known.get(path, "")
-
-            dropped = 0
-            for path in result.drops:
-                if untouched(path) and manifest.drop(path):
-                    dropped += 1
-            changed = 0
-            for concept in result.concepts:
-                if untouched(concept.path):
-                    manifest.put_concept(concept, vectors.get(concept.id))
-                    changed += 1
-            for reserved in result.reserved:
-                if untouched(reserved.path):
-                    manifest.put_reserved(reserved)
-            for skipped in result.skipped:
-                if untouched(skipped.path):
-                    manifest.put_skipped(skipped)
-            manifest.truncated = result.truncated
-            self._walk_diagnostics = result.store_diagnostics + result.errors
-            if result.truncated:
-                self._walk_diagnostics.append(
-                    f"truncated: the bundle holds more than max_concepts={self._max_concepts} "
-                    "concepts; the rest are not served"
-                )
-            self._refresh_error = None
-            unembedded = (
-                [manifest.concepts[k] for k in self._semantic.missing(list(manifest.concepts))]
-                if self._semantic is not None
-                else []
-            )
-        if unembedded:  # left without a vector by an earlier failed embedding
-            healed = self._embed(unembedded)
-            with self._lock:
-                for concept in unembedded:
-                    held = manifest.concepts.get(concept.id)
-                    if held is concept and concept.id in healed:
-                        manifest.put_concept(concept, healed[concept.id])
-        seconds = time.perf_counter() - started
-        return RefreshStats(result.listed, result.reads, changed, dropped, seconds)
 
     def _fetch_one(self, target: navigation.Target) -> Record | None:
         if target.kind == "reserved":
@@ -822,15 +582,8 @@ class OKFManager(DocumentKnowledgeBase):
             return self._served.concepts_under(directory)
 
     def _read_document(self, concept: Concept) -> bytes:
-        """A concept's document: from the node cache at its indexed token, when there is one."""
-        documents = getattr(self._index_source, "documents", None)
-        if documents is None or self._view is None:
-            return self._store.read(concept.path)
-        return bytes(
-            documents(self._store.location).read(
-                concept.path, concept.token, lambda: self._store.read(concept.path)
-            )
-        )
+        """A concept's document, as the view reads it (a bundle index: from the node cache)."""
+        return self._view.read_document(concept)
 
     def _read_text(self, path: str) -> str | None:
         try:
@@ -839,120 +592,5 @@ class OKFManager(DocumentKnowledgeBase):
             logger.warning("could not read %s: %s", path, exc)
             return None
 
-    def _refuse_unservable(self, item: authoring.Draft) -> None:
-        """Refuse, before anything is written, a document that no walk would serve.
-
-        Acknowledging such a write would be a lie: this process would show the concept until
-        its next refresh, and every other process (or this one after a restart) never would.
-        The rules are the walk's own (:func:`path_refusal`, :func:`size_refusal`,
-        :func:`concept_from_head`), plus a whole-document parse, as ``fetch`` reads it.
-        """
-        cid = concept_id(item.path)
-        reason = path_refusal(item.path) or size_refusal(len(item.data), self._limits())
-        if reason is None and item.exact:
-            with self._lock:
-                held = self._served.concepts.get(cid)
-            if held is not None and held.path != item.path:
-                reason = f"the same concept id as {held.path}, which is served instead"
-        if reason is None:
-            try:
-                parse_concept(item.path, "", len(item.data), item.data, complete=True)
-                listed = StoredFile(item.path, len(item.data), "")
-                concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
-            except ConceptError as exc:
-                reason = str(exc)
-        if reason is not None:
-            raise KnowledgeError(
-                f"Nothing was written to OKF bundle '{self.backend_name}': {echo(cid)} would "
-                f"never be served ({reason}). Shorten or split the text, or fix what the reason "
-                "names."
-            )
-
-    def _write_one(self, item: authoring.Draft) -> str:
-        if item.exact:
-            stored = self._store.write(item.path, item.data, overwrite=True)
-            path = item.path
-        else:
-            for attempt in range(1, _MAX_SUFFIX + 1):
-                path = authoring.with_suffix(item.path, attempt)
-                with self._lock:
-                    if self._served.token_of(path) is not None:
-                        continue
-                try:
-                    stored = self._store.write(path, item.data, overwrite=False)
-                    break
-                except FileExistsError:
-                    continue
-            else:
-                raise KnowledgePathError(
-                    f"No free name for {echo(item.path)} after {_MAX_SUFFIX} attempts."
-                )
-        listed = StoredFile(path, stored.size, stored.token)
-        concept = concept_from_head(listed, item.data[: self.head_bytes], self.head_bytes)
-        vector = self._embed([concept]).get(concept.id)  # before the write is acknowledged
-        if self._view is not None:
-            self._upsert_row(concept, vector)
-        with self._lock:
-            if self._view is not None:
-                self._view.put_concept(concept)
-                if (held := self._hybrid_vectors()) is not None:
-                    held.put(concept.id, concept.token, vector)
-            else:
-                self._manifest.put_concept(concept, vector)
-        return concept.id
-
-    def _hybrid_vectors(self) -> Any:
-        """The index's vectors (``dense.IndexVectors``) while search is hybrid over them."""
-        return None if self._index_lexical else self._index_vectors
-
-    def _upsert_row(self, concept: Concept, vector: np.ndarray | None) -> None:
-        """Write a concept's row (and its vector) to the index before the write is acknowledged.
-
-        The vector goes in only when the index holds this embedder's vectors: an index without
-        vectors gets none from one writer (the indexer embeds them all, with one model).
-        """
-        from agentkernel.knowledgebase.okf.bundleindex import rows
-        from agentkernel.knowledgebase.okf.bundleindex.indexer import commit, open_table
-
-        if self._writer is None:
-            self._writer = open_table(self._index_uri or "", self._index_options)
-        keep = vector if self._hybrid_vectors() is not None else None
-        commit(self._writer, [rows.concept_row(concept, keep)], [])
-        # serve the version holding the row: search runs over the dataset, not this process
-        self._refresh_index(raise_errors=True, check_bundle=False)
-
-    def _embed(self, concepts: Sequence[Concept]) -> dict[str, np.ndarray]:
-        if self._semantic is None or not concepts:
-            return {}
-        from agentkernel.knowledgebase.okf.vectors import embed_concepts
-
-        return embed_concepts(self._semantic, concepts)
-
-    def served_concepts(self) -> list[Concept]:
-        """Return every concept served now (frontmatter and body head), in no order.
-
-        Returns:
-            The concepts.
-        """
-        self._tick()
-        with self._lock:
-            return list(self._manifest.concepts.values())
-
-    @property
-    def semantic(self) -> SemanticIndex | None:
-        """The dense index when search is hybrid (its cache, model and counters), else ``None``."""
-        return self._semantic
-
 
 _TYPES_SHOWN = 20  # concept types named in a description
-
-
-def _declared_version(root_index: str | None) -> str | None:
-    if not root_index:
-        return None
-    try:
-        meta, _ = frontmatter.parse(root_index)
-    except frontmatter.FrontmatterError:
-        return None
-    version = meta.get("okf_version")
-    return str(version) if version is not None else None

@@ -12,9 +12,9 @@ both alike.
 Search runs the dataset's full-text index over the rows' pre-analysed terms: the query is
 analysed by the lexical engine (:func:`agentkernel.retrieval.analysis.parse_query`) and each
 term asked for with the engine's query weight. Lance ranks with BM25 over those terms (its
-own ``k1``/``b``, one field: the weights are repetitions), then the engine's two rules are
-applied to the candidates: an exact title match first, a title inside the query boosted, and
-the status penalty.
+own ``k1``/``b``, one field: the weights are repetitions), then the ranking rules every mode
+shares (:func:`agentkernel.retrieval.ranking.rank`: an exact title match first, a title inside
+the query boosted, the status penalty, trust on ties) are applied to the candidates.
 """
 
 from __future__ import annotations
@@ -29,15 +29,14 @@ from agentkernel.knowledgebase.okf.bundleindex import rows
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
 from agentkernel.knowledgebase.okf.tree import DocumentTree
-from agentkernel.retrieval import STATUS_PENALTY
 from agentkernel.retrieval.analysis import parse_query
-from agentkernel.retrieval.index import DEFAULT_TITLE_BOOST
+from agentkernel.retrieval.ranking import Candidate, Hit, rank, title_match
 
 logger = logging.getLogger(__name__)
 
 _CACHE_ROWS = 4096
 _POOL_EXTRA = 16
-_RANK_COLUMNS = ["id", "kind", "status", "title_key"]
+_RANK_COLUMNS = ["id", "kind", "status", "trust", "title_key"]
 _IN_BATCH = 500
 _LOAD_BATCH = 8192
 _LOAD_COLUMNS = ["path", "kind", "type"]
@@ -128,19 +127,19 @@ class IndexView(DocumentTree):
         """
         return self.records(self.ranked(query, limit))
 
-    def records(self, ranked: list[tuple[str, float]]) -> list[tuple[Concept, float]]:
+    def records(self, ranked: list[Hit]) -> list[tuple[Concept, float]]:
         """Read the rows of ranked concepts (one read for those not cached).
 
         Args:
-            ranked: ``(concept id, score)`` best first.
+            ranked: Hits (concept ids) best first.
 
         Returns:
             ``(concept, score)`` in the same order, without ids the view does not hold.
         """
-        self.prefetch([cid for cid, _ in ranked])
-        return [(concept, score) for cid, score in ranked if (concept := self.concept(cid))]
+        self.prefetch([str(hit.key) for hit in ranked])
+        return [(concept, hit.score) for hit in ranked if (concept := self.concept(str(hit.key)))]
 
-    def ranked(self, query: str, limit: int) -> list[tuple[str, float]]:
+    def ranked(self, query: str, limit: int) -> list[Hit]:
         """Rank concept ids for a query (the engine's rules over Lance's BM25), reading no row.
 
         Args:
@@ -148,7 +147,7 @@ class IndexView(DocumentTree):
             limit: The most results.
 
         Returns:
-            ``(concept id, score)`` pairs, best first.
+            Hits (concept ids, with their tiers), best first.
         """
         import lance.query
 
@@ -172,19 +171,16 @@ class IndexView(DocumentTree):
             found += self.dataset.to_table(
                 columns=_RANK_COLUMNS, filter=where, limit=64
             ).to_pylist()
-        ranked: dict[str, tuple[int, float]] = {}
+        candidates: dict[str, Candidate] = {}
         for row in found:
             cid = row["id"]
-            if row["kind"] != rows.KIND_CONCEPT or cid not in self._ids or cid in ranked:
+            if row["kind"] != rows.KIND_CONCEPT or cid not in self._ids or cid in candidates:
                 continue  # a row of a later version than the one served, or seen already
-            value = float(row.get("_score") or 0.0) * STATUS_PENALTY.get(row["status"], 1.0)
             title = frozenset((row["title_key"] or "").split())
-            exact = 1 if title and title == query_key else 0
-            if title and not exact and title <= query_key:
-                value *= 1.0 + DEFAULT_TITLE_BOOST * len(title) / len(query_key)
-            ranked[cid] = (exact, value)
-        best = sorted(ranked, key=lambda cid: (-ranked[cid][0], -ranked[cid][1], cid))[:limit]
-        return [(cid, ranked[cid][1]) for cid in best]
+            tier, share = title_match(title, query_key)
+            score = float(row.get("_score") or 0.0)
+            candidates[cid] = Candidate(cid, score, tier, share, row["status"], row.get("trust"))
+        return rank(candidates.values(), limit)
 
     # -- internals ------------------------------------------------------------------------
 

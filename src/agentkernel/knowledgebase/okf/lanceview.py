@@ -1,0 +1,313 @@
+"""The bundle index: a bundle served from a Lance dataset built by ``agentkernel-kb index``.
+
+Nothing is walked: search, browse and the schema come from the dataset
+(:class:`~agentkernel.knowledgebase.okf.bundleindex.view.IndexView`), a refresh asks it for its
+latest version (one small request when nothing moved), and a write updates the document, then
+its row, before it is acknowledged. With a dense index too, hybrid search takes the concepts'
+vectors from the dataset (built with ``--embedder``, the same model), loaded on the first
+search; an index without them is served lexically, said in the schema and the diagnostics.
+The ``lancedb`` SDK is imported on first use, by the bundle index's own modules.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from agentkernel.knowledgebase.errors import KnowledgeError
+from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.views import (
+    RefreshStats,
+    ViewContext,
+    ViewState,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+logger = logging.getLogger(__name__)
+
+INDEX_RANKING = "lexical (Lance's BM25 over the index's analysed terms, one field; not BM25F)"
+"""What search ranks with when serving a bundle index (docs/index.md, "What the index holds")."""
+
+_SCAN_BATCH = 8192
+
+
+class IndexUnavailable(KnowledgeError):
+    """The bundle index cannot be opened (missing, unreadable, wrong options)."""
+
+
+class LanceView(ViewState):
+    """One bundle index, kept at its latest version (see the module docstring)."""
+
+    def __init__(self, context: ViewContext, uri: str, options: Mapping[str, str]) -> None:
+        """Open the index at its latest version.
+
+        Args:
+            context: What the view shares with its manager.
+            uri: The index (``s3://bucket/kb.lance`` or a local folder).
+            options: Object-store options, as Lance names them.
+
+        Raises:
+            IndexUnavailable: The index cannot be opened.
+            IndexModelError: The index holds another model's vectors.
+        """
+        from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
+        from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
+        from agentkernel.knowledgebase.okf.bundleindex.source import index_source
+        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+        super().__init__(context)
+        self.uri = uri
+        self.options = dict(options)
+        self.lexical_only: str | None = None  # why an index with an embedder serves lexically
+        self.vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
+        self._writer: Any = None  # the lancedb table writes commit to, on the first write
+        self._lag: list[str] = []
+        try:
+            # the source keeps an object-store index's files in the node cache
+            self.source: Any = index_source(uri, self.options)
+            view = IndexView(self.source.open())
+        except Exception as exc:
+            raise IndexUnavailable(one_line(exc)) from exc
+        # an index built from another bundle is refused, whatever the fallback
+        check_serving(view.meta, context.store, self.location)
+        self.lexical_only = self._check_vectors(view, raise_errors=True)
+        self.view = view
+        self._take_notes(view)
+
+    @property
+    def location(self) -> str:
+        """The index's location, as logs and messages show it (no credentials)."""
+        from agentkernel.knowledgebase.okf.bundleindex import _lance
+
+        return _lance.describe(self.uri)
+
+    @property
+    def contents(self) -> IndexView:
+        """The served version of the index."""
+        return self.view
+
+    def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
+        """Rank concepts over the index's full-text index, fused with its vectors when hybrid.
+
+        Args:
+            query: Free text.
+            limit: The most results.
+
+        Returns:
+            ``(concept, score)`` best first.
+        """
+        lock = self.context.lock
+        semantic = self.context.semantic
+        with lock:
+            view = self.view
+            if semantic is None or self.lexical_only:
+                return view.records(view.ranked(query, limit))
+            hits = view.ranked(query, semantic.pool(limit))
+            self.vectors.sync(view)  # the vectors of this version, read once
+        ranked = semantic.rerank(query, hits, limit)
+        with lock:
+            return view.records(ranked)
+
+    def types(self) -> Counter[str]:
+        """Concepts per type."""
+        with self.context.lock:
+            return +self.view.types  # drops the zero counts of removed types
+
+    def prefetch(self, ids: list[str]) -> None:
+        """Read the rows of concepts about to be shown, in as few requests as possible.
+
+        Args:
+            ids: Concept ids.
+        """
+        with self.context.lock:
+            self.view.prefetch(ids)
+
+    def all_concepts(self) -> list[Concept]:
+        """Every concept of the served version (one scan of the summary columns)."""
+        with self.context.lock:
+            view = self.view
+        return list(_scan_concepts(view))
+
+    def put_concept(self, concept: Concept, vector: np.ndarray | None) -> None:
+        """Write a concept's row (and its vector) to the index, then serve it.
+
+        The vector goes in only when the index holds this embedder's vectors: an index
+        without vectors gets none from one writer (the indexer embeds them all, with one
+        model).
+
+        Args:
+            concept: The concept just written to the store.
+            vector: Its unit vector, or ``None``.
+        """
+        from agentkernel.knowledgebase.okf.bundleindex import rows
+        from agentkernel.knowledgebase.okf.bundleindex.indexer import commit, open_table
+
+        if self._writer is None:
+            self._writer = open_table(self.uri, self.options)
+        hybrid = self._hybrid_vectors()
+        commit(self._writer, [rows.concept_row(concept, vector if hybrid else None)], [])
+        # serve the version holding the row: search runs over the dataset, not this process
+        self.refresh(raise_errors=True, check_bundle=False)
+        with self.context.lock:
+            self.view.put_concept(concept)
+            if (held := self._hybrid_vectors()) is not None:
+                held.put(concept.id, concept.token, vector)
+
+    def diagnostics(self) -> list[str]:
+        """Skipped documents, the indexer's notes, the lag behind the bundle, failures."""
+        return self.listed(self.view, self._lag)
+
+    def schema(self) -> dict[str, Any]:
+        """The index's location and version, and the search mode."""
+        semantic = self.context.semantic
+        if semantic is None:
+            search = INDEX_RANKING
+        elif self.lexical_only:
+            search = f"lexical only: {self.lexical_only}"
+        else:
+            search = semantic.description
+        with self.context.lock:
+            view = self.view
+        return {
+            "index": {
+                "location": self.location,
+                "version": view.version,
+                "indexed_at": view.meta.get("indexed_at"),
+            },
+            "search": search,
+        }
+
+    def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+        """Open the index's latest version if it moved (one small request when it has not).
+
+        Args:
+            raise_errors: Raise a failure instead of noting it.
+            check_bundle: Also list the bundle and say how far the index is behind it.
+
+        Returns:
+            What the refresh did, or ``None`` when it failed quietly.
+        """
+        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+        started = time.perf_counter()
+        current = self.view
+        try:
+            newer = self.source.newer(current.dataset)  # one listing of the versions
+            fresh = current if newer is None else IndexView(newer)
+            lag = self._index_lag(fresh) if check_bundle else self._lag
+            lexical = self._check_vectors(fresh, raise_errors=False)
+        except Exception as exc:
+            self.note_failure("index refresh", f"index version {current.version}", exc)
+            if raise_errors:
+                raise
+            return None
+        with self.context.lock:
+            self.view = fresh
+            self.lexical_only = lexical
+            self._take_notes(fresh)
+            self._lag = lag
+            self.refresh_error = None
+        return RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
+
+    def read_document(self, concept: Concept) -> bytes:
+        """A concept's document: from the node cache at its indexed token, when there is one.
+
+        Args:
+            concept: A served concept.
+
+        Returns:
+            The document's bytes.
+        """
+        store = self.context.store
+        documents = getattr(self.source, "documents", None)
+        if documents is None:
+            return store.read(concept.path)
+        return bytes(
+            documents(store.location).read(
+                concept.path, concept.token, lambda: store.read(concept.path)
+            )
+        )
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _take_notes(self, view: IndexView) -> None:
+        self.notes = list(view.meta.get("diagnostics") or [])
+        if view.truncated:
+            self.notes.append(
+                "truncated: the bundle holds more than "
+                f"max_concepts={self.context.limits.max_concepts} concepts; the rest are not "
+                "in the index"
+            )
+
+    def _hybrid_vectors(self) -> Any:
+        """The index's vectors (``dense.IndexVectors``) while search is hybrid over them."""
+        return None if self.lexical_only else self.vectors
+
+    def _check_vectors(self, view: IndexView, *, raise_errors: bool) -> str | None:
+        """Check the index's vectors against the embedder; why search is lexical, or ``None``.
+
+        Raises:
+            IndexModelError: (``raise_errors``) the index holds another model's vectors.
+        """
+        semantic = self.context.semantic
+        if semantic is None:
+            return None
+        from agentkernel.knowledgebase.okf.bundleindex import dense
+
+        where = self.location
+        recorded = view.meta.get("embedder") if dense.has_vectors(view.dataset) else None
+        reason = None
+        if recorded is None:
+            reason = (
+                f"the bundle index {where} holds no vectors (it was built without an "
+                f"embedder); index it with --embedder {semantic.embedder.model_id}"
+            )
+        else:
+            try:
+                dense.check_model(recorded, semantic, where)
+            except dense.IndexModelError as exc:
+                if raise_errors:
+                    raise
+                reason = str(exc)
+        if reason is not None:
+            if reason != self.lexical_only:
+                logger.warning("OKF bundle %s: search is lexical only: %s", where, reason)
+            return reason
+        if self.vectors is None:
+            self.vectors = dense.IndexVectors(semantic)
+        return None
+
+    def _index_lag(self, view: IndexView) -> list[str]:
+        """List the bundle and say how far the index is behind it (empty when it is not)."""
+        store = self.context.store
+        listing = {f.path: f.token for f in store.walk("") if f.path.lower().endswith(".md")}
+        held = view.tokens()
+        new = sum(1 for p in listing if p not in held)
+        changed = sum(1 for p, t in listing.items() if p in held and held[p] != t)
+        gone = sum(1 for p in held if p not in listing)
+        if not (new or changed or gone):
+            return []
+        return [
+            f"the bundle index (version {view.version}, indexed at "
+            f"{view.meta.get('indexed_at', 'an unknown time')}) is behind the bundle by "
+            f"{new + changed + gone} document(s): {new} new, {changed} changed, {gone} "
+            "deleted; run 'agentkernel-kb index' to catch up"
+        ]
+
+
+def _scan_concepts(view: IndexView) -> Iterator[Concept]:
+    """Every concept row of a version, as the walk's concepts (without their body heads)."""
+    from agentkernel.knowledgebase.okf.bundleindex import rows
+
+    held = view.concepts
+    for batch in view.dataset.to_batches(columns=rows.SUMMARY_COLUMNS, batch_size=_SCAN_BATCH):
+        for row in batch.to_pylist():
+            if row.get("kind") == rows.KIND_CONCEPT and row["id"] in held:
+                yield rows.concept_from_row(row)
