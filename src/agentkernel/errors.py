@@ -16,6 +16,8 @@
     │                              a document cannot be read as an OKF concept
     ├── FrontmatterError           also a ValueError (agentkernel.knowledgebase.okf.frontmatter):
     │                              a document's frontmatter is missing or not a YAML mapping
+    ├── CacheIntegrityError        also an OSError (agentkernel.storage.nodecache): a downloaded
+    │                              object does not match what the object store said it holds
     ├── WriteConflictError         (agentkernel.storage) a conditional write lost a race: the
     │                              file changed since its token was read; retry from a fresh read
     └── KnowledgeError             (here; agentkernel.knowledgebase's) a knowledge-base failure
@@ -27,6 +29,10 @@
         ├── SQLQueryError              the database reported an error for an accepted statement
         ├── IndexConflictError         (agentkernel.knowledgebase.okf.bundleindex.indexer)
         │                              other indexers kept committing first
+        ├── IndexBundleError           (agentkernel.knowledgebase.okf.bundleindex.identity) the
+        │                              index belongs to another bundle; nothing written or served
+        ├── IndexUnavailable           (agentkernel.knowledgebase.okf.lanceview) the bundle index
+        │                              cannot be opened
         └── KnowledgeStoreError        (agentkernel.knowledgestore) a curated store refused an
             │                          operation
             └── PageConflictError      another writer changed the page first; retryable,

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from agentkernel.errors import AKError
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 20 * 2**30
@@ -47,7 +49,7 @@ _CHUNK = 1 << 20
 Writer = Callable[[BinaryIO], "FetchedObject"]
 
 
-class CacheIntegrityError(OSError):
+class CacheIntegrityError(AKError, OSError):
     """A downloaded object does not match what the object store said it holds."""
 
 
