@@ -191,11 +191,18 @@ def test_known_cycles_are_only_the_two_being_removed() -> None:
         assert {".".join(m.split(".")[:2]) for m in component} <= allowed, component
 
 
+# The root's __init__ holds the one lazy-export helper: the root is imported anyway, and the
+# manual promises that importing agentkernel.knowledgebase costs one module import.
+ROOT_INIT = SRC / "agentkernel" / "__init__.py"
+
+
 def test_no_package_init_holds_logic() -> None:
     """An ``__init__.py`` holds a docstring, imports, ``__all__`` and export tables only."""
     allowed = (ast.Expr, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.If)
     for path in sorted((SRC / "agentkernel").rglob("__init__.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if path == ROOT_INIT and isinstance(node, ast.FunctionDef):
+                continue  # the lazy-export helper: see ROOT_INIT
             assert isinstance(node, allowed), f"{path}: {type(node).__name__} at {node.lineno}"
             if isinstance(node, ast.If):
                 assert _type_checking(node), f"{path}: logic at line {node.lineno}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentkernel._lazy import lazy_exports
+from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase._limits import CutRecords
@@ -81,4 +81,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentkernel._lazy import lazy_exports
+from agentkernel import _lazy_exports
 from agentkernel.openai._tools import OpenAIToolBuilder
 
 if TYPE_CHECKING:
@@ -26,4 +26,4 @@ _HOMES = {"agentkernel.openai.module": ("OpenAIModule",)}
 
 __all__ = ["OpenAIModule", "OpenAIToolBuilder"]
 
-__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)

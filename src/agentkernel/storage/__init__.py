@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentkernel._lazy import lazy_exports
+from agentkernel import _lazy_exports
 
 if TYPE_CHECKING:
     from agentkernel.storage.base import DocumentStore, StoredFile
@@ -26,4 +26,4 @@ _HOMES: dict[str, tuple[str, ...]] = {
 
 __all__ = ["DocumentStore", "LocalDocumentStore", "S3DocumentStore", "StoredFile"]
 
-__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)
