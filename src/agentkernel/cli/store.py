@@ -99,20 +99,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    if args.sqlite:
-        from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
+    from agentkernel.knowledgestore._open import open_store
 
-        return SQLiteKnowledgeStore(args.directory)
-    from agentkernel.knowledgestore.file_store import FileKnowledgeStore
-
-    store = FileKnowledgeStore(args.directory)
-    ignored = store.ignored_files()
-    if ignored:
-        logging.getLogger(__name__).warning(
-            "%s holds %d markdown file(s) that are not this store's pages (e.g. %s): they are "
-            "not served, and the store never writes over them.",
-            args.directory,
-            len(ignored),
-            ignored[0],
-        )
-    return store
+    return open_store(args.directory, sqlite=args.sqlite)

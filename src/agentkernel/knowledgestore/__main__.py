@@ -2,17 +2,17 @@
 
 ``DIR`` is a knowledge folder (a :class:`FileKnowledgeStore`); with ``--sqlite`` the path is a
 SQLite database instead. ``--interactive`` adds ``knowledge_retire``, which asks the person
-through MCP elicitation. The ``agentkernel-kb store serve`` command calls the same function.
+through MCP elicitation. The ``agentkernel-kb store serve`` command opens the store the same way
+(:func:`~agentkernel.knowledgestore._open.open_store`).
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
-from agentkernel.knowledgestore.base import KnowledgeStore
+from agentkernel.knowledgestore._open import open_store
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -35,24 +35,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from agentkernel.mcp.store import serve_knowledge_store
 
-    store: KnowledgeStore
-    if args.sqlite:
-        from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
-
-        store = SQLiteKnowledgeStore(args.path)
-    else:
-        from agentkernel.knowledgestore.file_store import FileKnowledgeStore
-
-        store = FileKnowledgeStore(args.path)
-        ignored = store.ignored_files()
-        if ignored:
-            logging.getLogger(__name__).warning(
-                "%s holds %d markdown file(s) that are not this store's pages (e.g. %s): they "
-                "are not served, and the store never writes over them.",
-                args.path,
-                len(ignored),
-                ignored[0],
-            )
+    store = open_store(args.path, sqlite=args.sqlite)
     try:
         serve_knowledge_store(store, args.interactive)
     finally:
