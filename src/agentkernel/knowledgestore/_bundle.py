@@ -1,27 +1,21 @@
-"""How the file store lays pages out as an OKF bundle: file paths, links, the log file.
+"""How the curated store lays pages out as an OKF bundle: file paths and links.
 
 On disk, a link to a page is a relative path to its file (``../concepts/bowline.md``), which
-OKF readers and people can follow; the tools see ids (``concept/bowline``). ``log.md`` follows
-OKF's log format: date groups (``## YYYY-MM-DD``), newest first, one ``* **op**: what`` line
-per entry, the newest on top.
+OKF readers and people can follow; the tools see ids (``concept/bowline``). ``log.md`` is
+:mod:`agentkernel.bundle.logfile`'s.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from urllib.parse import unquote
 
 from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.knowledgestore.model import PageType, is_slug, link_pattern
 
 _FILE_LINK = re.compile(r"\]\(([^)\s:]+?\.md)(#[^)\s]*)?\)")
-_LOG_HEADING = re.compile(r"^## (\d{4}-\d{2}-\d{2})\s*$")
-_LOG_ENTRY = re.compile(r"^\* \*\*(?P<op>[^*]+)\*\*: (?P<rest>.*)$")
-LOG_PAGES = " — pages: "
-"""Separates an entry's description from the pages it names."""
-LOG_TITLE = "# Knowledge Base Log"
 LISTING_FILES = frozenset({"index.md", "log.md", "overview.md"})
 """The store's own files at the bundle root (``index.md`` is OKF's listing in any folder too);
 a link to an existing one is not a broken link."""
@@ -158,64 +152,3 @@ def dangling_file_links(
         Each dangling link once (see :func:`dangling_links`), in order of first appearance.
     """
     return dangling_links(file_link_targets(markdown, rel_from), is_listing)
-
-
-def log_lines(text: str) -> Iterator[tuple[str, str]]:
-    """Yield ``(date, line)`` for every entry of a ``log.md``, in file order (newest first).
-
-    Args:
-        text: The log file.
-
-    Yields:
-        The date heading an entry sits under, and the entry's line.
-    """
-    date = ""
-    for line in text.splitlines():
-        heading = _LOG_HEADING.match(line)
-        if heading:
-            date = heading.group(1)
-        elif date and line.startswith("* "):
-            yield date, line
-
-
-def split_log_line(line: str) -> tuple[str, str, list[str]] | None:
-    """Split an entry written by the store into operation, description and listed pages.
-
-    Args:
-        line: ``* **op**: what — pages: [a](..), b``.
-
-    Returns:
-        ``(op, what, items)``, or ``None`` for a line the store did not write.
-    """
-    match = _LOG_ENTRY.match(line)
-    if match is None:
-        return None
-    what, _, listed = match.group("rest").partition(LOG_PAGES)
-    items = [part.strip() for part in listed.split(",") if part.strip()]
-    return match.group("op").strip(), what, items
-
-
-def prepend_log(text: str, entry: str, today: str) -> str:
-    """Insert ``entry`` as the newest line of today's group, creating the group when needed.
-
-    Args:
-        text: The current ``log.md`` (``""`` when there is none).
-        entry: One ``* **op**: what`` line.
-        today: ``YYYY-MM-DD``.
-
-    Returns:
-        The new ``log.md``.
-    """
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        lines = [LOG_TITLE, ""]
-    first = next((i for i, line in enumerate(lines) if _LOG_HEADING.match(line)), None)
-    if first is not None and lines[first].strip() == f"## {today}":
-        lines.insert(first + 1, entry)
-    elif first is not None:
-        lines[first:first] = [f"## {today}", entry, ""]
-    else:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        lines += ["", f"## {today}", entry]
-    return "\n".join(lines).rstrip() + "\n"

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentkernel.bundle import logfile
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages, _stored
 from agentkernel.knowledgestore._cataloged import CatalogedStore
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
@@ -196,7 +197,7 @@ class PageFilesStore(CatalogedStore):
             entries = [
                 _stored.log_entry_for_tools(self._links_map, date, line)
                 for date, line in itertools.islice(
-                    _bundle.log_lines(self._read_text("log.md")), limit
+                    logfile.lines(self._read_text("log.md")), limit
                 )
             ]
         return entries
