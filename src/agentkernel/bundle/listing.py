@@ -9,9 +9,11 @@ last one. Two ways to find out:
 * :class:`FolderListing` (a :class:`~agentkernel.storage.local.LocalDocumentStore`): the
   folders' tokens ``(device, inode, mtime)``. Adding, removing or renaming an entry moves its
   folder's mtime (every write of a store is a rename into place), so a poll costs one ``stat``
-  per folder and lists only the folders that moved, re-``stat``-ing only the files that are
-  new or were replaced (a new inode, which the listing gives for free). A folder whose mtime
-  was less than :data:`RACY_SECONDS` old when it was looked at is listed again at the next
+  per folder and lists only the folders that moved; a listing that names the same entries
+  with the same inodes (which the listing gives for free) as the last one changed nothing,
+  and otherwise only the entries that are new or were replaced are ``stat``-ed. A folder
+  whose mtime was very recent when it was looked at (two kernel ticks, :data:`RACY_FINE_SECONDS`,
+  :data:`RACY_SECONDS` on a file system keeping whole seconds) is listed again at the next
   poll: a change in the same timestamp tick leaves the same mtime. An edit made in place (no
   rename) moves no folder: every :data:`FULL_SWEEP_SECONDS` a poll compares every file.
 
@@ -27,6 +29,7 @@ import os
 import stat
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agentkernel.storage.base import is_walkable
@@ -40,8 +43,22 @@ FULL_SWEEP_SECONDS = 5.0
 """How stale an edit made in place (by hand: no rename) may be before a poll sees it."""
 
 RACY_SECONDS = 2.0
-"""A folder whose mtime is this close to when it was looked at is listed again (coarse
-timestamps: a change in the same tick leaves the same mtime)."""
+"""A folder whose mtime (in whole seconds: a coarse file system) is this close to when it was
+looked at is listed again: a change in the same tick leaves the same mtime."""
+
+_COARSE_CLOCK = 5  # Linux's CLOCK_REALTIME_COARSE, the clock file timestamps are taken from
+
+
+def _tick_seconds() -> float:
+    try:
+        return time.clock_getres(_COARSE_CLOCK)
+    except (OSError, AttributeError):  # not Linux: assume the slowest kernel tick (100 Hz)
+        return 0.01
+
+
+RACY_FINE_SECONDS = 2 * min(max(_tick_seconds(), 0.001), 0.01)
+"""The same for a file system keeping sub-second mtimes, taken from the kernel's coarse clock:
+two of its ticks (the tick is 1 to 10 ms)."""
 
 _DirToken = tuple[int, int, int]  # (device, inode, mtime_ns)
 
@@ -149,9 +166,18 @@ def _dir_token(path: str) -> _DirToken | None:
     return info.st_dev, info.st_ino, info.st_mtime_ns
 
 
-def _inode_of(token: str) -> str:
-    """The inode in a local token (``"<mtime_ns>:<size>:<inode>"``, see ``file_token``)."""
-    return token.rpartition(":")[2]
+def _racy_ns(mtime_ns: int) -> int:
+    coarse = mtime_ns % 1_000_000_000 == 0
+    return int((RACY_SECONDS if coarse else RACY_FINE_SECONDS) * 1e9)
+
+
+def _raw(path: str) -> dict[str, int] | None:
+    """Every entry of a folder (hidden ones too) -> its inode; ``None``: it can't be listed."""
+    try:
+        with os.scandir(path) as entries:
+            return {entry.name: entry.inode() for entry in entries}
+    except OSError:
+        return None
 
 
 class FolderListing(Listing):
@@ -173,6 +199,7 @@ class FolderListing(Listing):
         self._dirs: dict[str, tuple[_DirToken, int]] = {}
         self._files: dict[str, dict[str, int]] = {}  # folder -> its files' names -> inodes
         self._subdirs: dict[str, set[str]] = {}  # folder -> its subfolders' names
+        self._raw: dict[str, dict[str, int]] = {}  # folder -> every entry -> inode, as listed
         self._next_sweep = -math.inf
         self._linked = False  # a symlink was met: the store's own walk decides
         self._changed: set[str] = set()
@@ -188,7 +215,7 @@ class FolderListing(Listing):
                     continue  # dropped with its parent meanwhile
                 token, seen_at = self._dirs[folder]
                 now_token = _dir_token(self._path(folder))
-                racy = token[2] >= seen_at - int(RACY_SECONDS * 1e9)
+                racy = token[2] >= seen_at - _racy_ns(token[2])
                 if now_token != token or racy:
                     self._rescan(folder, now_token)
                 if self._linked:  # met a symlink just now
@@ -234,6 +261,7 @@ class FolderListing(Listing):
         self._dirs.clear()
         self._files.clear()
         self._subdirs.clear()
+        self._raw.clear()
         self._linked = not self._scan_tree("")
         tokens: dict[str, str] = {}
         if self._linked:
@@ -272,33 +300,49 @@ class FolderListing(Listing):
     def _scan(self, folder: str) -> tuple[dict[str, int], set[str]] | None:
         """A folder's visible files (name -> inode) and subfolders; ``None``: a symlink is in it.
 
-        The inodes come with the listing (no ``stat``): a file replaced by a rename shows as a
-        new inode.
+        What was listed is kept (:meth:`_rescan` compares the next listing with it).
         """
-        files: dict[str, int] = {}
-        subdirs: set[str] = set()
-        prefix = f"{folder}/" if folder else ""
-        try:
-            with os.scandir(self._path(folder)) as entries:
-                for entry in entries:
-                    name = entry.name
-                    if name.startswith("."):
-                        continue
-                    if entry.is_symlink():
-                        return None
-                    if not is_walkable(prefix + name):
-                        continue  # the store's walk skips it too (with a diagnostic)
-                    if entry.is_dir(follow_symlinks=False):
-                        subdirs.add(name)
-                    elif entry.is_file(follow_symlinks=False):
-                        files[name] = entry.inode()
-        except OSError:
+        raw = _raw(self._path(folder))
+        if raw is None:
             return {}, set()
+        self._raw[folder] = raw
+        return self._classify(folder, raw, raw, {}, set())
+
+    def _classify(
+        self,
+        folder: str,
+        raw: dict[str, int],
+        names: Iterable[str],
+        files: dict[str, int],
+        subdirs: set[str],
+    ) -> tuple[dict[str, int], set[str]] | None:
+        """Sort ``names`` of a folder's listing ``raw`` into ``files`` and ``subdirs``.
+
+        Returns:
+            Both, or ``None`` when one is a symlink.
+        """
+        prefix = f"{folder}/" if folder else ""
+        for name in names:
+            files.pop(name, None)
+            subdirs.discard(name)
+            if name not in raw or name.startswith(".") or not is_walkable(prefix + name):
+                continue  # gone; hidden; or skipped by the store's walk too (diagnosed there)
+            try:
+                info = os.lstat(os.path.join(self._path(folder), name))
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                return None
+            if stat.S_ISDIR(info.st_mode):
+                subdirs.add(name)
+            elif stat.S_ISREG(info.st_mode):
+                files[name] = info.st_ino
         return files, subdirs
 
     def _drop(self, folder: str) -> None:
         """Forget a folder that is gone, with everything below it."""
         self._dirs.pop(folder, None)
+        self._raw.pop(folder, None)
         prefix = f"{folder}/" if folder else ""
         for name in self._files.pop(folder, {}):
             self._put(prefix + name, None)
@@ -306,12 +350,22 @@ class FolderListing(Listing):
             self._drop(prefix + name)
 
     def _rescan(self, folder: str, token: _DirToken | None) -> None:
-        """List one folder that moved: ``stat`` only files that are new or were replaced."""
+        """List one folder that moved: ``stat`` only entries that are new or were replaced."""
         seen_at = time.time_ns()
-        if token is None:
+        raw = _raw(self._path(folder)) if token is not None else None
+        if raw is None or token is None:
             self._drop(folder)
             return
-        listed = self._scan(folder)
+        last = self._raw.get(folder, {})
+        if raw == last:
+            self._dirs[folder] = (token, seen_at)
+            return
+        moved = [n for n, inode in raw.items() if last.get(n) != inode]
+        moved += [n for n in last if n not in raw]
+        known_dirs = set(self._subdirs.get(folder, set()))
+        listed = self._classify(
+            folder, raw, moved, dict(self._files.get(folder, {})), set(known_dirs)
+        )
         if listed is None:
             self._linked = True
             return
@@ -319,16 +373,15 @@ class FolderListing(Listing):
         prefix = f"{folder}/" if folder else ""
         for name in self._files.get(folder, {}).keys() - files.keys():
             self._put(prefix + name, None)
-        for name, inode in files.items():
-            known = self.tokens.get(prefix + name)
-            if known is None or _inode_of(known) != str(inode):
+        for name in moved:
+            if name in files:
                 self._put(prefix + name, self._stat_token(prefix + name))
-        known_dirs = self._subdirs.get(folder, set())
         for name in known_dirs - subdirs:
             self._drop(prefix + name)
         self._dirs[folder] = (token, seen_at)
         self._files[folder] = files
         self._subdirs[folder] = subdirs
+        self._raw[folder] = raw
         for name in sorted(subdirs - known_dirs):
             if not self._scan_tree(prefix + name):
                 self._linked = True

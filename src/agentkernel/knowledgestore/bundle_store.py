@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     import os
 
     from agentkernel.retrieval.embedders import Embedder
-    from agentkernel.storage.base import DocumentStore
+    from agentkernel.storage.base import DocumentStore, StoredFile
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +121,10 @@ class BundlePagesStore(PageFilesStore):
         Without one, writers race and the compare-and-swap decides (a lost race is retried).
         """
         return None
+
+    def _owned(self) -> bool:
+        """Whether the location is known to be the store's without looking at its files."""
+        return False
 
     def _require_owned(self, documents: DocumentStore) -> None:
         """Refuse to write where markdown the store cannot read as its pages lies.
@@ -293,8 +297,9 @@ class BundlePagesStore(PageFilesStore):
                 self._require_owned(documents)
                 yield documents
                 return
-            self._refresh(fresh=True)
-            self._require_owned(documents)  # before the lock: a refused folder gets no file
+            if not self._owned():
+                self._refresh(fresh=True)
+                self._require_owned(documents)  # before the lock: a refused folder gets no file
             with serialised:
                 if index:
                     self._index_seen = self._read_index(documents)
@@ -386,7 +391,7 @@ class BundlePagesStore(PageFilesStore):
             if current == rendered:
                 return
             try:
-                stored = documents.write_if("index.md", rendered, token)
+                stored = _write_derived(documents, "index.md", rendered, token)
             except WriteConflictError:
                 logger.debug("lost a race for index.md in %s; retrying", self._label())
                 continue
@@ -458,6 +463,13 @@ class BundlePagesStore(PageFilesStore):
 
 
 _NOTHING: builtins.list[str] = []
+
+
+def _write_derived(documents: DocumentStore, path: str, data: bytes, token: str | None) -> StoredFile:
+    """``write_if`` for a file rebuilt from the others (``index.md``): locally, no disk wait."""
+    if isinstance(documents, LocalDocumentStore):
+        return documents.write_if(path, data, token, durable=False)
+    return documents.write_if(path, data, token)
 
 
 class BundleKnowledgeStore(BundlePagesStore):

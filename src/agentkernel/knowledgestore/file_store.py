@@ -131,6 +131,10 @@ class FileKnowledgeStore(BundlePagesStore):
         return not folder or (folder in self._page_dirs and is_slug(name[:-3]))
 
     @override
+    def _owned(self) -> bool:
+        return (self._root / _ownership.MARKER_FILE).is_file()
+
+    @override
     def _require_owned(self, documents: DocumentStore) -> None:
         """Write only in a folder the store owns or adopts (see :mod:`._ownership`).
 

@@ -292,7 +292,9 @@ class LocalDocumentStore(DocumentStore):
         except (OSError, KnowledgePathError):
             return None
 
-    def write(self, path: str, data: bytes, *, overwrite: bool = True) -> StoredFile:
+    def write(
+        self, path: str, data: bytes, *, overwrite: bool = True, durable: bool = True
+    ) -> StoredFile:
         """Store ``data`` at ``path`` through a temporary file renamed into place.
 
         Args:
@@ -301,6 +303,8 @@ class LocalDocumentStore(DocumentStore):
             overwrite: When false, the file is linked into place with ``link(2)``, which
                 fails if the target exists: the check and the write are one atomic step, so
                 of concurrent writers exactly one wins.
+            durable: When false, the write does not wait for the disk (other readers see it
+                at once all the same): only for a file rebuilt from the others.
 
         Returns:
             The stored file with its new change token.
@@ -320,7 +324,7 @@ class LocalDocumentStore(DocumentStore):
         cleaned = clean_file_path(path)
         target = self._resolve(path)
         try:
-            return self._write(cleaned, target, data, overwrite)
+            return self._write(cleaned, target, data, overwrite, durable)
         except OSError as exc:
             if exc.errno in _REFUSED:
                 # the construction-time probe asks access(2), which a quota or an ACL the
@@ -333,7 +337,9 @@ class LocalDocumentStore(DocumentStore):
                 ) from exc
             raise _named(exc, cleaned) from exc
 
-    def _write(self, cleaned: str, target: str, data: bytes, overwrite: bool) -> StoredFile:
+    def _write(
+        self, cleaned: str, target: str, data: bytes, overwrite: bool, durable: bool
+    ) -> StoredFile:
         path = cleaned
         parent = os.path.dirname(target)
         try:
@@ -347,7 +353,7 @@ class LocalDocumentStore(DocumentStore):
         # someone else wrote there since (a killed writer among them?), or it is time anyway
         tidy = now - swept >= TIDY_SECONDS or _folder_token(parent) != mine
         try:
-            info = atomic_write(target, data, overwrite=overwrite, tidy=tidy)
+            info = atomic_write(target, data, overwrite=overwrite, durable=durable, tidy=tidy)
         except FileExistsError:
             if overwrite:
                 raise
@@ -380,7 +386,9 @@ class LocalDocumentStore(DocumentStore):
             info = os.fstat(handle.fileno())
             return handle.read(), file_token(info)
 
-    def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
+    def write_if(
+        self, path: str, data: bytes, token: str | None, *, durable: bool = True
+    ) -> StoredFile:
         """Store ``data`` at ``path`` only if it still has ``token`` (``None``: if absent).
 
         The check and the rename into place happen under :data:`CAS_LOCK_FILE`, a lock file
@@ -392,6 +400,7 @@ class LocalDocumentStore(DocumentStore):
             path: A bundle-relative path.
             data: The complete new content.
             token: The token of the content the change is based on, or ``None``.
+            durable: When false, the write does not wait for the disk (see :meth:`write`).
 
         Returns:
             The stored file with its new token.
@@ -403,7 +412,7 @@ class LocalDocumentStore(DocumentStore):
         self._require_writable(path)
         with locked(os.path.join(self._root, CAS_LOCK_FILE)):
             self._require_token(path, token)
-            return self.write(path, data)
+            return self.write(path, data, durable=durable)
 
     def delete_if(self, path: str, token: str) -> None:
         """Remove ``path`` only if it still has ``token``.
