@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import math
 import os
+import posixpath
 import stat
 import time
 from abc import ABC, abstractmethod
@@ -106,12 +107,24 @@ class Listing(ABC):
         """
         return False
 
-    def wrote(self, path: str, token: str | None) -> None:
+    def before_write(self, path: str) -> object:
+        """Note that this process is about to write ``path``; pass the answer to :meth:`wrote`.
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            What :meth:`wrote` needs to know about the moment before (``None`` here).
+        """
+        return None
+
+    def wrote(self, path: str, token: str | None, before: object = None) -> None:
         """Record this process's own write (``token``) or removal (``None``) of ``path``.
 
         Args:
             path: A bundle-relative path.
             token: The token the store gave the written file; ``None``: it was removed.
+            before: What :meth:`before_write` answered.
         """
         if token is None:
             if self.tokens.pop(path, None) is not None and path.endswith(".md"):
@@ -227,6 +240,39 @@ class FolderListing(Listing):
             if markdown != self._markdown:
                 self._markdown = markdown
         return changed
+
+    def before_write(self, path: str) -> object:
+        """The folder of ``path`` if nobody changed it since it was last listed, else ``None``."""
+        folder = posixpath.dirname(path)
+        recorded = self._dirs.get(folder)
+        if recorded is None:
+            return None
+        token, seen_at = recorded
+        racy = token[2] >= seen_at - _racy_ns(token[2])
+        return folder if not racy and _dir_token(self._path(folder)) == token else None
+
+    def wrote(self, path: str, token: str | None, before: object = None) -> None:
+        """Record an own write; in a folder nobody else changed, take its new token too.
+
+        The folder then needs no listing at the next poll (unless its new mtime is racy): a
+        change someone else made between :meth:`before_write` and the write itself, which
+        takes the store's compare-and-swap lock, is seen at the next full sweep.
+        """
+        super().wrote(path, token)
+        if not isinstance(before, str) or before not in self._dirs:
+            return
+        seen_at = time.time_ns()
+        new = _dir_token(self._path(before))
+        raw, files = self._raw.get(before), self._files.get(before)
+        if new is None or raw is None or files is None:
+            return
+        name = posixpath.basename(path)
+        if token is None:
+            raw.pop(name, None)
+            files.pop(name, None)
+        else:
+            raw[name] = files[name] = int(token.rpartition(":")[2])  # see ``file_token``
+        self._dirs[before] = (new, seen_at)
 
     def recheck(self, path: str) -> bool:
         token = self._stat_token(path)
@@ -360,8 +406,7 @@ class FolderListing(Listing):
         if raw == last:
             self._dirs[folder] = (token, seen_at)
             return
-        moved = [n for n, inode in raw.items() if last.get(n) != inode]
-        moved += [n for n in last if n not in raw]
+        moved = {n for n, _ in raw.items() ^ last.items()}  # new, gone or replaced
         known_dirs = set(self._subdirs.get(folder, set()))
         listed = self._classify(
             folder, raw, moved, dict(self._files.get(folder, {})), set(known_dirs)

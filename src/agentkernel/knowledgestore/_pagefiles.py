@@ -196,9 +196,7 @@ class PageFilesStore(CatalogedStore):
             self._refresh()
             entries = [
                 _stored.log_entry_for_tools(self._links_map, date, line)
-                for date, line in itertools.islice(
-                    logfile.lines(self._read_text("log.md")), limit
-                )
+                for date, line in itertools.islice(logfile.lines(self._read_text("log.md")), limit)
             ]
         return entries
 

@@ -306,16 +306,21 @@ class BundlePagesStore(PageFilesStore):
                 self._refresh(fresh=True)
                 yield documents
 
-    def _wrote(self, rel: str, token: str | None) -> None:
+    def _before(self, rel: str) -> object:
+        listing = self._listing()
+        return listing.before_write(rel) if listing is not None else None
+
+    def _wrote(self, rel: str, token: str | None, before: object = None) -> None:
         listing = self._listing()
         if listing is not None:
-            listing.wrote(rel, token)
+            listing.wrote(rel, token, before)
 
     def _write_page(self, documents: DocumentStore, page: Stored, token: str | None) -> None:
         """Write a page if its file is still at ``token``, and put it into the catalog."""
+        before = self._before(page.rel)
         written = documents.write_if(page.rel, _stored.render_page(page).encode(), token)
         self._files[page.rel] = (written.token, page)
-        self._wrote(page.rel, written.token)
+        self._wrote(page.rel, written.token, before)
         self._put(page)
         self._sync_root_ids()
 
@@ -390,13 +395,14 @@ class BundlePagesStore(PageFilesStore):
             rendered = b"".join([_stored.index_head(), *self._disk_index.encoded_chunks()])
             if current == rendered:
                 return
+            before = self._before("index.md")
             try:
                 stored = _write_derived(documents, "index.md", rendered, token)
             except WriteConflictError:
                 logger.debug("lost a race for index.md in %s; retrying", self._label())
                 continue
             self._index_written = (version, stored.token)
-            self._wrote("index.md", stored.token)
+            self._wrote("index.md", stored.token, before)
             return
         logger.warning("index.md of %s: other writers kept rewriting it", self)
 
@@ -440,8 +446,9 @@ class BundlePagesStore(PageFilesStore):
                 except FileNotFoundError:
                     current, token = b"", None
                 new = logfile.prepend(current.decode("utf-8"), entry, _pages.utc_today())
+                before = self._before("log.md")
                 stored = documents.write_if("log.md", new.encode("utf-8"), token)
-                self._wrote("log.md", stored.token)
+                self._wrote("log.md", stored.token, before)
 
             self._retrying("log.md", attempt)
 
@@ -456,8 +463,9 @@ class BundlePagesStore(PageFilesStore):
                 token = listing.tokens.get("overview.md") if listing is not None else None
                 body = self._links_map.to_disk(content, "overview.md")
                 rendered = _stored.render_overview(body).encode("utf-8")
+                before = self._before("overview.md")
                 stored = documents.write_if("overview.md", rendered, token)
-                self._wrote("overview.md", stored.token)
+                self._wrote("overview.md", stored.token, before)
 
             self._retrying("overview.md", attempt)
 
@@ -465,7 +473,9 @@ class BundlePagesStore(PageFilesStore):
 _NOTHING: builtins.list[str] = []
 
 
-def _write_derived(documents: DocumentStore, path: str, data: bytes, token: str | None) -> StoredFile:
+def _write_derived(
+    documents: DocumentStore, path: str, data: bytes, token: str | None
+) -> StoredFile:
     """``write_if`` for a file rebuilt from the others (``index.md``): locally, no disk wait."""
     if isinstance(documents, LocalDocumentStore):
         return documents.write_if(path, data, token, durable=False)

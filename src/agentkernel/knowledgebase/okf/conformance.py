@@ -29,7 +29,7 @@ from agentkernel.knowledgebase.okf.concept import (
     is_reserved,
     parse_instant,
 )
-from agentkernel.knowledgebase.okf.links import link_targets, resolve_target
+from agentkernel.bundle.links import link_targets, resolve_target
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
 from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, StoredFile

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.links import link_targets
+from agentkernel.bundle.links import link_targets
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped, search_fields
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.analysis import plain_key
