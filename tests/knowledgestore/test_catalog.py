@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentkernel.bundle import listing
 from agentkernel.knowledgestore import (
     FileKnowledgeStore,
     KnowledgeStore,
@@ -28,7 +29,6 @@ from agentkernel.knowledgestore import (
     SQLiteKnowledgeStore,
     create_knowledge_tools,
 )
-from agentkernel.bundle import listing
 from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_targets
 from agentkernel.knowledgestore._catalog import IndexLines, render_index
 from agentkernel.knowledgestore._pages import TypeRegistry

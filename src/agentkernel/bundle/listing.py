@@ -152,6 +152,7 @@ class WalkListing(Listing):
         self._listed_at = -math.inf
 
     def poll(self, *, fresh: bool = False, full: bool = False) -> list[str]:
+        """Walk the store unless the last walk is recent (see :meth:`Listing.poll`)."""
         now = time.monotonic()
         if not (fresh or full) and now - self._listed_at < self._refresh_seconds:
             return []
@@ -218,6 +219,7 @@ class FolderListing(Listing):
         self._changed: set[str] = set()
 
     def poll(self, *, fresh: bool = False, full: bool = False) -> list[str]:
+        """Compare the folders' tokens, list the moved ones (see :meth:`Listing.poll`)."""
         self._changed = set()
         due = time.monotonic() >= self._next_sweep or "" not in self._dirs
         if self._linked or full or due:
@@ -275,6 +277,7 @@ class FolderListing(Listing):
         self._dirs[before] = (new, seen_at)
 
     def recheck(self, path: str) -> bool:
+        """``stat`` one file now (see :meth:`Listing.recheck`)."""
         token = self._stat_token(path)
         if token == self.tokens.get(path):
             return False

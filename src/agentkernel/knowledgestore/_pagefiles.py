@@ -73,6 +73,12 @@ class PageFilesStore(CatalogedStore):
         self._pages_version = 0  # moves whenever a page is put or dropped
         self._ignored_cache: tuple[builtins.list[str], int, builtins.list[str]] | None = None
         self._why: dict[str, str] = {}  # a file in a page's place that is no page -> why
+        self._dir_types = {t.dir: [t] for t in self._registry.types if t.dir}
+        self._root_types = [t for t in self._registry.types if not t.dir]
+        self._files: dict[str, tuple[str, Stored | None]] = {}  # rel -> (token, page)
+        self._index_seen: tuple[bytes | None, str | None] = (None, None)
+        # what this store last wrote to index.md: (the index lines' version, its token)
+        self._index_written: tuple[int, str] | None = None
 
     def _new_pages(self, pages: Sequence[NewPage]) -> builtins.list[Stored]:
         """Validate a ``create_many`` batch and lay each page out as its file will hold it.

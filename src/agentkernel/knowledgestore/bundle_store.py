@@ -82,21 +82,6 @@ def listing_of(documents: DocumentStore, refresh_seconds: float) -> Listing:
 class BundlePagesStore(PageFilesStore):
     """The curated store over the page files of a ``DocumentStore`` (see the module)."""
 
-    def _init_bundle(
-        self,
-        page_types: Sequence[PageType] | None,
-        embedder: Embedder | str | None,
-        cache_dir: str | os.PathLike[str] | None,
-    ) -> None:
-        """Set up the empty catalog (a subclass's ``__init__`` calls it first)."""
-        self._init_page_files(page_types, embedder, cache_dir)
-        self._dir_types = {t.dir: [t] for t in self._registry.types if t.dir}
-        self._root_types = [t for t in self._registry.types if not t.dir]
-        self._files: dict[str, tuple[str, Stored | None]] = {}  # rel -> (token, page)
-        self._index_seen: tuple[bytes | None, str | None] = (None, None)
-        # what this store last wrote to index.md: (the index lines' version, its token)
-        self._index_written: tuple[int, str] | None = None
-
     # -- what a subclass supplies ----------------------------------------------------------
 
     @abstractmethod
@@ -362,9 +347,13 @@ class BundlePagesStore(PageFilesStore):
         """``index.md``'s token, and its bytes unless this store wrote it last (still)."""
         listing = self._listing()
         written = self._index_written
-        if written is not None and listing is not None and listing.recheck("index.md") is False:
-            if listing.tokens.get("index.md") == written[1]:
-                return None, written[1]
+        if (
+            written is not None
+            and listing is not None
+            and not listing.recheck("index.md")
+            and listing.tokens.get("index.md") == written[1]
+        ):
+            return None, written[1]  # what it holds is what this store wrote: not read
         try:
             return documents.read_versioned("index.md")
         except FileNotFoundError:
@@ -512,7 +501,7 @@ class BundleKnowledgeStore(BundlePagesStore):
             KnowledgeStoreError: An invalid page type declaration.
         """
         self._documents = documents
-        self._init_bundle(page_types, embedder, cache_dir)
+        self._init_page_files(page_types, embedder, cache_dir)
         self._the_listing = listing_of(documents, refresh_seconds)
 
     @property

@@ -81,16 +81,16 @@ class FileKnowledgeStore(BundlePagesStore):
         Args:
             knowledge_dir: The folder; created on the first write.
             page_types: Declared page types, besides the built-ins.
-            embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
-                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
-                URL. ``None``: lexical only, and no embedding code is imported.
-            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
+            embedder: An :class:`~agentkernel.retrieval.Embedder`, or a name, model folder
+                or endpoint URL, which makes ``search()`` hybrid (lexical and dense scores
+                fused); ``None`` keeps it lexical and imports no embedding code.
+            cache_dir: Where vectors are cached (:mod:`agentkernel.retrieval.vectorcache`).
 
         Raises:
             KnowledgeStoreError: An invalid page type declaration.
         """
         self._root = Path(knowledge_dir)
-        self._init_bundle(page_types, embedder, cache_dir)
+        self._init_page_files(page_types, embedder, cache_dir)
         self._folder: FolderListing | None = None  # opened once the folder exists
 
     @property
