@@ -142,7 +142,8 @@ class FileKnowledgeStore(BundlePagesStore):
         """
         if (self._root / _ownership.MARKER_FILE).is_file():
             return
-        if _ownership.require_owned(self._root, self._in_layout, self._recogniser()):
+        found = self._markdown_files()
+        if _ownership.require_owned(self._root, found, self._in_layout, self._recogniser()):
             _ownership.claim(self._root, atomic_write)
 
 
