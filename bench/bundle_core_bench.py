@@ -68,13 +68,14 @@ def _worker(pages: int, folder: Path) -> dict[str, float]:
     store = FileKnowledgeStore(folder)
     store.list()  # loads the catalog: not timed
     times: dict[str, list[float]] = {op: [] for op in OPS}
-    cpu: dict[str, list[float]] = {op: [] for op in OPS}
+    cpu: dict[str, float] = dict.fromkeys(OPS, 0.0)  # user CPU of all calls of each operation
 
     def timed(op: str, call: Any) -> None:
-        start, start_cpu = time.perf_counter(), os.times().user
+        start_cpu = os.times().user  # 10 ms ticks: summed over an operation's calls, then split
+        start = time.perf_counter()
         call()
-        cpu[op].append(os.times().user - start_cpu)
         times[op].append(time.perf_counter() - start)
+        cpu[op] += os.times().user - start_cpu
 
     for k in range(100):
         n = pages + k
@@ -93,7 +94,7 @@ def _worker(pages: int, folder: Path) -> dict[str, float]:
     for n in [rng.randrange(pages) for _ in range(200)]:
         timed("read", lambda n=n: store.read(f"concept/p{n}"))
     result = {op: statistics.median(values) * 1000 for op, values in times.items()}
-    result.update({f"{op} user": sum(values) * 1000 / len(values) for op, values in cpu.items()})
+    result.update({f"{op} user": cpu[op] * 1000 / len(times[op]) for op in OPS})
     return result
 
 
@@ -143,7 +144,10 @@ def main() -> None:
     print("|---|" + "---|" * len(keys))
     for name, values in medians.items():
         print(f"| {name} | " + " | ".join(f"{values[key]:.3f}" for key in keys) + " |")
-    ratio = {key: medians["this tree"][key] / medians["before"][key] for key in keys}
+    ratio = {
+        key: medians["this tree"][key] / medians["before"][key] if medians["before"][key] else 0.0
+        for key in keys
+    }
     print("| this / before | " + " | ".join(f"{ratio[key]:.2f}x" for key in keys) + " |")
     print("\nPer round (this / before):")
     for number in range(args.rounds):
