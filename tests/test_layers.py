@@ -21,6 +21,7 @@ LAYERS: dict[str, int] = {
     "agentkernel": 0,  # the root package, its lazy-export helper
     "agentkernel.errors": 0,
     "agentkernel.storage": 10,
+    "agentkernel.bundle": 15,  # the on-disk format under OKF and the curated store
     "agentkernel.retrieval": 20,
     "agentkernel.knowledgebase.model": 25,
     "agentkernel.knowledgebase.errors": 25,
@@ -176,6 +177,20 @@ def test_imports_point_downwards() -> None:
 
 def test_storage_imports_nothing_above_it() -> None:
     assert not {(a, b) for a, b in upward() if a.startswith("agentkernel.storage")}
+
+
+def test_okf_and_the_curated_store_share_the_bundle_core() -> None:
+    """Both read links and the log through ``agentkernel.bundle``; it imports neither."""
+    edges = graph()
+    users = {
+        name
+        for name, targets in edges.items()
+        if any(t.startswith("agentkernel.bundle") for t in targets)
+    }
+    assert any(u.startswith("agentkernel.knowledgebase.okf") for u in users)
+    assert any(u.startswith("agentkernel.knowledgestore") for u in users)
+    below = {t for n, ts in edges.items() if n.startswith("agentkernel.bundle") for t in ts}
+    assert all(t.startswith(("agentkernel.storage", "agentkernel.errors")) for t in below), below
 
 
 def test_no_import_cycles() -> None:
