@@ -325,13 +325,14 @@ class SQLManager(SQLBackend):
             self.connect()
             worker = self._worker
         assert worker is not None
+        worker.start()  # a new process's start-up is not the query's time
         deadline = self._deadline_at()
         sql, values = compiled(self.engine.dialect, guarded.sql, params)
         query_kind = guarded.kind in ("select", "values")
         try:
             return worker.read(
                 deadline,
-                (sql, values, guarded.query if query_kind else ""),
+                (sql, values, guarded.query),
                 self.max_result_bytes if query_kind else None,
                 cap + 1 if query_kind else None,
                 (cap, row_cap, self._source_label()),
@@ -352,6 +353,7 @@ class SQLManager(SQLBackend):
         """
         if self._worker is not None:
             sql, values = compiled(self.engine.dialect, sql, params)
+            self._worker.start()
             try:
                 columns, rows = self._worker.request(self._deadline_at(), "run", sql, values, cap)
             except WorkerTimeout as exc:

@@ -186,6 +186,19 @@ class DuckDBProcess:
             except (WorkerTimeout, SQLQueryError):
                 logger.debug("closing a DuckDB result failed", exc_info=True)
 
+    def start(self) -> None:
+        """Start the worker unless it runs; called before a query's time limit starts.
+
+        Raises:
+            SQLQueryError: The worker could not open the database.
+        """
+        if not self._lock.acquire(timeout=START_SECONDS):
+            raise SQLQueryError("The duckdb worker stayed busy; try again.")
+        try:
+            self._started()
+        finally:
+            self._lock.release()
+
     def stop(self) -> None:
         """End the worker (it exits when its input closes; killed if it does not)."""
         with self._lock:
