@@ -379,17 +379,17 @@ class SQLManager(SQLBackend):
         """
         query_kind = guarded.kind in ("select", "values")
         server_side = self.backend == "postgresql" and query_kind
-        outer_limit = None
-        with self._cursor(name="ak_result" if server_side else None, check=guarded) as cursor:
+        described: list[Any] = []  # the query's columns, when the check described them
+        with self._cursor(
+            name="ak_result" if server_side else None, check=guarded, described=described
+        ) as cursor:
             deadline = self._deadline_at()  # for reading; the session's own limits run already
             shape = None
             if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
-                shape = self._shape(cursor, guarded.sql)
+                shape = self._shape(cursor, guarded.sql, described)
                 shape = shape if shape is not None and any(shape.cut) else None  # all fixed
             if shape is not None:
-                cursor.execute(bounded.wrapped_sql(self.backend, guarded.sql, shape, outer_limit))
-            elif outer_limit is not None and guarded.has_own_limit:
-                cursor.execute(f"SELECT * FROM ({guarded.sql}) AS ak_result LIMIT {outer_limit}")
+                cursor.execute(bounded.wrapped_sql(self.backend, guarded.sql, shape))
             else:
                 cursor.execute(guarded.sql)
             if cursor.description is None:
@@ -397,14 +397,15 @@ class SQLManager(SQLBackend):
             columns = shape.names if shape else [str(column[0]) for column in cursor.description]
             return self._records(columns, cursor.fetchmany, cap, row_cap, shape, deadline)
 
-    def _shape(self, cursor: Any, sql: str) -> bounded.Shape | None:
-        """The columns of a query, read without a row."""
-        return self._probe(cursor, sql)
+    def _shape(self, cursor: Any, sql: str, described: list[Any]) -> bounded.Shape | None:
+        """The columns of a query, as the check described them, else read without a row.
 
-    def _probe(self, cursor: Any, sql: str) -> bounded.Shape | None:
-        """A named cursor runs one statement only: it probes on a plain one."""
+        A named cursor runs one statement only: it probes on a plain one.
+        """
         probe = bounded.probe_sql(sql)
-        if getattr(cursor, "name", None):  # a server-side cursor runs one statement only
+        if described:
+            description = described
+        elif getattr(cursor, "name", None):  # a server-side cursor runs one statement only
             with cursor.connection.cursor() as plain:
                 plain.execute(probe)
                 description = plain.description
@@ -448,7 +449,10 @@ class SQLManager(SQLBackend):
 
     @contextlib.contextmanager
     def _cursor(
-        self, name: str | None = None, check: GuardedStatement | None = None
+        self,
+        name: str | None = None,
+        check: GuardedStatement | None = None,
+        described: list[Any] | None = None,
     ) -> Iterator[Any]:
         """A DB-API cursor on a pooled connection, under the time limit, errors translated.
 
@@ -459,7 +463,8 @@ class SQLManager(SQLBackend):
         would add about half the cost of a local query, are skipped. The statement is
         executed without a parameter collection, so a ``%`` in a literal is never taken for
         a placeholder. ``name`` opens a server-side cursor (PostgreSQL). ``check``: the
-        accepted statement whose calls the server resolves, checked first (PostgreSQL).
+        accepted statement whose calls the server resolves, checked first (PostgreSQL);
+        ``described`` receives its columns when the check described them (psycopg 3).
         """
         engine = self.engine
         dbapi = engine.dialect.loaded_dbapi
@@ -470,8 +475,10 @@ class SQLManager(SQLBackend):
         deadline = Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
         try:
             with deadline:
-                if check is not None and check.query:
-                    self._check_resolved(connection.dbapi_connection, check.query)
+                if check is not None and check.query and self._resolver is not None:
+                    columns = self._resolver.check(connection.dbapi_connection, check.query)
+                    if described is not None and columns and check.query == check.sql:
+                        described.extend(columns)
                 cursor = connection.cursor(name) if name else connection.cursor()
                 try:
                     if self.backend in ("mysql", "mariadb"):
@@ -501,11 +508,6 @@ class SQLManager(SQLBackend):
             ) from exc
         finally:
             connection.close()  # back to the pool, which rolls the transaction back
-
-    def _check_resolved(self, dbapi_connection: Any, query: str) -> None:
-        """The second judge: what the database resolves the accepted query's names to."""
-        if self._resolver is not None:
-            self._resolver.check(dbapi_connection, query)
 
     def _scrub(self, exc: BaseException) -> str:
         return scrub_path(first_line(exc), self.backend, self.url.database or "")
