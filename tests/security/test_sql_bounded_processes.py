@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder  # noqa:
 from agentkernel.knowledgebase.sql import SQLManager  # noqa: E402
 
 DATABASE = "kb_bounded"
+HANG = 8.0  # seconds: only a statement whose client waited for the server takes this long
 HOSTILE_DUCKDB = {
     "repeat": "SELECT repeat('x', 300000000) AS big",
     "string_agg": "SELECT string_agg('xxxxxxxxxx', '') AS s FROM range(30000000)",
@@ -150,3 +152,23 @@ def test_postgres_a_huge_value_is_cut_in_the_server(postgres_reader: str) -> Non
     row = rows[0]["metadata"]["row"]
     assert row["n"] == 1 and row["big"].endswith("[... cut at 500,000 characters]")
     assert rows[0]["metadata"]["values_cut"] == ["big"]
+
+
+def test_postgres_a_value_built_in_one_long_call_is_dropped_at_the_deadline(
+    postgres_reader: str,
+) -> None:
+    # string_agg of 300 MB: the backend sees the cancel only when the value is built (17 s
+    # against a 5 s limit before); the client drops the connection 0.5 s after the deadline
+    statement = "SELECT string_agg(repeat('x', 1000), '') AS s FROM generate_series(1, 300000)"
+    with SQLManager(postgres_reader, timeout_seconds=1) as kb:
+        kb.query("SELECT 1 AS warm")
+        read_kb = KnowledgeBuilder([kb]).build()[1]
+        started = time.monotonic()
+        out = read_kb("sql", statement)
+        elapsed = time.monotonic() - started
+        assert out == (
+            "Error from backend 'sql' during query: The statement was stopped after "
+            "timeout_seconds=1; ask for less (a narrower WHERE, fewer joins, a LIMIT)."
+        )
+        assert elapsed < HANG
+        assert read_kb("sql", "SELECT 42 AS answer").startswith("- answer: 42")

@@ -498,6 +498,8 @@ class SQLManager(SQLBackend):
             ) or engine.dialect.is_disconnect(exc, connection.dbapi_connection, None)
             if lost:
                 connection.invalidate(exc)
+                if deadline.fired:  # the deadline dropped the connection
+                    raise SQLQueryError(self._timeout_message()) from exc
                 raise SQLQueryError(
                     f"Could not reach the {self.backend} database: {self._scrub(exc)}"
                 ) from exc
