@@ -29,7 +29,7 @@ Limits (``agentkernel.knowledgebase._limits``, what they guarantee in ``docs/sql
 statement is stopped after ``timeout_seconds`` (default 30 s) where its work runs
 (PostgreSQL's ``statement_timeout`` and a client cancel; SQLite's progress handler; DuckDB's
 ``interrupt()``, then the kill of its process), rows are read in batches (a server-side
-cursor on PostgreSQL) and cut at a row cap and at ``max_result_bytes`` (default 1 MB of
+cursor on PostgreSQL unless the result is small by construction, ``bounded.small``) and cut at a row cap and at ``max_result_bytes`` (default 1 MB of
 record text), long values are cut in the database (``_sql.bounded``), and a notice says what
 was cut. DuckDB runs in a process of its own (``_sql.duckdb_process``, started on the first
 query), whose memory may grow only ``worker_memory_mb`` above its idle state and which is
@@ -379,10 +379,13 @@ class SQLManager(SQLBackend):
         """
         query_kind = guarded.kind in ("select", "values")
         server_side = self.backend == "postgresql" and query_kind
+
+        def cursor_name(columns: list[Any]) -> str | None:  # server-side unless small
+            small = guarded.limit_appended and bounded.small(cap, self.max_result_bytes, columns)
+            return "ak_result" if server_side and not small else None
+
         described: list[Any] = []  # the query's columns, when the check described them
-        with self._cursor(
-            name="ak_result" if server_side else None, check=guarded, described=described
-        ) as cursor:
+        with self._cursor(name=cursor_name, check=guarded, described=described) as cursor:
             deadline = self._deadline_at()  # for reading; the session's own limits run already
             shape = None
             if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
@@ -450,7 +453,7 @@ class SQLManager(SQLBackend):
     @contextlib.contextmanager
     def _cursor(
         self,
-        name: str | None = None,
+        name: str | Callable[[list[Any]], str | None] | None = None,
         check: GuardedStatement | None = None,
         described: list[Any] | None = None,
     ) -> Iterator[Any]:
@@ -462,7 +465,8 @@ class SQLManager(SQLBackend):
         connection goes back, and the SQLAlchemy ``Connection``/``Result`` layers, which
         would add about half the cost of a local query, are skipped. The statement is
         executed without a parameter collection, so a ``%`` in a literal is never taken for
-        a placeholder. ``name`` opens a server-side cursor (PostgreSQL). ``check``: the
+        a placeholder. ``name`` opens a server-side cursor (PostgreSQL), or decides it from
+        the columns the check described. ``check``: the
         accepted statement whose calls the server resolves, checked first (PostgreSQL);
         ``described`` receives its columns when the check described them (psycopg 3).
         """
@@ -479,6 +483,8 @@ class SQLManager(SQLBackend):
                     columns = self._resolver.check(connection.dbapi_connection, check.query)
                     if described is not None and columns and check.query == check.sql:
                         described.extend(columns)
+                if callable(name):
+                    name = name(described or [])
                 cursor = connection.cursor(name) if name else connection.cursor()
                 try:
                     if self.backend in ("mysql", "mariadb"):

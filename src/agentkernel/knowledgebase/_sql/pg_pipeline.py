@@ -5,6 +5,8 @@
 immutable functions on constant arguments). With psycopg 3 both come from one round trip of
 the extended protocol, sent as one pipeline:
 
+0. ``BEGIN READ ONLY`` when the connection is idle (the transaction the query then runs in:
+   psycopg sees it open and sends no ``BEGIN`` of its own);
 1. ``SELECT set_config(...)`` turns ``debug_print_parse`` on (``client_min_messages = log``,
    ``debug_pretty_print`` off), local to the transaction;
 2. ``Parse`` of the query as the unnamed statement: the server analyses it and sends its
@@ -14,9 +16,9 @@ the extended protocol, sent as one pipeline:
 5. ``Sync``.
 
 The unnamed statement is never executed (the next ``Parse`` of psycopg replaces it). This
-replaces ``PREPARE`` / ``DEALLOCATE`` in a batch plus a ``SELECT * FROM (...) LIMIT 0`` probe
-(which is planned, so it could only run after the check): one round trip instead of two, and
-no planning.
+replaces ``BEGIN``, ``PREPARE`` / ``DEALLOCATE`` in a batch and a ``SELECT * FROM (...) LIMIT
+0`` probe (which is planned, so it could only run after the check): one round trip instead of
+three, and no planning.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ def analyse(dbapi_connection: Any, query: str) -> list[tuple[str, int, None, int
         raise psycopg.InterfaceError("the connection is busy or in a failed transaction")
     pgconn.enter_pipeline_mode()
     try:
+        if before == pq.TransactionStatus.IDLE:
+            pgconn.send_query_params(b"BEGIN READ ONLY", None)
         pgconn.send_query_params(_ON, None)
         pgconn.send_prepare(b"", query.encode(encoding))
         pgconn.send_describe_prepared(b"")
@@ -75,7 +79,7 @@ def analyse(dbapi_connection: Any, query: str) -> list[tuple[str, int, None, int
     for result in results:
         if result.status == pq.ExecStatus.FATAL_ERROR:
             raise psycopg.errors.error_from_result(result, encoding=encoding)
-    described = results[2]
+    described = results[3 if before == pq.TransactionStatus.IDLE else 2]
     return [
         (described.fname(i).decode(encoding), described.ftype(i), None, described.fsize(i))
         for i in range(described.nfields)
