@@ -213,13 +213,16 @@ class DuckDBProcess:
         package_root = str(Path(agentkernel.__file__).resolve().parent.parent)
         path = os.environ.get("PYTHONPATH", "")
         env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agentkernel.knowledgebase._sql.duckdb_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-        )
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "agentkernel.knowledgebase._sql.duckdb_worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise SQLQueryError(f"Could not start the duckdb worker process: {exc}") from exc
         self._process = process
         self._finalizer = weakref.finalize(self, _end, process)
         try:
