@@ -38,7 +38,10 @@ _OFF = (b"RESET debug_print_parse", b"RESET client_min_messages", b"RESET debug_
 def supported(dbapi_connection: Any) -> bool:
     """Whether the connection is psycopg 3's, whose libpq has pipeline mode (PostgreSQL 14+)."""
     pgconn = getattr(dbapi_connection, "pgconn", None)
-    return pgconn is not None and hasattr(pgconn, "enter_pipeline_mode")
+    if pgconn is None or not hasattr(pgconn, "enter_pipeline_mode"):
+        return False
+    pipeline = getattr(importlib.import_module("psycopg"), "Pipeline", None)
+    return bool(pipeline is not None and pipeline.is_supported())  # libpq 14 or later
 
 
 def analyse(dbapi_connection: Any, query: str) -> list[tuple[str, int, None, int]]:
