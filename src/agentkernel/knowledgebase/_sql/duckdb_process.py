@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import agentkernel
 from agentkernel.knowledgebase import _limits
 from agentkernel.knowledgebase._sql.duckdb_worker import FRAME
 from agentkernel.knowledgebase._sql.records import row_to_record
@@ -210,7 +209,7 @@ class DuckDBProcess:
         if self._process is not None and self._process.poll() is None:
             return self._process
         self._stop()
-        package_root = str(Path(agentkernel.__file__).resolve().parent.parent)
+        package_root = str(Path(__file__).resolve().parents[3])  # the folder holding agentkernel
         path = os.environ.get("PYTHONPATH", "")
         env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
         try:
