@@ -98,6 +98,11 @@ def _worker(url: str, statement: str) -> None:
         first = _child(manager)
         if first is not None:
             child_idle = _kib(first, "VmRSS")
+        if statement.startswith("trips:"):  # 20 to warm up, then N more, for strace to count
+            count, small = statement.removeprefix("trips:").split(":", 1)
+            for _ in range(20 + int(count)):
+                manager.query(small)
+            return
         if statement.startswith("latency:"):  # the cost of a small query, median of 200
             small = statement.removeprefix("latency:")
             times = []
@@ -159,7 +164,7 @@ def _postgres(folder: Path) -> tuple[str, list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--previous", default="/work/main/src", help="the other tree's src")
-    parser.add_argument("--only", choices=["cases", "latency"], help="run one table only")
+    parser.add_argument("--only", choices=["cases", "latency", "trips"], help="run one table only")
     parser.add_argument("--repeat", type=int, default=1, help="latency runs per cell")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -180,10 +185,12 @@ def main() -> None:
         "postgresql": pg_url,
     }
     try:
-        if args.only != "latency":
+        if args.only in (None, "cases"):
             _cases(args.previous, urls)
-        if args.only != "cases":
+        if args.only in (None, "latency"):
             _latency(args.previous, urls, args.repeat)
+        if args.only in (None, "trips") and shutil.which("strace"):
+            _trips(args.previous, urls["postgresql"])
     finally:
         subprocess.run(stop, capture_output=True, check=False)
         shutil.rmtree(folder, ignore_errors=True)
@@ -212,6 +219,37 @@ def _latency(previous: str, urls: dict[str, str], repeat: int) -> None:
         now_ms, before_ms = statistics.median(now), statistics.median(before)
         print(f"| {backend} | {now_ms:.2f} | {before_ms:.2f} | {now_ms / before_ms:.2f}x |",
               flush=True)  # fmt: skip
+
+
+TRIPS = {
+    "LIMIT appended by the guard": "SELECT 1 AS n, 'a' AS s UNION ALL SELECT 2, 'b' ORDER BY n",
+    "own LIMIT": "SELECT 1 AS n, 'a' AS s UNION ALL SELECT 2, 'b' ORDER BY n LIMIT 2",
+}
+
+
+def _sends(src: str, url: str, statement: str) -> int:
+    """``sendto`` calls of one worker process (each starts a round trip to the server)."""
+    env = {**os.environ, "PYTHONPATH": f"{src}:{ROOT}"}
+    done = subprocess.run(
+        ["strace", "-f", "-qq", "-c", "-e", "trace=sendto", sys.executable, __file__,
+         "--worker", url, statement],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    for line in done.stderr.splitlines():
+        if line.rstrip().endswith("sendto"):
+            return int(line.split()[3])
+    return 0
+
+
+def _trips(previous: str, url: str) -> None:
+    """Round trips to PostgreSQL per query (sends of 100 queries, less those of none)."""
+    print("\n| PostgreSQL round trips per query | this tree | previous |\n|---|---|---|")
+    for name, small in TRIPS.items():
+        cells = []
+        for src in (str(ROOT / "src"), previous):
+            runs = [_sends(src, url, f"trips:{n}:{small}") for n in (0, 100)]
+            cells.append(f"{(runs[1] - runs[0]) / 100:.1f}")
+        print(f"| {name} | {cells[0]} | {cells[1]} |", flush=True)
 
 
 if __name__ == "__main__":
