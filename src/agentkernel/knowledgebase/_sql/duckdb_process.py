@@ -41,6 +41,7 @@ GRACE_SECONDS = 0.5  # after the deadline, for the worker's interrupt() before i
 START_SECONDS = 60.0  # for a new worker to import DuckDB and open the file
 MAX_ANSWER_BYTES = 256 * 2**20  # a larger answer is a broken worker
 DEFAULT_MEMORY_MB = 100
+FIRST_ROWS = 16  # rows the answer to a query brings (take_rows asks for 16 first when capped)
 
 
 class WorkerTimeout(Exception):
@@ -158,9 +159,21 @@ class DuckDBProcess:
         """
         sql, params, check = query
         cap, row_cap, source = rows
-        columns = self.request(deadline, "query", sql, params, check, max_bytes, outer_limit)
+        first = min(cap + 1, FIRST_ROWS) if max_bytes else cap + 1
+        columns, buffered, ended = self.request(
+            deadline, "query", sql, params, check, max_bytes, outer_limit, first
+        )
         if not columns:
             return []
+
+        def fetchmany(count: int) -> list[tuple[list[Any], list[str]]]:
+            """Rows the query's answer brought first, then more from the worker."""
+            nonlocal buffered
+            batch: list[tuple[list[Any], list[str]]] = buffered[:count]
+            buffered = buffered[count:]
+            if len(batch) < count and not ended:
+                batch += self.request(deadline, "fetch", count - len(batch))
+            return batch
 
         def to_record(item: tuple[list[Any], list[str]], number: int) -> Record:
             values, cut = item
@@ -171,7 +184,7 @@ class DuckDBProcess:
 
         try:
             return _limits.take_rows(
-                lambda count: self.request(deadline, "fetch", count),
+                fetchmany,
                 to_record,
                 max_rows=cap,
                 max_bytes=max_bytes,
@@ -180,7 +193,7 @@ class DuckDBProcess:
             )
         finally:
             try:
-                if self._process is not None:  # not when a timeout killed it
+                if self._process is not None and not ended:  # not after a kill or the end
                     self.request(time.monotonic() + START_SECONDS, "close")
             except (WorkerTimeout, SQLQueryError):
                 logger.debug("closing a DuckDB result failed", exc_info=True)
@@ -212,6 +225,9 @@ class DuckDBProcess:
         package_root = str(Path(__file__).resolve().parents[3])  # the folder holding agentkernel
         path = os.environ.get("PYTHONPATH", "")
         env = {**os.environ, "PYTHONPATH": package_root + (os.pathsep + path if path else "")}
+        # one malloc arena: glibc reserves 64 MB of address space for each arena it adds
+        # when threads contend, which the worker's address-space bound would count
+        env["MALLOC_ARENA_MAX"] = "1"
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "agentkernel.knowledgebase._sql.duckdb_worker"],

@@ -96,6 +96,9 @@ class Worker:
         self.max_bytes: int | None = None
         self.used = 0
         self.connection.execute("SELECT 1").fetchall()  # warm, so idle is idle
+        from agentkernel.knowledgebase import _limits
+
+        _limits.at_deadline(3600.0, lambda: None)()  # the watchdog's thread starts now
         if memory_mb:
             bound = _vm_bytes() + int(memory_mb) * 2**20
             resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
@@ -119,8 +122,14 @@ class Worker:
         check: str,
         max_bytes: int | None,
         outer_limit: int | None,
-    ) -> list[str]:
-        """Judge, probe and start reading a query; its column names."""
+        first: int = 0,
+    ) -> tuple[list[str], list[tuple[list[Any], list[str]]], bool]:
+        """Judge, probe and start reading a query.
+
+        Returns:
+            Its column names, its first ``first`` rows (as :meth:`do_fetch`) and whether the
+            result ended with them (then it is closed already).
+        """
         self.do_close()
         if check:
             self.resolve.check(self.catalog, check, self.allowed)
@@ -147,8 +156,14 @@ class Worker:
         self.cursor.execute(run, params or None)
         self.shape, self.max_bytes, self.used = shape, max_bytes, 0
         if self.cursor.description is None:
-            return []
-        return shape.names if shape else [str(c[0]) for c in self.cursor.description]
+            self.do_close()
+            return [], [], True
+        names = shape.names if shape else [str(c[0]) for c in self.cursor.description]
+        rows = self.do_fetch(first) if first else []
+        ended = self.cursor is None or (first > 0 and len(rows) < first)
+        if ended:
+            self.do_close()
+        return names, rows, ended
 
     def do_fetch(self, count: int) -> list[tuple[list[Any], list[str]]]:
         """Up to ``count`` rows: each row's JSON-safe values and the names of those cut."""
