@@ -31,9 +31,10 @@ statement is stopped after ``timeout_seconds`` (default 30 s) where its work run
 ``interrupt()``, then the kill of its process), rows are read in batches (a server-side
 cursor on PostgreSQL unless the result is small by construction, ``bounded.small``) and
 cut at a row cap and at ``max_result_bytes`` (default 1 MB of record text), long values are
-cut in the database (``_sql.bounded``), and a notice says what was cut. DuckDB runs in a process of its own (``_sql.duckdb_process``, started on the first
-query), whose memory may grow only ``worker_memory_mb`` above its idle state and which is
-killed and started again when a query overruns its limit.
+cut in the database (``_sql.bounded``), and a notice says what was cut. DuckDB runs in a
+process of its own (``_sql.duckdb_process``, started on the first query), whose memory may
+grow only ``worker_memory_mb`` above its idle state and which is killed and started again
+when a query overruns its limit.
 
 Every transaction is rolled back, never committed. Other dialects are refused at
 construction unless ``enforce_session_read_only=False`` (then only the guard and the rollback
