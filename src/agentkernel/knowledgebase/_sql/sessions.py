@@ -124,11 +124,13 @@ def postgres_session(
         )
         if int(version or 0) >= 140000:
             settings.append("SET client_connection_check_interval = 1000")
-        cursor.execute("; ".join(settings))
+        # committed in the same round trip: the session's own idle_in_transaction timeout
+        # (as short as timeout_seconds) must not end it between the settings and the commit
+        cursor.execute("; ".join([*settings, "COMMIT"]))
     finally:
         if not dbapi_connection.closed:
             cursor.close()
-    dbapi_connection.commit()
+    dbapi_connection.commit()  # nothing left to commit with psycopg 3; psycopg2 tracks its own
     for attribute in ("read_only", "readonly"):  # psycopg 3, psycopg2 / asyncpg adapter
         if hasattr(dbapi_connection, attribute):
             setattr(dbapi_connection, attribute, True)
