@@ -48,7 +48,9 @@ def _get_controller() -> Any:
     if not _looked:
         _looked = True
         try:
-            from threadpoolctl import ThreadpoolController
+            from threadpoolctl import (  # type: ignore[import-not-found,unused-ignore]
+                ThreadpoolController,
+            )
 
             _controller = ThreadpoolController()
         except Exception as exc:  # missing, or a library it cannot read: leave BLAS alone
