@@ -196,17 +196,7 @@ class MiniLMEmbedder:
         self._layers = tuple(layers)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed texts into unit vectors.
-
-        Args:
-            texts: The texts.
-
-        Returns:
-            One vector per text.
-
-        Raises:
-            EmbedderError: The model failed.
-        """
+        """:meth:`embed_array` as lists of floats, for the ``Embedder`` protocol."""
         rows: list[list[float]] = self.embed_array(texts).tolist()
         return rows
 
