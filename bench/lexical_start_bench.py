@@ -87,8 +87,12 @@ def _inner(src: Path, script: str, bundle: Path) -> tuple[float, float]:
 def _cli(src: Path, bundle: Path, cache: str) -> tuple[float, float]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    # lexical: hybrid is the default where the embeddings extra is installed (issue 26)
+    lexical = (
+        ["--lexical"] if "--lexical" in (src / "agentkernel/cli/_bundle.py").read_text() else []
+    )
     subprocess.run(
-        [sys.executable, "-m", "agentkernel.cli", "search", str(bundle), QUERY],
+        [sys.executable, "-m", "agentkernel.cli", "search", str(bundle), QUERY, *lexical],
         env=_env(src, cache),
         capture_output=True,
         check=True,

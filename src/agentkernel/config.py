@@ -48,7 +48,10 @@ class OKFDatabaseConfig(BaseModel):
         embedder: Makes search hybrid: ``default`` (the packaged all-MiniLM-L6-v2, the
             ``embeddings`` extra), a sentence-transformers model folder (relative to the
             config file), or ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint, key
-            from ``AGENTKERNEL_EMBEDDINGS_API_KEY``). ``None``: lexical search.
+            from ``AGENTKERNEL_EMBEDDINGS_API_KEY``). ``lexical`` or ``null``: lexical
+            search. Left out (``auto``): hybrid with ``default`` when the ``embeddings``
+            extra and the model package are installed, else lexical; with ``index:``, the
+            index decides (its vectors come from ``agentkernel-kb index --embedder``).
         vector_cache: The vector cache folder (relative to the config file); ``None`` for
             ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
         consumer: Agents that read the bundle.
@@ -65,7 +68,7 @@ class OKFDatabaseConfig(BaseModel):
     index: str | None = None
     index_options: dict[str, str] = Field(default_factory=dict)
     index_fallback: Literal["walk"] | None = None
-    embedder: str | None = None
+    embedder: str | None = "auto"
     vector_cache: str | None = None
     consumer: list[str] = Field(default_factory=list)
     producer: list[str] = Field(default_factory=list)
@@ -75,7 +78,7 @@ class OKFDatabaseConfig(BaseModel):
     @classmethod
     def _not_blank_or_null(cls, value: str | None) -> str | None:
         if value is not None and not value.strip():
-            raise ValueError("must not be empty (leave it out for lexical search)")
+            raise ValueError("must not be empty (write lexical for lexical search)")
         return value.strip() if value is not None else None
 
     @field_validator("type", "uri")

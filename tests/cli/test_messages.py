@@ -189,13 +189,14 @@ def test_search_schema_and_ask_say_how_many_files_were_skipped(plain: Path) -> N
         "plain: 8 file(s) skipped (8 no YAML frontmatter); run 'agentkernel-kb check "
         f"{plain.resolve()}' to see each file and the rule it breaks"
     )
-    for command in (("search", str(plain), "note"), ("schema", str(plain))):
+    for command in (("search", str(plain), "note", "--lexical"), ("schema", str(plain))):
         result = run(*command)
-        assert result.returncode == 0 and one_line(result) == expected, result.stderr
-    asked = run("ask", "note", str(plain))
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 0 and expected in lines, result.stderr
+    asked = run("ask", "note", str(plain), "--lexical")
     assert asked.returncode == 0 and one_line(asked) == expected
-    clean = run("search", str(okf_bundle("ga4")), "purchasers")
-    assert clean.returncode == 0 and clean.stderr == ""
+    clean = run("search", str(okf_bundle("ga4")), "purchasers", "--lexical")
+    assert clean.returncode == 0 and clean.stderr == "ga4: search is lexical (BM25F)\n"
 
 
 def test_check_on_a_folder_without_concepts_warns(tmp_path: Path) -> None:

@@ -119,6 +119,37 @@ def test_a_batch_and_one_text_alone_give_the_same_unit_vectors(minilm: MiniLMEmb
     assert float(np.min(np.sum(one_thread * batch, axis=1))) >= 0.9999
 
 
+def test_texts_of_one_length_batch_like_texts_alone(minilm: MiniLMEmbedder) -> None:
+    texts = ["power users", "count buyers", "sales totals"]  # the same number of word pieces
+    assert len({len(ids) for ids in minilm._tokenize(texts)}) == 1
+    batch = minilm.embed_array(texts)
+    alone = np.stack([minilm.embed_array([text])[0] for text in texts])
+    assert float(np.min(np.sum(alone * batch, axis=1))) >= 0.9999
+
+
+def test_embedding_leaves_the_process_blas_threads_as_it_found_them(
+    minilm: MiniLMEmbedder,
+) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> list[int]:
+        return [
+            pool["num_threads"]
+            for pool in threadpoolctl.threadpool_info()
+            if pool["user_api"] == "blas"
+        ]
+
+    before = blas_threads()
+    texts = [f"text number {i} about sales" for i in range(300)]
+    workers = [threading.Thread(target=minilm.embed_array, args=([t],)) for t in texts[:8]]
+    for worker in workers:
+        worker.start()
+    minilm.embed_array(texts)
+    for worker in workers:
+        worker.join()
+    assert blas_threads() == before
+
+
 def test_the_default_ranks_a_paraphrase_first(minilm: MiniLMEmbedder) -> None:
     docs = minilm.embed_array(["Highly active users", "Revenue", "Churned accounts"])
     query = minilm.embed_array(["power users"])[0]

@@ -25,7 +25,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 OKF_BUNDLES = SHARED_DATA / "okf-bundles"
 
 # Extras whose SDKs cannot share the core environment: their tests run in a nox session each.
-OWN_SESSION = {"crewai": "nox -s crewai", "adk": "nox -s adk"}
+OWN_SESSION = {"crewai": "nox -s crewai", "adk": "nox -s adk", "embeddings-torch": "nox -s model"}
 
 
 def in_ci() -> bool:

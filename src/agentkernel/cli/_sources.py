@@ -11,6 +11,7 @@ from agentkernel.cli._bundle import (
     add_embedder_argument,
     add_index_argument,
     add_name_argument,
+    chosen_embedder,
     open_bundles,
 )
 from agentkernel.errors import AKConfigError
@@ -99,7 +100,7 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         args.paths,
         getattr(args, "names", None),
         writable=writable,
-        embedder=getattr(args, "embedder", None),
+        embedder=chosen_embedder(args),
         cache_dir=getattr(args, "vector_cache", None),
         index=getattr(args, "index", None),
         index_option=getattr(args, "index_option", ()),

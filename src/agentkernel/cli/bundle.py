@@ -24,9 +24,11 @@ from typing import Any
 from agentkernel.cli._bundle import (
     add_bundle_argument,
     add_full_argument,
+    chosen_embedder,
     nonempty,
     open_bundles,
     positive,
+    search_mode_line,
     skipped_summary,
 )
 
@@ -73,7 +75,7 @@ def _runner(
         (manager,) = open_bundles(
             [args.bundle],
             args.names,
-            embedder=args.embedder,
+            embedder=chosen_embedder(args),
             cache_dir=args.vector_cache,
             index=args.index,
             index_option=args.index_option,
@@ -88,6 +90,8 @@ def _runner(
         tool = tools[tool_name]
         call_args = arguments(args)
         result = tool(*call_args) if tool_name == "get_schemas" else tool(name, *call_args)
+        if tool_name == "search_kb" and not getattr(args, "quiet", False):
+            print(search_mode_line(manager), file=sys.stderr)  # which mode answered
         return report(result)
 
     return run

@@ -48,7 +48,8 @@ def register(subparsers: Any) -> None:
         "--max-concepts", type=int, default=None, help="the most concepts indexed (5,000,000)"
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_embedder_argument(parser)  # --embedder: store each concept's vectors, for hybrid search
+    # --embedder: store each concept's vectors, for hybrid search
+    add_embedder_argument(parser, lexical=False)
     parser.set_defaults(handler=run)
 
 

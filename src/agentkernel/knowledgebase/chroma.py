@@ -348,6 +348,8 @@ class ChromaManager(KnowledgeBase):
             options: dict[str, Any] = {}
             if self._embedding_function is not None:
                 options["embedding_function"] = self._embedding_function
+            else:  # registers agentkernel's function, which a collection may have stored
+                import agentkernel.knowledgebase.chroma_embedding  # noqa: F401
             try:
                 self._collection_obj = self._client.get_or_create_collection(
                     self.collection_name, **options

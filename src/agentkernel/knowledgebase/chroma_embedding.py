@@ -2,19 +2,31 @@
 
 So one embedder object configures an OKF bundle, a curated store and a Chroma collection.
 Imports chromadb; only :class:`~agentkernel.knowledgebase.chroma.ChromaManager` imports this
-module, and only when it is given ``embedder=``.
+module, when it opens a collection.
+
+Chroma records a collection's function by name (``agentkernel``, registered with chromadb's
+registry when this module is imported) and configuration, and rebuilds it when the
+collection is opened without one. Only the packaged default model is rebuilt that way (no
+path, URL or key is taken from a stored configuration), and only if its model id is still the
+one the collection's vectors were made by; anything else is passed in code.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
 
-from agentkernel.retrieval.embedders import Embedder
+from agentkernel.retrieval.embedders import Embedder, EmbedderError, default_model_path
+
+DEFAULT = "default"
+"""The one embedder a stored configuration may name, and rebuild: the packaged model."""
 
 
+@register_embedding_function
 class EmbedderFunction(EmbeddingFunction[Documents]):
     """Chroma's view of an embedder: documents in, the embedder's unit vectors out."""
 
@@ -44,20 +56,56 @@ class EmbedderFunction(EmbeddingFunction[Documents]):
         return "agentkernel"
 
     def get_config(self) -> dict[str, Any]:
-        """What chromadb records: the model id and dimension (not a way to rebuild it)."""
-        return {"model_id": self.embedder.model_id, "dimension": self.embedder.dimension}
+        """What chromadb records: the model id, the dimension and, for the default, its name.
+
+        Returns:
+            The configuration.
+        """
+        config: dict[str, Any] = {
+            "model_id": self.embedder.model_id,
+            "dimension": self.embedder.dimension,
+        }
+        if _is_default(self.embedder):
+            config["embedder"] = DEFAULT
+        return config
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> EmbedderFunction:
-        """Refuse: an embedder is passed in code, never rebuilt from a stored configuration.
+        """Rebuild the packaged default model's function; refuse any other embedder.
 
         Args:
             config: The stored configuration.
 
+        Returns:
+            The default embedder's function, when it still makes the stored model id.
+
         Raises:
-            ValueError: Always.
+            ValueError: The configuration names another embedder (pass it in code) or a
+                default whose vectors differ from this installation's.
         """
-        raise ValueError(
-            f"the agentkernel embedder {config.get('model_id')!r} is passed to "
-            "ChromaManager(embedder=...), not rebuilt from the collection"
-        )
+        from agentkernel.retrieval.embedders import load_embedder
+
+        stored = config.get("model_id")
+        if config.get("embedder") != DEFAULT:
+            raise ValueError(
+                f"the agentkernel embedder {stored!r} is passed to "
+                "ChromaManager(embedder=...), not rebuilt from the collection"
+            )
+        embedder = load_embedder(DEFAULT)
+        if embedder.model_id != stored:
+            raise ValueError(
+                f"the collection's vectors come from {stored!r}, the installed default model "
+                f"is {embedder.model_id!r}: pass the original embedder or re-embed"
+            )
+        return EmbedderFunction(embedder)
+
+
+def _is_default(embedder: Embedder) -> bool:
+    """Whether the embedder is the packaged default model (a rebuildable configuration)."""
+    path = getattr(embedder, "path", None)
+    if path is None:
+        return False
+    try:
+        return bool(Path(path).resolve() == default_model_path().resolve())
+    except EmbedderError:
+        return False

