@@ -29,7 +29,6 @@ import pytest
 
 from tests.docs_support import (
     BIN,
-    EXAMPLE_BUNDLE,
     ROOT,
     Workdir,
     probe,
@@ -218,7 +217,7 @@ def check_signature(blocks: list[Any], work: Workdir, request: pytest.FixtureReq
         shown += [k.arg for k in call.keywords if k.arg]
         assert shown == list(real), f"{block.where}: the doc shows {shown}, the code {list(real)}"
         for keyword in call.keywords:
-            value = eval(compile(ast.Expression(keyword.value), "doc", "eval"), {"time": time})  # noqa: S307
+            value = eval(compile(ast.Expression(keyword.value), "doc", "eval"), {"time": time})
             assert value == real[keyword.arg or ""].default, f"{block.where}: {keyword.arg}"
 
 
@@ -245,7 +244,8 @@ def check_contract_test(blocks: list[Any], work: Workdir, request: pytest.Fixtur
             "from agentkernel.knowledgebase import LocalDocumentStore, OKFManager\n"
             "from agentkernel.knowledgebase.testing import assert_backend_contract\n\n\n"
             "@pytest.fixture\ndef my_backend():\n"
-            f"    return OKFManager(LocalDocumentStore({str(work.path / 'kb')!r}, writable=False))\n"
+            f"    folder = {str(work.path / 'kb')!r}\n"
+            "    return OKFManager(LocalDocumentStore(folder, writable=False))\n"
         )
         _pytest_module(work, fixture + "\n\n" + block.body)
 

@@ -45,7 +45,8 @@ def _s3(work: Workdir, request: pytest.FixtureRequest, bucket: str, prefix: str)
         if path.is_file():
             key = f"{prefix}/{path.relative_to(EXAMPLE_BUNDLE).as_posix()}"
             client.put_object(Bucket=bucket, Key=key, Body=path.read_bytes())
-    work.env["AWS_ENDPOINT_URL"] = endpoint
+    work.env["AWS_ENDPOINT_URL"] = endpoint  # boto3 and Lance read it (docs/index.md)
+    work.env["AWS_ALLOW_HTTP"] = "true"  # Lance: the local server speaks plain http
     for key, value in (
         ("AWS_ACCESS_KEY_ID", "testing"),
         ("AWS_SECRET_ACCESS_KEY", "testing"),
@@ -117,7 +118,9 @@ def check_deployment(blocks: list[Any], work: Workdir, request: pytest.FixtureRe
     issued = re.findall(r"^token: (ak_\S+)", printed, re.M)
     lines = re.findall(r"^line:\s+(\S+ sha256:[0-9a-f]{64})$", printed, re.M)
     assert len(issued) == 2 and len(lines) == 2, printed
-    assert re.match(r"token: ak_", shown[0]) and re.match(r"line:\s+Support_Agent sha256:", shown[1])
+    assert re.match(r"token: ak_", shown[0]) and re.match(
+        r"line:\s+Support_Agent sha256:", shown[1]
+    )
     etc = work.map("/etc/agentkernel", "etc")
     work.map("/var/log/agentkernel", "var")
     (etc / "tokens").write_text("\n".join(lines) + "\n")
@@ -128,14 +131,18 @@ def check_deployment(blocks: list[Any], work: Workdir, request: pytest.FixtureRe
         assert work.unsub(served.startup) == startup.body.strip()
         url = served.url or ""
         # the SDK client of the page, at this server, with Support_Agent's token
-        work.paths["https://kb.internal:8765"] = url.removesuffix("/mcp").replace("0.0.0.0", "127.0.0.1")
+        work.paths["https://kb.internal:8765"] = url.removesuffix("/mcp").replace(
+            "0.0.0.0", "127.0.0.1"
+        )
         work.paths["ak_3q2v..."] = token["Support_Agent"]
         answer = work.run_python(client.body).stdout
         assert re.search(r"is_?[eE]rror=False", answer) and "refund" in answer.lower(), answer
-        _inspector(work, inspector.body, cert)
+        inspected = _inspector(work, inspector.body, cert)
         # Ingest_Agent writes the concept the audit section looks for; a bad token is refused
         base = work.paths["https://kb.internal:8765"]
-        names = http_tools(f"{base}/mcp", {"Authorization": f"Bearer {token['Ingest_Agent']}"}, str(cert))
+        names = http_tools(
+            f"{base}/mcp", {"Authorization": f"Bearer {token['Ingest_Agent']}"}, _trust(cert)
+        )
         assert "write_kb" in names
         _write(f"{base}/mcp", token["Ingest_Agent"], cert)
         refused = subprocess.run(
@@ -148,7 +155,9 @@ def check_deployment(blocks: list[Any], work: Workdir, request: pytest.FixtureRe
     real = [json.loads(line) for line in written]
     for shown_line in audit.body.strip().splitlines():
         doc = json.loads(shown_line)
-        same = [r for r in real if r.get("event") == doc["event"] and r.get("outcome") == doc["outcome"]]
+        same = [
+            r for r in real if r.get("event") == doc["event"] and r.get("outcome") == doc["outcome"]
+        ]
         assert same, f"no {doc['event']}/{doc['outcome']} line in {written}"
         assert set(doc) <= set(same[-1]), f"{set(doc) - set(same[-1])} missing from {same[-1]}"
     calls = [r for r in real if r.get("tool") == "write_kb"]
@@ -156,18 +165,31 @@ def check_deployment(blocks: list[Any], work: Workdir, request: pytest.FixtureRe
     (work.path / "audit.jsonl").write_text("\n".join(written) + "\n")
     found = work.run(shell_lines(grep.body)[0]).stdout
     assert "Ingest_Agent" in found and "write_kb" in found
-    # 3. behind an identity provider: the refusal's header is the page's, byte for byte
+    # 3. behind an identity provider: the refusal's header is the page's (names fold case)
+    del work.paths["https://kb.internal:8765"]  # --public-url names the public host itself
     (work.path / "cert.pem").write_bytes(cert.read_bytes())
     (work.path / "key.pem").write_bytes(key.read_bytes())
     with serving(work, shell_lines(jwks_serve.body)[0]) as served:
         local = (served.url or "").replace("0.0.0.0", "127.0.0.1")
         done = subprocess.run(
-            ["curl", "-s", "-D", "-", "-o", "/dev/null", "--cacert", str(cert), "-X", "POST", local],
+            ["curl", "-s", "-D", "-", "-o", "/dev/null", "--cacert", str(cert),
+             "-X", "POST", local],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         assert done.stdout.startswith("HTTP/1.1 401") or " 401" in done.stdout.splitlines()[0]
-        lines_seen = [line.strip() for line in done.stdout.splitlines()]
-        assert header.body.strip() in lines_seen, done.stdout
+        name, _, value = header.body.strip().partition(": ")
+        seen = [line.strip().partition(": ") for line in done.stdout.splitlines()]
+        assert (name.lower(), value) in [(n.lower(), v) for n, _, v in seen], done.stdout
+    if not inspected:
+        from tests.mcp.test_auth_inspector import _inspector as find
+
+        find()  # skips here (fails under CI): the Inspector line was not run
+
+
+def _trust(cert: Path) -> Any:
+    import ssl
+
+    return ssl.create_default_context(cafile=str(cert))
 
 
 def _write(url: str, token: str, cert: Path) -> None:
@@ -179,7 +201,7 @@ def _write(url: str, token: str, cert: Path) -> None:
     async def run() -> None:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
-            httpx.AsyncClient(headers=headers, verify=str(cert), timeout=60) as http,
+            httpx.AsyncClient(headers=headers, verify=_trust(cert), timeout=60) as http,
             streamable_http_client(url, http_client=http) as streams,
             ClientSession(streams[0], streams[1]) as session,
         ):
@@ -188,20 +210,20 @@ def _write(url: str, token: str, cert: Path) -> None:
                 "write_kb",
                 {"backend": "policies", "text": "# Refund window\n\nRefunds within 30 days."},
             )
-            assert not result.isError, result
+            failed = getattr(result, "is_error", None) or getattr(result, "isError", None)
+            assert not failed, result
 
     anyio.run(run)
 
 
-def _inspector(work: Workdir, body: str, cert: Path) -> None:
+def _inspector(work: Workdir, body: str, cert: Path) -> bool:
+    """Run the page's Inspector line; ``False`` when Inspector is not installed here."""
     from tests.mcp.test_auth_inspector import _inspector as find
 
     try:
         binary = find()
-    except BaseException as exc:  # the helper skips (or fails under CI) when it is absent
-        if type(exc).__name__ == "Skipped":
-            return
-        raise
+    except pytest.skip.Exception:  # said at the end, once the rest of the page has run
+        return False
     line = work.sub(shell_lines(body)[0])
     words = shlex.split(line)
     assert words[:2] == ["npx", "@modelcontextprotocol/inspector"], line
@@ -211,6 +233,7 @@ def _inspector(work: Workdir, body: str, cert: Path) -> None:
         timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0 and "search_kb" in done.stdout, done.stderr[-2000:]
+    return True
 
 
 # -- docs/index.md -----------------------------------------------------------------------------
@@ -227,7 +250,9 @@ def check_warehouse(blocks: list[Any], work: Workdir, request: pytest.FixtureReq
     _check_yaml(config)
     work.run(shell_lines(embedded.body)[0])
     out = work.run_python(
-        opened.body + embedded_python.body + "\nassert kb.search_mode == 'semantic', kb.search_mode\n"
+        opened.body
+        + embedded_python.body
+        + "\nassert kb.capabilities.search_mode == 'semantic', kb.capabilities\n"
     )
     assert out.returncode == 0
     search, serve = shell_lines(served.body)
@@ -292,7 +317,8 @@ def check_sql_admin(blocks: list[Any], work: Workdir, request: pytest.FixtureReq
             conn.execute("CREATE DATABASE warehouse")
     with psycopg.connect(server.conninfo("warehouse"), autocommit=True) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS orders (id int, late bool)")
-        conn.execute("CREATE OR REPLACE FUNCTION public.lower(text) RETURNS text "
+        # lower(1) names no schema; the server resolves it to this one (no built-in takes int)
+        conn.execute("CREATE OR REPLACE FUNCTION public.lower(integer) RETURNS integer "
                      "LANGUAGE sql AS $$ SELECT $1 $$")  # fmt: skip
         exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'kb_reader'").fetchone()
         for statement in filter(None, (s.strip() for s in grants.body.split(";"))):
@@ -304,9 +330,9 @@ def check_sql_admin(blocks: list[Any], work: Workdir, request: pytest.FixtureReq
     probe_calls = (
         "\nfrom agentkernel.knowledgebase import KnowledgeBuilder\n"
         "read_kb = KnowledgeBuilder([kb]).build()[1]\n"
-        "print(read_kb(kb.backend_name, \"SELECT public.lower('A')\"))\n"
+        "print(read_kb(kb.backend_name, 'SELECT lower(1) AS n'))\n"
         "print(read_kb(kb.backend_name, 'SELECT count(*) AS n FROM orders'))\n"
     )
     out = work.run_python(connect.body + probe_calls).stdout.splitlines()
-    assert out[0] == refusal.body.strip(), out
+    assert out[0].endswith(": " + refusal.body.strip()), out  # after "Error from backend ..."
     assert "n: 0" in "\n".join(out[1:]), out
