@@ -257,13 +257,6 @@ def check_conformance(blocks: list[Any], work: Workdir, request: pytest.FixtureR
         _pytest_module(work, header + block.body)
 
 
-def check_workdir(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest) -> None:
-    """A python block that reads ``./bundle``: runs in the working folder."""
-    for block in blocks:
-        assert block.lang == "python", block.where
-        work.run_python(block.body)
-
-
 # -- servers ---------------------------------------------------------------------------------
 
 

@@ -221,6 +221,7 @@ def _environment(tmp_path: Path, request: pytest.FixtureRequest, case: Case) -> 
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     env["TMPDIR"] = str(tmp_path)
+    env["XDG_CACHE_HOME"] = str(tmp_path / ".cache")  # vector caches, per test
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("AK_CONFIG_PATH_OVERRIDE", None)
     env.pop("OPENAI_API_KEY", None)

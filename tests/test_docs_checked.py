@@ -30,7 +30,6 @@ CHECKS: dict[str, Any] = {
     "signature": checks.check_signature,
     "contract-test": checks.check_contract_test,
     "conformance": checks.check_conformance,
-    "workdir": checks.check_workdir,
     "serve": checks.check_serve,
     "mcp-serve": scenarios.check_mcp_serve,
     "deployment": scenarios.check_deployment,
