@@ -1,4 +1,4 @@
-"""Every fenced code block of README.md, CONTRIBUTING.md and docs/*.md runs, or says why not.
+"""Every fenced code block of README.md, CONTRIBUTING.md and docs/*.md runs.
 
 What is real: each ``python`` block runs in a fresh interpreter (this one's) with the repository
 root as working directory and ``TMPDIR`` pointing at a fresh temporary directory; each
@@ -11,8 +11,10 @@ must parse. Blocks marked ``fixture=s3`` run against the real local S3 API serve
 
 The info string after the language carries the flags:
 
-* ``no-run: <reason>``: not executed (``make test`` recursion, network installs, servers that
-  run until stopped, sample output); the reason is mandatory and checked here.
+* ``check=<name>``: not a script as it stands (a server that runs until stopped, a command
+  that needs a bucket or a database, sample output, an install line, a diagram): exercised by
+  the check of that name in ``tests/test_docs_checked.py``, which also fails for any block
+  that is neither a script nor named by a check.
 * ``chain=<name>``: the page's blocks with the same chain run together as one script, in order.
 * ``extra=<extra>``: needs an optional SDK (``tests.support.require_extra``: a skip locally
   when absent, an error under CI or where the nox session installs it); ``crewai`` and ``adk``
@@ -90,11 +92,6 @@ def parse_info(info: str) -> tuple[str, dict[str, str]]:
     """Split an info string into the language and its flags."""
     lang, _, rest = info.strip().partition(" ")
     flags: dict[str, str] = {}
-    rest = rest.strip()
-    if "no-run" in rest:
-        before, _, reason = rest.partition("no-run")
-        flags["no-run"] = reason.lstrip(":").strip()
-        rest = before
     for token in rest.split():
         key, _, value = token.partition("=")
         flags[key] = value
@@ -135,7 +132,7 @@ def cases() -> list[Case]:
     found: list[Case] = []
     chains: dict[tuple[Path, str], Case] = {}
     for block in all_blocks():
-        if "no-run" in block.flags or block.lang not in RUNNABLE:
+        if "check" in block.flags or block.lang not in RUNNABLE:
             continue
         chain = block.flags.get("chain")
         if chain and block.lang == "python":
@@ -168,21 +165,8 @@ def test_the_docs_exist_and_hold_code() -> None:
     assert len(cases()) > 20
 
 
-def test_every_block_that_is_not_run_says_why() -> None:
-    unexplained = [
-        block.where
-        for block in all_blocks()
-        if ("no-run" in block.flags or block.lang not in RUNNABLE)
-        and len(block.flags.get("no-run", "")) < 8
-    ]
-    assert not unexplained, (
-        "These blocks are not executed and give no reason: mark them "
-        f"'```<lang> no-run: <reason>' or make them runnable: {unexplained}"
-    )
-
-
 def test_flags_are_known() -> None:
-    known = {"no-run", "chain", "extra", "fixture"}
+    known = {"check", "chain", "extra", "fixture"}
     for block in all_blocks():
         assert set(block.flags) <= known, f"{block.where}: unknown flags {block.flags}"
         extra = block.flags.get("extra")
@@ -237,6 +221,7 @@ def _environment(tmp_path: Path, request: pytest.FixtureRequest, case: Case) -> 
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     env["TMPDIR"] = str(tmp_path)
+    env["XDG_CACHE_HOME"] = str(tmp_path / ".cache")  # vector caches, per test
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("AK_CONFIG_PATH_OVERRIDE", None)
     env.pop("OPENAI_API_KEY", None)
@@ -296,7 +281,7 @@ def _run_shell(block: Block, env: dict[str, str]) -> None:
         words = shlex.split(command, comments=True)
         assert words and words[0] in ("agentkernel-kb", "python"), (
             f"{block.where}: only 'agentkernel-kb ...' and 'python ...' lines run here; "
-            f"mark the block 'no-run: <reason>' for {command!r}"
+            f"name a check ('check=NAME', tests/test_docs_checked.py) for {command!r}"
         )
         if words[0] == "python":
             words[0] = sys.executable

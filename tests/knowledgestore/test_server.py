@@ -35,7 +35,7 @@ Steps = Callable[[Any], Awaitable[None]]
 
 
 def _server(folder: Path, interactive: bool) -> StdioServerParameters:
-    args = ["-m", "agentkernel.knowledgestore", str(folder)]
+    args = ["-m", "agentkernel.knowledgestore", str(folder), "--writable"]
     return StdioServerParameters(
         command=sys.executable,
         args=[*args, "--interactive"] if interactive else args,
@@ -216,3 +216,58 @@ def test_retire_goes_ahead_when_the_person_accepts(tmp_path: Path) -> None:
     assert "'Tides' (concept/tides)" in asked[0] and "Wrong" in asked[0]
     page = FileKnowledgeStore(folder).read("concept/tides")
     assert page is not None and page.status == "retired"
+
+
+def _module_session(args: list[str], errlog: Any) -> tuple[list[str], Any]:
+    """List the tools of ``python -m agentkernel.knowledgestore ARGS`` and read one page."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentkernel.knowledgestore", *args],
+        env=dict(os.environ),
+    )
+
+    async def run() -> tuple[list[str], Any]:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            return names, await session.call_tool("knowledge_read", {"page": "overview"})
+
+    return anyio.run(run)
+
+
+def test_the_module_entry_is_store_serve_read_only_by_default(tmp_path: Path) -> None:
+    # the older entry behaves as `agentkernel-kb store serve`: read-only unless --writable,
+    # and the same startup line (name, transport, mode)
+    folder = tmp_path / "knowledge"
+    FileKnowledgeStore(folder).close()
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as errlog:
+        names, read = _module_session([str(folder)], errlog)
+    assert set(names) == READERS
+    assert not _is_error(read)
+    line = log.read_text()
+    assert "Serving MCP 'knowledge' on stdio (4 tools over the folder " in line
+    assert "read-only: pass --writable to offer the edits" in line
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    with log.open("w") as errlog:
+        names, _ = _module_session([str(folder), "--writable"], errlog)
+    assert set(names) > READERS and "knowledge_create" in names and "knowledge_retire" not in names
+    assert "; writable" in log.read_text()
+
+
+def test_the_module_entry_refuses_interactive_without_writable(tmp_path: Path) -> None:
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-m", "agentkernel.knowledgestore", str(tmp_path), "--interactive"],
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert "--interactive offers knowledge_retire, a write: add --writable." in done.stderr

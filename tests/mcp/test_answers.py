@@ -121,7 +121,7 @@ HOSTILE = [
 def _store_params(folder: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "agentkernel.knowledgestore", str(folder)],
+        args=["-m", "agentkernel.knowledgestore", str(folder), "--writable"],
         env=dict(os.environ),
     )
 

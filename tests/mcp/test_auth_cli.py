@@ -121,6 +121,11 @@ def test_a_config_startup_hint_names_no_refused_flag(tmp_path: Path) -> None:
     assert "--agent NAME serves that agent's role" in line
     refused = _run("serve", "--config", str(config), "--writable")
     assert refused.returncode == 2  # the flag the old hint suggested is still refused
+    # with --agent the line names the agent's roles, not the --agent flag already given
+    command = a.cli_command("serve", "--config", str(config), "--agent", "A", "--http", ":0")
+    with a.serving(command) as server:
+        line = next(line for line in server.lines if line.startswith("Serving MCP"))
+    assert "read-only: A's roles grant no writes" in line and "--agent" not in line
 
 
 def test_plain_http_beyond_loopback_with_tokens_is_served_with_a_warning(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def test_every_builder_refusal_is_an_error_and_every_result_is_not() -> None:
 def test_every_store_refusal_is_an_error_and_every_result_is_not(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "agentkernel.knowledgestore", str(tmp_path / "knowledge")],
+        args=["-m", "agentkernel.knowledgestore", str(tmp_path / "knowledge"), "--writable"],
         env=dict(os.environ),
     )
 

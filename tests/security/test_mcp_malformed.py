@@ -265,7 +265,9 @@ def test_malformed_messages_are_answered_over_http(http: RawHTTP) -> None:
 def store_stdio(tmp_path: Path) -> Iterator[RawStdio]:
     folder = tmp_path / "knowledge"
     folder.mkdir()
-    server = RawStdio([sys.executable, "-m", "agentkernel.knowledgestore", str(folder)])
+    server = RawStdio(
+        [sys.executable, "-m", "agentkernel.knowledgestore", str(folder), "--writable"]
+    )
     yield server
     server.close()
 

@@ -222,7 +222,8 @@ def test_curated_store_mcp_reads_change_no_bundle(bundles: list[Path]) -> None:
     with unchanged(BUNDLES):
         for bundle in bundles:
             _over_mcp(
-                ["-m", "agentkernel.knowledgestore", str(bundle), "--interactive"], _read_tools
+                ["-m", "agentkernel.knowledgestore", str(bundle), "--writable", "--interactive"],
+                _read_tools,
             )
             sqlite = ["-m", "agentkernel.knowledgestore", str(bundle / "knowledge.db"), "--sqlite"]
             _over_mcp(sqlite, _read_tools)

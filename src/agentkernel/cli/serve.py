@@ -71,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
             return 0
         sources = resolve_sources(args, writable=args.writable)
         hint = None
-        if args.config:
+        if args.config and args.agent:
+            hint = f"{args.agent}'s roles grant no writes"
+        elif args.config:
             hint = "every database, read; --agent NAME serves that agent's role"
         serve_from_args(
             args, sources.builder, tools=sources.tools, writes=sources.writes, hint=hint

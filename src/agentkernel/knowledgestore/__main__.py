@@ -1,52 +1,31 @@
-"""Serve a knowledge store over MCP (stdio): ``python -m agentkernel.knowledgestore DIR``.
+"""``python -m agentkernel.knowledgestore DIR``: the older name of ``agentkernel-kb store serve``.
 
-``DIR`` is a knowledge folder (a :class:`FileKnowledgeStore`); with ``--sqlite`` the path is a
-SQLite database instead. ``--interactive`` adds ``knowledge_retire``, which asks the person
-through MCP elicitation. The ``agentkernel-kb store serve`` command opens the store the same way
-(:func:`~agentkernel.knowledgestore._open.open_store`).
+It is that command, not a copy of it: the same options (``--sqlite``, ``--writable``,
+``--interactive``, ``--http HOST:PORT`` and the access options), the same default (read-only
+unless ``--writable``), the same startup line on stderr (name, transport and URL, mode) and the
+same exit codes.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 
-from agentkernel.knowledgestore._open import open_store
+from agentkernel.cli.command import main as cli_main
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and serve the store until the client disconnects.
+def main(argv: Sequence[str] | None = None) -> int:
+    """Serve a knowledge store as ``agentkernel-kb store serve`` does.
 
     Args:
-        argv: The arguments (``sys.argv[1:]`` when ``None``).
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m agentkernel.knowledgestore",
-        description="Serve a knowledge store's knowledge_* tools over MCP (stdio).",
-    )
-    parser.add_argument("path", help="the knowledge folder (or, with --sqlite, the database file)")
-    parser.add_argument("--sqlite", action="store_true", help="PATH is a SQLite database")
-    parser.add_argument(
-        "--interactive",
-        action="store_true",
-        help="offer knowledge_retire, which asks the person through MCP elicitation",
-    )
-    args = parser.parse_args(argv)
-    from agentkernel.mcp.store import serve_knowledge_store
+        argv: The arguments after the module name (``sys.argv[1:]`` when ``None``).
 
-    store = open_store(args.path, sqlite=args.sqlite)
-    try:
-        serve_knowledge_store(store, args.interactive)
-    finally:
-        store.close()
+    Returns:
+        The exit status of ``agentkernel-kb store serve``.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    return cli_main(["store", "serve", *args])
 
 
 if __name__ == "__main__":
-    from agentkernel.errors import AKError
-
-    try:
-        main()
-    except AKError as exc:  # a missing extra, say: one line, not a traceback
-        print(f"python -m agentkernel.knowledgestore: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    raise SystemExit(main())

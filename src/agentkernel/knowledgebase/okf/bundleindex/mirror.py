@@ -218,7 +218,8 @@ def s3_filesystem(options: Mapping[str, str]) -> Any:
 
     Args:
         options: ``aws_endpoint``/``endpoint``, ``aws_region``/``region``, and keys; without
-            keys the AWS default chain (environment, profile, instance role) is used.
+            keys the AWS default chain (environment, profile, instance role) is used, and
+            without an endpoint ``$AWS_ENDPOINT_URL_S3`` or ``$AWS_ENDPOINT_URL``.
 
     Returns:
         A ``pyarrow.fs.S3FileSystem``.
@@ -233,7 +234,10 @@ def s3_filesystem(options: Mapping[str, str]) -> Any:
         return None
 
     kwargs: dict[str, Any] = {}
-    endpoint = pick("aws_endpoint", "endpoint", "aws_endpoint_url")
+    # the variables boto3 and Lance read, so the indexer and the pods reach the same server
+    endpoint = pick("aws_endpoint", "endpoint", "aws_endpoint_url") or os.environ.get(
+        "AWS_ENDPOINT_URL_S3", os.environ.get("AWS_ENDPOINT_URL")
+    )
     if endpoint:
         parsed = urlparse(endpoint if "://" in endpoint else f"https://{endpoint}")
         kwargs |= {"endpoint_override": parsed.netloc, "scheme": parsed.scheme}
