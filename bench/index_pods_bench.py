@@ -112,7 +112,7 @@ def single_pod(config: dict[str, Any]) -> dict[str, Any]:
     }
     begun = time.perf_counter()
     kb._refresh(raise_errors=False)  # the scheduled refresh (reload() also lists the bundle)
-    assert kb._refresh_error is None, kb._refresh_error
+    assert kb._view.refresh_error is None, kb._view.refresh_error
     result["refresh_s"] = time.perf_counter() - begun
     result["refresh_requests"] = sum(proxy.take().values())
     result["memory"] = memory()
@@ -123,7 +123,7 @@ def single_pod(config: dict[str, Any]) -> dict[str, Any]:
         version = kb.schema()["index"]["version"]
         begun = time.perf_counter()
         kb._refresh(raise_errors=False)
-        assert kb._refresh_error is None, kb._refresh_error
+        assert kb._view.refresh_error is None, kb._view.refresh_error
         result["changed_refresh_s"] = time.perf_counter() - begun
         result["changed_bytes"] = proxy.bytes_out
         result["changed_requests"] = proxy.take()
@@ -181,9 +181,9 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
             switches.append((time.time(), version))
-        if kb._refresh_error:
-            errors.append(kb._refresh_error[:300])
-            kb._refresh_error = None
+        if kb._view.refresh_error:
+            errors.append(kb._view.refresh_error[:300])
+            kb._view.refresh_error = None
         time.sleep(config["pause"])
     minutes = (time.time() - steady_from) / 60
     counts = proxy.take()
@@ -199,7 +199,8 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def child(config: dict[str, Any], stdin: bool = False) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": f"{HERE.parent / 'src'}{os.pathsep}{HERE.parent}"}
+    src = config.get("src") or str(HERE.parent / "src")
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE.parent}"}
     return subprocess.Popen(
         [sys.executable, __file__, "--pod", json.dumps(config)],
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -239,6 +240,37 @@ def index_to(bundle: Path, uri: str, endpoint: str) -> dict[str, Any]:
     return {"seconds": stats.seconds, "reads": stats.reads, "version": stats.version}
 
 
+def seed_from_local(corpus: _corpus.Corpus, data: Path, uri: str, endpoint: str) -> dict[str, Any]:
+    """Build the index once in a local folder (kept in ``data``), then upload its files.
+
+    A Lance dataset names its files relative to its root, so the uploaded copy is the same
+    index the indexer would have written to S3 (only faster to get there: the pods, not the
+    first build, are measured here).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentkernel.knowledgebase import LocalDocumentStore
+    from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle
+
+    local = data / f"index-{corpus.bundle.parent.name}.lance"
+    built: dict[str, Any] = {"seconds": 0.0, "reads": 0, "version": None, "local": True}
+    if not (local / "_versions").exists():
+        _log(f"building the index locally in {local} (first run only)")
+        stats = index_bundle(LocalDocumentStore(corpus.bundle, writable=False), str(local))
+        built |= {"seconds": stats.seconds, "reads": stats.reads, "version": stats.version}
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    client = _s3.client(endpoint)
+    files = [p for p in local.rglob("*") if p.is_file()]
+    _log(f"uploading {len(files)} files of the local index to {uri}")
+
+    def put(path: Path) -> None:
+        client.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(local).as_posix()}")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, files))
+    return built
+
+
 def change(bundle: Path, concepts: list[_corpus.Concept], round_: int) -> int:
     picked = concepts[round_ % 100 :: 100]
     for concept in picked:
@@ -261,12 +293,19 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     result: dict[str, Any] = {"size": args.size}
     try:
         uri = f"s3://index-bench/n{args.size}/kb.lance"
-        _log("indexing into S3 (direct)")
-        result["index"] = index_to(bundle, uri, endpoint)
+        if args.build_in_s3:
+            _log("indexing into S3 (direct)")
+            result["index"] = index_to(bundle, uri, endpoint)
+        else:
+            result["index"] = seed_from_local(corpus, args.data, uri, endpoint)
         result["s3"] = s3_bytes(endpoint, "index-bench", f"n{args.size}/kb.lance/")
         base = {"bundle": str(bundle), "uri": uri, "endpoint": endpoint, "queries": str(queries)}
         cache = str(scratch / "node")
         pods: dict[str, Any] = {}
+        if args.baseline:
+            result["compare"] = compare(args, base, scratch)
+            if args.only_compare:
+                return result
         _log("pod: node cache empty (cold), then 1% changed")
         cold = child({**base, "cache": cache, "n_queries": args.queries, "wait": True}, True)
         assert cold.stdout is not None and cold.stdin is not None
@@ -305,6 +344,57 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     finally:
         process.kill()
         process.wait()
+
+
+def compare(args: argparse.Namespace, base: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """Baseline and this tree side by side, alternating: cold, warm restart, memory."""
+    variants = {"baseline": str(args.baseline.resolve()), "this tree": str(HERE.parent / "src")}
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+    for round_ in range(args.rounds):
+        for name, src in variants.items():
+            cache = str(scratch / f"cmp-{round_}-{name.replace(' ', '_')}")
+            config = {**base, "cache": cache, "n_queries": args.queries, "src": src}
+            cold = finish(child(config))
+            warm = finish(child(config))
+            mem = finish(child({**config, "mode": "memory"}))
+            found[name].append({"cold": cold, "warm": warm, "memory": mem})
+            _log(f"compare {name} round {round_}: cold {cold['cold_s']:.2f} s, warm "
+                 f"{warm['cold_s']:.2f} s, p50 {warm['p50_ms']:.1f} ms, private "
+                 f"{mem['after']['RssAnon']:.0f} MB")
+    return found
+
+
+def render_compare(found: dict[str, list[dict[str, Any]]]) -> list[str]:
+    def med(values: list[float]) -> float:
+        values = sorted(values)
+        return values[len(values) // 2]
+
+    metrics = {
+        "cold start, empty node cache (s)": lambda r: r["cold"]["cold_s"],
+        "requests to the first answer (cold)": lambda r: r["cold"]["cold_requests"],
+        "restart on a warm node cache (s)": lambda r: r["warm"]["cold_s"],
+        "warm search p50 (ms)": lambda r: r["warm"]["p50_ms"],
+        "warm search p95 (ms)": lambda r: r["warm"]["p95_ms"],
+        "requests per search": lambda r: r["warm"]["search_requests"],
+        "top-1": lambda r: r["warm"]["top1"],
+        "private RssAnon at start (MB)": lambda r: r["memory"]["at_start"]["RssAnon"],
+        "private RssAnon after searches (MB)": lambda r: r["memory"]["after"]["RssAnon"],
+        "PSS after searches (MB)": lambda r: r["memory"]["after"]["Pss"],
+        "peak RSS (MB)": lambda r: r["memory"]["after"]["VmHWM"],
+    }
+    rounds = len(found["baseline"])
+    lines = [
+        f"Side by side (fresh processes, alternating, median of {rounds} round(s)):",
+        "",
+        "| measure | baseline | this tree | ratio |",
+        "|---|---|---|---|",
+    ]
+    for label, pick in metrics.items():
+        a = med([pick(r) for r in found["baseline"]])
+        b = med([pick(r) for r in found["this tree"]])
+        ratio = f"{b / a:.2f}" if a else "-"
+        lines.append(f"| {label} | {a:.3g} | {b:.3g} | {ratio} |")
+    return lines
 
 
 def fleet(
@@ -385,6 +475,8 @@ def staleness(
 
 
 def render(r: dict[str, Any]) -> str:
+    if "pods" not in r:
+        return "\n".join(render_compare(r["compare"]))
     pods = r["pods"]
     lines = [
         f"### {r['size']:,} concepts, every request through the 20 ms proxy",
@@ -408,6 +500,8 @@ def render(r: dict[str, Any]) -> str:
             f"{p['refresh_s'] * 1e3:.0f} ms | {m['RssAnon']:.0f} / {m['Pss']:.0f} / "
             f"{m['VmHWM']:.0f} MB |"
         )
+    if "compare" in r:
+        lines += ["", *render_compare(r["compare"])]
     if "memory_pod" in r:
         mem = r["memory_pod"]
         lines += [
@@ -474,6 +568,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=20.0)
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between a pod's searches")
     parser.add_argument("--data", type=Path, default=HERE / ".data")
+    parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only-compare", action="store_true")
+    parser.add_argument(
+        "--build-in-s3",
+        action="store_true",
+        help="run the first build against S3 (default: build locally once, upload the files)",
+    )
     parsed = parser.parse_args(args)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
