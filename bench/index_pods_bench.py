@@ -46,6 +46,9 @@ import index_bench  # noqa: E402
 from _proxy import LatencyProxy  # noqa: E402
 
 DELAY = 0.020
+# what docs/deployment.md puts in a pod's spec: Arrow's buffers from the C allocator (freed
+# memory goes back), two malloc arenas instead of one per thread
+POD_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"}
 SEED = index_bench.SEED
 
 
@@ -168,7 +171,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
     cold = time.perf_counter() - started
     proxy.take()
     steady_from = time.time()
-    switches = [(time.time(), kb.schema()["index"]["version"])]
+    switches = [(time.time(), kb.schema()["index"]["version"], 0.0)]
     errors: list[str] = []
     searches = 0
     while not os.path.exists(config["stop"]):
@@ -180,7 +183,8 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         searches += 1
         version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
-            switches.append((time.time(), version))
+            took = kb.last_refresh.seconds if kb.last_refresh is not None else -1.0
+            switches.append((time.time(), version, took))
         if kb._view.refresh_error:
             errors.append(kb._view.refresh_error[:300])
             kb._view.refresh_error = None
@@ -200,7 +204,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
 
 def child(config: dict[str, Any], stdin: bool = False) -> subprocess.Popen[str]:
     src = config.get("src") or str(HERE.parent / "src")
-    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{HERE.parent}"}
+    env = {**os.environ, **config.get("env", {}), "PYTHONPATH": f"{src}{os.pathsep}{HERE.parent}"}
     return subprocess.Popen(
         [sys.executable, __file__, "--pod", json.dumps(config)],
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -348,19 +352,24 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
 
 def compare(args: argparse.Namespace, base: dict[str, Any], scratch: Path) -> dict[str, Any]:
     """Baseline and this tree side by side, alternating: cold, warm restart, memory."""
-    variants = {"baseline": str(args.baseline.resolve()), "this tree": str(HERE.parent / "src")}
+    tree = str(HERE.parent / "src")
+    variants = {"baseline": (str(args.baseline.resolve()), {}), "this tree": (tree, {})}
+    if args.pod_env:
+        variants["this tree, pod env"] = (tree, POD_ENV)
     found: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
-        for name, src in variants.items():
-            cache = str(scratch / f"cmp-{round_}-{name.replace(' ', '_')}")
-            config = {**base, "cache": cache, "n_queries": args.queries, "src": src}
+        for name, (src, env) in variants.items():
+            cache = str(scratch / f"cmp-{round_}-{name.replace(' ', '_').replace(',', '')}")
+            config = {**base, "cache": cache, "n_queries": args.queries, "src": src, "env": env}
             cold = finish(child(config))
             warm = finish(child(config))
             mem = finish(child({**config, "mode": "memory"}))
             found[name].append({"cold": cold, "warm": warm, "memory": mem})
-            _log(f"compare {name} round {round_}: cold {cold['cold_s']:.2f} s, warm "
-                 f"{warm['cold_s']:.2f} s, p50 {warm['p50_ms']:.1f} ms, private "
-                 f"{mem['after']['RssAnon']:.0f} MB")
+            _log(
+                f"compare {name} round {round_}: cold {cold['cold_s']:.2f} s, warm "
+                f"{warm['cold_s']:.2f} s, p50 {warm['p50_ms']:.1f} ms, private "
+                f"{mem['after']['RssAnon']:.0f} MB"
+            )
     return found
 
 
@@ -383,17 +392,20 @@ def render_compare(found: dict[str, list[dict[str, Any]]]) -> list[str]:
         "peak RSS (MB)": lambda r: r["memory"]["after"]["VmHWM"],
     }
     rounds = len(found["baseline"])
+    others = [name for name in found if name != "baseline"]
     lines = [
         f"Side by side (fresh processes, alternating, median of {rounds} round(s)):",
         "",
-        "| measure | baseline | this tree | ratio |",
-        "|---|---|---|---|",
+        "| measure | baseline | " + " | ".join(f"{n} | ratio" for n in others) + " |",
+        "|---|---|" + "---|---|" * len(others),
     ]
     for label, pick in metrics.items():
         a = med([pick(r) for r in found["baseline"]])
-        b = med([pick(r) for r in found["this tree"]])
-        ratio = f"{b / a:.2f}" if a else "-"
-        lines.append(f"| {label} | {a:.3g} | {b:.3g} | {ratio} |")
+        cells = []
+        for name in others:
+            b = med([pick(r) for r in found[name]])
+            cells.append(f"{b:.3g} | " + (f"{b / a:.2f}" if a else "-"))
+        lines.append(f"| {label} | {a:.3g} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -409,6 +421,7 @@ def fleet(
     stop = scratch / "stop"
     config = {
         **base,
+        "env": POD_ENV if args.pod_env else {},
         "cache": str(scratch / "fleet-node"),
         "refresh": args.refresh,
         "stop": str(stop),
@@ -454,17 +467,20 @@ def staleness(
     behind = 0
     for at, version, _ in commits:
         for pod in pods:
-            served = [t for t, v in pod["switches"] if v >= version]
+            served = [t for t, v, _ in pod["switches"] if v >= version]
             if served:
                 delays.append(max(0.0, served[0] - at))
             else:
                 delays.append(float("inf"))
     for pod in pods:
-        for t, served in pod["switches"]:
+        for t, served, _ in pod["switches"]:
             newest = max((v for at, v, _ in commits if at <= t), default=served)
             behind = max(behind, newest - served)
     delays.sort()
+    refreshes = sorted(took for pod in pods for _, _, took in pod["switches"][1:] if took >= 0)
     return {
+        "switch_refresh_p50_s": refreshes[len(refreshes) // 2] if refreshes else 0.0,
+        "switch_refresh_max_s": refreshes[-1] if refreshes else 0.0,
         "stale_p50_s": delays[len(delays) // 2] if delays else 0.0,
         "stale_max_s": delays[-1] if delays else 0.0,
         "versions_behind_max": behind,
@@ -543,6 +559,9 @@ def render(r: dict[str, Any]) -> str:
             f"{f['stale_p50_s']:.1f} / {f['stale_max_s']:.1f} s | {f['versions_behind_max']} | "
             f"{errors} | {sum(p['searches'] for p in f['pods'])} | "
             f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
+            "",
+            f"A refresh that switched version took {f['switch_refresh_p50_s']:.2f} s (median) "
+            f"and {f['switch_refresh_max_s']:.2f} s (max), download included.",
         ]
     return "\n".join(lines)
 
@@ -571,6 +590,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only-compare", action="store_true")
+    parser.add_argument(
+        "--pod-env", action="store_true", help="also compare pods run with POD_ENV; the fleet too"
+    )
     parser.add_argument(
         "--build-in-s3",
         action="store_true",

@@ -15,6 +15,14 @@ from typing import Any
 from agentkernel.errors import AKConfigError
 
 TABLE_SUFFIX = ".lance"
+LOCAL_INDEX_CACHE_BYTES = 16 << 20
+"""Lance's index cache for an index read from local disk (a folder, or the node cache).
+
+Lance keeps the decoded posting lists of every term searched, by default up to gigabytes;
+from local disk a list is decoded again in a millisecond or so, so 16 MB is enough and keeps
+a pod's private memory down (``bench/RESULTS.md``, issue 24).
+"""
+
 # options of the node cache (bundleindex.source), never passed to Lance
 CACHE_OPTIONS = ("node_cache", "node_cache_bytes")
 
@@ -70,8 +78,12 @@ def open_dataset(uri: str, storage_options: Mapping[str, str] | None) -> Any:
             "The bundle index needs the lancedb extra: pip install 'agentkernel[lancedb]'"
         ) from exc
     location = describe(uri)
+    local = "://" not in location  # read from disk: a small index cache costs little
+    cache = {"index_cache_size_bytes": LOCAL_INDEX_CACHE_BYTES} if local else {}
     try:
-        return lance.dataset(location, storage_options=lance_options(storage_options) or None)
+        return lance.dataset(
+            location, storage_options=lance_options(storage_options) or None, **cache
+        )
     except ValueError as exc:
         if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
             raise FileNotFoundError(f"No bundle index at {location}") from exc

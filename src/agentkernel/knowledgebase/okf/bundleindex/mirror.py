@@ -109,7 +109,9 @@ class MirroredIndex:
             files = self._complete(version, manifest, size)
             self.cache.touch(files)
             self.cache.evict(keep=files)
-        return lance.dataset(str(self.local), version=version)
+        return lance.dataset(
+            str(self.local), version=version, index_cache_size_bytes=_lance.LOCAL_INDEX_CACHE_BYTES
+        )
 
     # -- internals ------------------------------------------------------------------------
 
