@@ -310,6 +310,9 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
             result["compare"] = compare(args, base, scratch)
             if args.only_compare:
                 return result
+        if args.only_fleet:
+            result["fleet"] = fleet(args, base, bundle, corpus, uri, endpoint, scratch)
+            return result
         _log("pod: node cache empty (cold), then 1% changed")
         cold = child({**base, "cache": cache, "n_queries": args.queries, "wait": True}, True)
         assert cold.stdout is not None and cold.stdin is not None
@@ -491,6 +494,8 @@ def staleness(
 
 
 def render(r: dict[str, Any]) -> str:
+    if "pods" not in r and "fleet" in r:
+        return render_fleet(r["fleet"])
     if "pods" not in r:
         return "\n".join(render_compare(r["compare"]))
     pods = r["pods"]
@@ -539,30 +544,35 @@ def render(r: dict[str, Any]) -> str:
             f"(the version added {r['delta_added_bytes'] / 2**20:.2f} MB on S3).",
         ]
     if "fleet" in r:
-        f = r["fleet"]
-        per_min = sorted(p["requests_per_min"] for p in f["pods"])
-        errors = sum(len(p["errors"]) for p in f["pods"]) + len(f["indexer_errors"])
-        private = sorted(p["memory"]["RssAnon"] for p in f["pods"])
-        pss = sorted(p["memory"]["Pss"] for p in f["pods"])
-        lines += [
-            "",
-            f"Fleet: {len(f['pods'])} pods, one node cache folder, {len(f['commits'])} commits "
-            f"of 1% each (indexer {min(c[2] for c in f['commits']):.1f}-"
-            f"{max(c[2] for c in f['commits']):.1f} s per run):"
-            if f["commits"]
-            else "Fleet:",
-            "",
-            "| requests per pod per minute (min / median / max) | staleness p50 / max "
-            "| versions behind (max) | errors | searches | private / PSS per pod (median) |",
-            "|---|---|---|---|---|---|",
-            f"| {per_min[0]:.1f} / {per_min[len(per_min) // 2]:.1f} / {per_min[-1]:.1f} | "
-            f"{f['stale_p50_s']:.1f} / {f['stale_max_s']:.1f} s | {f['versions_behind_max']} | "
-            f"{errors} | {sum(p['searches'] for p in f['pods'])} | "
-            f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
-            "",
-            f"A refresh that switched version took {f['switch_refresh_p50_s']:.2f} s (median) "
-            f"and {f['switch_refresh_max_s']:.2f} s (max), download included.",
-        ]
+        lines += ["", render_fleet(r["fleet"])]
+    return "\n".join(lines)
+
+
+def render_fleet(f: dict[str, Any]) -> str:
+    lines: list[str] = []
+    per_min = sorted(p["requests_per_min"] for p in f["pods"])
+    errors = sum(len(p["errors"]) for p in f["pods"]) + len(f["indexer_errors"])
+    private = sorted(p["memory"]["RssAnon"] for p in f["pods"])
+    pss = sorted(p["memory"]["Pss"] for p in f["pods"])
+    lines += [
+        "",
+        f"Fleet: {len(f['pods'])} pods, one node cache folder, {len(f['commits'])} commits "
+        f"of 1% each (indexer {min(c[2] for c in f['commits']):.1f}-"
+        f"{max(c[2] for c in f['commits']):.1f} s per run):"
+        if f["commits"]
+        else "Fleet:",
+        "",
+        "| requests per pod per minute (min / median / max) | staleness p50 / max "
+        "| versions behind (max) | errors | searches | private / PSS per pod (median) |",
+        "|---|---|---|---|---|---|",
+        f"| {per_min[0]:.1f} / {per_min[len(per_min) // 2]:.1f} / {per_min[-1]:.1f} | "
+        f"{f['stale_p50_s']:.1f} / {f['stale_max_s']:.1f} s | {f['versions_behind_max']} | "
+        f"{errors} | {sum(p['searches'] for p in f['pods'])} | "
+        f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
+        "",
+        f"A refresh that switched version took {f['switch_refresh_p50_s']:.2f} s (median) "
+        f"and {f['switch_refresh_max_s']:.2f} s (max), download included.",
+    ]
     return "\n".join(lines)
 
 
@@ -590,6 +600,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only-compare", action="store_true")
+    parser.add_argument("--only-fleet", action="store_true")
     parser.add_argument(
         "--pod-env", action="store_true", help="also compare pods run with POD_ENV; the fleet too"
     )
