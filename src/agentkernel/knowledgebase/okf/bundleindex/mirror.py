@@ -19,8 +19,12 @@ checked; only then is it written to ``versions/<n>.json`` and opened. Lance's ow
 hold decoded pages in memory; they do not persist across processes or avoid the first read
 of a file over the network, which is why this layer exists (``docs/index.md``).
 
-Only ``s3://`` indexes are mirrored (through ``pyarrow``'s S3 file system, loaded with
-Lance already); local ones are opened in place.
+Only ``s3://`` indexes are mirrored; local ones are opened in place. Listings go through
+``pyarrow``'s S3 file system (loaded with Lance already; they give each file's size), and
+every file is downloaded by Lance's own object store (``lance.file.LanceFileSession``): one
+GET per file streamed to disk, no HEAD, up to 16 at once, the index folders listed while the
+data files arrive. A cold start is then bound by its largest file, not by the sum of round
+trips (``bench/RESULTS.md``, issue 24).
 """
 
 from __future__ import annotations
@@ -109,9 +113,7 @@ class MirroredIndex:
             files = self._complete(version, manifest, size)
             self.cache.touch(files)
             self.cache.evict(keep=files)
-        return lance.dataset(
-            str(self.local), version=version, index_cache_size_bytes=_lance.LOCAL_INDEX_CACHE_BYTES
-        )
+        return lance.dataset(str(self.local), version=version, session=_lance.local_session())
 
     # -- internals ------------------------------------------------------------------------
 
