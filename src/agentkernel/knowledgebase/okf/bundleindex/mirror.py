@@ -139,7 +139,7 @@ class MirroredIndex:
         """
         import lance
 
-        dataset = lance.dataset(str(self.local), version=version)
+        dataset = lance.dataset(str(self.local), version=version, session=_lance.local_session())
         found: list[tuple[str, int]] = []
         for fragment in dataset.get_fragments():
             for data in fragment.metadata.files:
