@@ -254,3 +254,23 @@ def test_postgres_a_parse_tree_not_read_as_expected_refuses() -> None:
     ):
         with pytest.raises(SQLRefusedError, match="could not be read"):
             pg_resolve._calls([tree])
+
+
+def test_postgres_the_prepare_batch_judges_alike_where_pipelines_are_missing(
+    reader_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a libpq older than 14 (or psycopg2): PREPARE / DEALLOCATE in one batch, then a probe
+    from agentkernel.knowledgebase._sql import pg_pipeline
+
+    monkeypatch.setattr(pg_pipeline, "supported", lambda _connection: False)
+    with SQLManager(reader_url, max_result_bytes=10_000) as manager:
+        for statement, named in [
+            ("SELECT c.fn FROM t c", "public.fn()"),
+            ("SELECT 1 || 2", "public.leak()"),
+            ("SELECT lower(5)", "public.lower()"),
+        ]:
+            out = _read_kb(manager)(statement)
+            assert SECRET not in out and named in out
+        rows = manager.query("SELECT repeat('x', 30000) AS big, upper('a') AS up")
+    assert rows[0]["metadata"]["values_cut"] == ["big"]
+    assert rows[0]["metadata"]["row"]["up"] == "A"

@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentkernel.bundle import listing
 from agentkernel.knowledgestore import (
     FileKnowledgeStore,
     KnowledgeStore,
@@ -27,7 +28,6 @@ from agentkernel.knowledgestore import (
     NewPage,
     SQLiteKnowledgeStore,
     create_knowledge_tools,
-    file_store,
 )
 from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_targets
 from agentkernel.knowledgestore._catalog import IndexLines, render_index
@@ -399,8 +399,10 @@ def test_check_sees_an_in_place_edit_at_the_next_full_sweep(
         handle.write(text)
         handle.truncate()
     assert store.check().broken_links == []  # no folder moved: the file is not compared yet
-    later = time.monotonic() + 2 * file_store._FULL_SWEEP_SECONDS
-    monkeypatch.setattr(file_store, "time", SimpleNamespace(monotonic=lambda: later))
+    later = time.monotonic() + 2 * listing.FULL_SWEEP_SECONDS
+    monkeypatch.setattr(
+        listing, "time", SimpleNamespace(monotonic=lambda: later, time_ns=time.time_ns)
+    )
     assert [(b.page, b.target) for b in store.check().broken_links] == [
         ("concept/tides", "concept/mars")
     ]

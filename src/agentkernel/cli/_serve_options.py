@@ -10,7 +10,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["LOG_LEVELS", "add_access_arguments", "add_serve_arguments"]
+__all__ = [
+    "LOG_LEVELS",
+    "add_access_arguments",
+    "add_serve_arguments",
+    "add_transport_arguments",
+]
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -40,13 +45,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
         help="A function returning a KnowledgeBuilder, a KnowledgeBase or a list of them.",
     )
     add_name_argument(parser, "--kb-name")
-    parser.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
-        "port on 127.0.0.1); the URL is printed on stderr. Beyond loopback it needs an auth "
-        "option (--auth-tokens or --auth-jwks).",
-    )
     access = parser.add_mutually_exclusive_group()
     access.add_argument(
         "--writable",
@@ -56,9 +54,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
     )
     # the default now; still accepted so that existing client entries keep working
     access.add_argument("--read-only", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--server-name", default="knowledge", help="The MCP server name (default: knowledge)."
-    )
+    add_transport_arguments(parser, server_name_help="The MCP server name (default: knowledge).")
     parser.add_argument(
         "--max-concurrency",
         type=int,
@@ -66,6 +62,25 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
         metavar="N",
         help="How many tool calls may run at once (default 1: one at a time).",
     )
+    add_access_arguments(parser)
+    return group
+
+
+def add_transport_arguments(parser: argparse.ArgumentParser, *, server_name_help: str) -> None:
+    """Add ``--http``, ``--server-name`` and ``--log-level``, which both servers take.
+
+    Args:
+        parser: The ``serve`` or ``store serve`` parser.
+        server_name_help: The help of ``--server-name`` (``argparse.SUPPRESS`` hides it).
+    """
+    parser.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
+        "port on 127.0.0.1); the URL is printed on stderr. Beyond loopback it needs an auth "
+        "option (--auth-tokens or --auth-jwks).",
+    )
+    parser.add_argument("--server-name", default="knowledge", help=server_name_help)
     parser.add_argument(
         "--log-level",
         type=str.upper,
@@ -74,8 +89,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
         help="Logging on stderr (default WARNING; DEBUG adds the SDK's own lines). The "
         "startup line is printed whatever the level.",
     )
-    add_access_arguments(parser)
-    return group
 
 
 def add_access_arguments(parser: argparse.ArgumentParser) -> None:

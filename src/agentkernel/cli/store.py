@@ -11,7 +11,7 @@ import argparse
 import logging
 from typing import Any
 
-from agentkernel.cli._serve_options import LOG_LEVELS, add_access_arguments
+from agentkernel.cli._serve_options import add_access_arguments, add_transport_arguments
 
 
 def register(subparsers: Any) -> None:
@@ -40,16 +40,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="with --writable: offer knowledge_retire, asking a person first",
     )
-    serve.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
-        "port on 127.0.0.1); beyond loopback it needs an auth option",
-    )
-    serve.add_argument("--server-name", default="knowledge", help=argparse.SUPPRESS)
-    serve.add_argument(
-        "--log-level", type=str.upper, choices=LOG_LEVELS, default=None, help="logging on stderr"
-    )
+    add_transport_arguments(serve, server_name_help=argparse.SUPPRESS)
     add_access_arguments(serve)
     serve.set_defaults(handler=run)
 

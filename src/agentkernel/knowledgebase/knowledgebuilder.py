@@ -1,7 +1,8 @@
 """``KnowledgeBuilder``: a set of backends in, capability-gated agent tools out.
 
 The tools are plain Python callables with Google-style docstrings (frameworks turn those
-into tool descriptions). They never raise: every failure, from an unknown backend name to an
+into tool descriptions), made by :func:`agentkernel._tooling.factory.make_tool` as the curated
+store's are. They never raise: every failure, from an unknown backend name to an
 exception inside an SDK, comes back as a string the agent can act on. Each string is a
 :class:`~agentkernel._tooling.result.ToolResult` that knows whether it reports a failure
 (``is_error``); a framework sees only the text, an MCP server sets ``isError`` from the flag.
@@ -27,6 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS, checked_answer_chars
+from agentkernel._tooling.factory import make_tool
 from agentkernel._tooling.result import ToolResult, pathless
 from agentkernel.errors import echo
 from agentkernel.knowledgebase import _answers
@@ -158,17 +160,19 @@ class KnowledgeBuilder:
             ``search_kb``, ``fetch_kb`` and ``browse_kb``, each only when some registered
             backend declares its capability.
         """
-        tools: list[Tool] = [self._get_schemas_tool(), self._read_kb_tool()]
+        bodies = [self._get_schemas_tool(), self._read_kb_tool()]
         if writable:
-            tools.append(self._write_kb_tool())
-        tools.append(self._descriptions_tool())
+            bodies.append(self._write_kb_tool())
+        bodies.append(self._descriptions_tool())
         if self.declares("search"):
-            tools.append(self._search_kb_tool())
+            bodies.append(self._search_kb_tool())
         if self.declares("fetch"):
-            tools.append(self._fetch_kb_tool())
+            bodies.append(self._fetch_kb_tool())
         if self.declares("browse"):
-            tools.append(self._browse_kb_tool())
-        return tools
+            bodies.append(self._browse_kb_tool())
+        # a backend's failure is answered by _run, naming the backend; make_tool answers the
+        # rest, so no tool raises into the agent framework
+        return [make_tool(body, read_only=body.__name__ != "write_kb") for body in bodies]
 
     # -- shared plumbing ----------------------------------------------------------------
 

@@ -14,57 +14,29 @@ is constructed, never at import).
 Read-only is enforced twice. First every statement passes the same guard as Starburst (see
 ``agentkernel.knowledgebase._sql.guard``: one read-only statement, parsed in the database's
 dialect, calling only functions on the dialect's allow-list or in ``allowed_functions``; a
-SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself is read-only,
-so a write that slipped past parsing (an allowed function that writes, say) is refused by the
-database:
+SELECT without a LIMIT gets ``LIMIT <limit>``). Then the database session itself is
+read-only, so a write that slipped past parsing is refused by the database: PostgreSQL by
+``default_transaction_read_only`` set on connect and ``BEGIN READ ONLY`` (the driver's
+``read_only`` setting); MySQL/MariaDB by ``SET TRANSACTION READ ONLY`` (not tested here);
+SQLite by ``mode=ro`` and ``PRAGMA query_only``; DuckDB by ``read_only`` with
+``enable_external_access`` off. A second judge asks the database what an accepted query's
+names resolve to and refuses a user's function or operator (``_sql.pg_resolve``,
+``_sql.duckdb_resolve``). Least privilege is checked when a PostgreSQL connection opens
+(``_sql.sessions``): a superuser or a member of the file and program roles is refused unless
+``allow_privileged_role=True``.
 
-==============  ===========================================================================
-database        how the session is made read-only
-==============  ===========================================================================
-PostgreSQL      ``SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY`` on connect
-                (``default_transaction_read_only``), and every transaction starts as
-                ``BEGIN READ ONLY`` with psycopg 3 and psycopg2 (the driver's ``read_only``
-                setting, no extra round trip), so a session default changed and committed
-                behind the manager's back still cannot write
-MySQL/MariaDB   ``SET TRANSACTION READ ONLY`` before every transaction (not tested here)
-SQLite          a file database is opened with ``mode=ro``; every connection runs
-                ``PRAGMA query_only = ON``
-DuckDB          the connection is opened ``read_only`` with ``enable_external_access``
-                off (no file or network reads or writes from SQL)
-==============  ===========================================================================
+Limits (``agentkernel.knowledgebase._limits``, what they guarantee in ``docs/sql.md``): every
+statement is stopped after ``timeout_seconds`` (default 30 s) where its work runs
+(PostgreSQL's ``statement_timeout`` and a client cancel; SQLite's progress handler; DuckDB's
+``interrupt()``, then the kill of its process), rows are read in batches (a server-side
+cursor on PostgreSQL unless the result is small by construction, ``bounded.small``) and
+cut at a row cap and at ``max_result_bytes`` (default 1 MB of record text), long values are
+cut in the database (``_sql.bounded``), and a notice says what was cut. DuckDB runs in a
+process of its own (``_sql.duckdb_process``, started on the first query), whose memory may
+grow only ``worker_memory_mb`` above its idle state and which is killed and started again
+when a query overruns its limit.
 
-Limits (see ``agentkernel.knowledgebase._limits``): every statement is stopped after
-``timeout_seconds`` (default 30 s; ``None`` turns the limit off) where its work runs, and its
-rows are read in batches and cut at a row cap and at ``max_result_bytes`` (default 1 MB of
-record text), with a notice the agent reads saying what was cut:
-
-==============  ===========================================================================
-database        how a statement is stopped; how rows are read
-==============  ===========================================================================
-PostgreSQL      ``statement_timeout``, ``idle_in_transaction_session_timeout`` and (PostgreSQL
-                14 and later) ``client_connection_check_interval`` set on connect, so the
-                server cancels the statement, and ends the backend when the client is gone;
-                rows of a query come through a server-side cursor (``DECLARE`` / ``FETCH``)
-SQLite          a progress handler aborts the statement after the deadline; rows are stepped
-                lazily by SQLite
-DuckDB          ``interrupt()`` from a timer at the deadline; a query is read with an
-                outer ``LIMIT <cap + 1>``
-==============  ===========================================================================
-
-Long values are cut in the database (``_sql.bounded``); the time limit covers the whole read.
-A second judge asks the database what an accepted query's names resolve to and refuses a
-user's function or operator (``_sql.pg_resolve``, ``_sql.duckdb_resolve``).
-
-Least privilege is checked when a PostgreSQL connection opens: a role that is a superuser,
-or a member of ``pg_read_server_files``, ``pg_write_server_files`` or
-``pg_execute_server_program``, can read server files or run programs whatever the statement
-guard decides, so the connection is refused (``SQLQueryError``, with the SQL that creates a
-read-only role) unless ``allow_privileged_role=True``. SQLite is opened with
-``trusted_schema`` off and extension loading off; DuckDB with its configuration locked and
-extension autoloading and community extensions off.
-
-Every transaction is rolled back, never committed (once, when the connection goes back
-to the pool, as SQLAlchemy does for any connection). Other dialects are refused at
+Every transaction is rolled back, never committed. Other dialects are refused at
 construction unless ``enforce_session_read_only=False`` (then only the guard and the rollback
 protect the data; a WARNING says so).
 
@@ -93,8 +65,15 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise missing_extra("sqlalchemy", "sql", feature="SQLManager") from exc
 
-from agentkernel.knowledgebase._sql import bounded, duckdb_resolve
+from agentkernel.knowledgebase._sql import bounded
 from agentkernel.knowledgebase._sql.backend import SQLBackend
+from agentkernel.knowledgebase._sql.describe import describe_tables
+from agentkernel.knowledgebase._sql.duckdb_process import (
+    DEFAULT_MEMORY_MB,
+    DuckDBProcess,
+    WorkerTimeout,
+    compiled,
+)
 from agentkernel.knowledgebase._sql.guard import ACCEPTED, GuardedStatement
 from agentkernel.knowledgebase._sql.pg_resolve import PostgresResolver
 from agentkernel.knowledgebase._sql.records import row_to_record
@@ -157,6 +136,7 @@ class SQLManager(SQLBackend):
         allowed_functions: Iterable[str] = (),
         allow_privileged_role: bool = False,
         engine_options: Mapping[str, Any] | None = None,
+        worker_memory_mb: int | None = DEFAULT_MEMORY_MB,
     ) -> None:
         """Configure the backend and create its engine (connections open on first use).
 
@@ -181,6 +161,8 @@ class SQLManager(SQLBackend):
             allow_privileged_role: Connect even as a PostgreSQL role that may read or
                 write server files or run programs (a superuser, say).
             engine_options: Extra keyword arguments for ``sqlalchemy.create_engine``.
+            worker_memory_mb: DuckDB: how far the memory of the process that runs the
+                queries may grow above its idle state (``None``: no bound).
 
         Raises:
             AKConfigError: No URL, an unparsable URL, an in-memory database, a dialect
@@ -217,9 +199,8 @@ class SQLManager(SQLBackend):
         self._resolver = (
             PostgresResolver(self.allowed_functions) if self.backend == "postgresql" else None
         )
-        self._duckdb = (
-            duckdb_resolve.DuckDBJudge(self.allowed_functions) if self.backend == "duckdb" else None
-        )
+        self.worker_memory_mb = worker_memory_mb
+        self._worker: DuckDBProcess | None = None
         self.connect()
 
     @property
@@ -272,9 +253,15 @@ class SQLManager(SQLBackend):
             sa.event.listen(self._engine, "connect", self._postgres_session)
         elif self.backend == "sqlite":
             sa.event.listen(self._engine, "connect", sqlite_locked_down)
-        elif self._duckdb is not None:  # a new connection may see a file changed meanwhile
-            sa.event.listen(self._engine, "connect", self._duckdb.forget)
-            sa.event.listen(self._engine, "close", self._duckdb.forget)
+        elif self.backend == "duckdb":  # queries run in a process of their own
+            config = dict(options.get("connect_args", {}).get("config", {}))
+            self._worker = DuckDBProcess(
+                self.url.database or "",
+                config,
+                self.allowed_functions,
+                self.worker_memory_mb,
+                lambda text: scrub_path(text, self.backend, self.url.database or ""),
+            )
 
     def get_description(self) -> str:
         """Say what this backend holds and that it is read-only SQL.
@@ -297,7 +284,9 @@ class SQLManager(SQLBackend):
             derived["sql_dialect"] = self.dialect
         derived["statements"] = ACCEPTED
         if self.capabilities.derives_schema:
-            derived["tables"] = self._describe_tables()
+            derived["tables"] = describe_tables(
+                None if self._worker else self.engine, self._run, self.db_schema, self.max_tables
+            )
         return derived
 
     def _parameters(self, params: Any) -> Mapping[str, Any] | None:
@@ -308,6 +297,8 @@ class SQLManager(SQLBackend):
     def _execute(
         self, guarded: GuardedStatement, params: Mapping[str, Any] | None, cap: int, row_cap: str
     ) -> list[Record]:
+        if self._worker is not None:
+            return self._worker_read(guarded, params, cap, row_cap)
         if params:
             stream = self.backend == "postgresql" and guarded.kind in ("select", "values")
             with self._bound(guarded.sql, params, stream=stream, check=guarded.query) as result:
@@ -318,10 +309,37 @@ class SQLManager(SQLBackend):
         return self._read(guarded, cap, row_cap)
 
     def close(self) -> None:
-        """Dispose of the engine's connections; the next query creates a new engine."""
+        """Dispose of the engine's connections (and DuckDB's process); the next query opens anew."""
         engine, self._engine = self._engine, None
         if engine is not None:
             engine.dispose()
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
+
+    def _worker_read(
+        self, guarded: GuardedStatement, params: Mapping[str, Any] | None, cap: int, row_cap: str
+    ) -> list[Record]:
+        """Run an accepted statement in DuckDB's own process (``_sql.duckdb_process``)."""
+        worker = self._worker
+        if worker is None:  # closed meanwhile
+            self.connect()
+            worker = self._worker
+        assert worker is not None
+        worker.start()  # a new process's start-up is not the query's time
+        deadline = self._deadline_at()
+        sql, values = compiled(self.engine.dialect, guarded.sql, params)
+        query_kind = guarded.kind in ("select", "values")
+        try:
+            return worker.read(
+                deadline,
+                (sql, values, guarded.query),
+                self.max_result_bytes if query_kind else None,
+                cap + 1 if query_kind else None,
+                (cap, row_cap, self._source_label()),
+            )
+        except (WorkerTimeout, _limits.DeadlinePassed) as exc:
+            raise SQLQueryError(self._timeout_message()) from exc
 
     # -- internals -----------------------------------------------------------------------
 
@@ -334,6 +352,14 @@ class SQLManager(SQLBackend):
         that the database session itself refuses writes. With ``params``, SQLAlchemy binds
         ``:name``. The time limit applies; the byte cap does not (see ``query``).
         """
+        if self._worker is not None:
+            sql, values = compiled(self.engine.dialect, sql, params)
+            self._worker.start()
+            try:
+                columns, rows = self._worker.request(self._deadline_at(), "run", sql, values, cap)
+            except WorkerTimeout as exc:
+                raise SQLQueryError(self._timeout_message()) from exc
+            return columns, [tuple(row) for row in rows]
         if params:
             return self._run_bound(sql, params, cap)
         with self._cursor() as cursor:
@@ -348,23 +374,26 @@ class SQLManager(SQLBackend):
         """Run an accepted statement and read its rows in batches, up to the caps.
 
         A query on PostgreSQL goes through a server-side cursor, so the server sends only
-        the rows read; SQLite steps rows as they are fetched. DuckDB's driver holds a whole
-        result, so its queries are read with an outer LIMIT of the cap. A query's long
-        values are cut where the database computes them (``_sql.bounded``).
+        the rows read; SQLite steps rows as they are fetched (DuckDB runs in a process of its
+        own, ``_worker_read``). A query's long values are cut where the database computes
+        them (``_sql.bounded``).
         """
         query_kind = guarded.kind in ("select", "values")
         server_side = self.backend == "postgresql" and query_kind
-        outer_limit = cap + 1 if self.backend == "duckdb" and query_kind else None
-        with self._cursor(name="ak_result" if server_side else None, check=guarded) as cursor:
+
+        def cursor_name(columns: list[Any]) -> str | None:  # server-side unless small
+            small = guarded.limit_appended and bounded.small(cap, self.max_result_bytes, columns)
+            return "ak_result" if server_side and not small else None
+
+        described: list[Any] = []  # the query's columns, when the check described them
+        with self._cursor(name=cursor_name, check=guarded, described=described) as cursor:
             deadline = self._deadline_at()  # for reading; the session's own limits run already
             shape = None
             if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
-                shape = self._shape(cursor, guarded.sql)
+                shape = self._shape(cursor, guarded.sql, described)
                 shape = shape if shape is not None and any(shape.cut) else None  # all fixed
             if shape is not None:
-                cursor.execute(bounded.wrapped_sql(self.backend, guarded.sql, shape, outer_limit))
-            elif outer_limit is not None and guarded.has_own_limit:
-                cursor.execute(f"SELECT * FROM ({guarded.sql}) AS ak_result LIMIT {outer_limit}")
+                cursor.execute(bounded.wrapped_sql(self.backend, guarded.sql, shape))
             else:
                 cursor.execute(guarded.sql)
             if cursor.description is None:
@@ -372,16 +401,15 @@ class SQLManager(SQLBackend):
             columns = shape.names if shape else [str(column[0]) for column in cursor.description]
             return self._records(columns, cursor.fetchmany, cap, row_cap, shape, deadline)
 
-    def _shape(self, cursor: Any, sql: str) -> bounded.Shape | None:
-        """The columns of a query, read without a row (DuckDB's remembered per statement)."""
-        if self._duckdb is not None:
-            return self._duckdb.remember(sql, lambda: self._probe(cursor, sql))
-        return self._probe(cursor, sql)
+    def _shape(self, cursor: Any, sql: str, described: list[Any]) -> bounded.Shape | None:
+        """The columns of a query, as the check described them, else read without a row.
 
-    def _probe(self, cursor: Any, sql: str) -> bounded.Shape | None:
-        """A named cursor runs one statement only: it probes on a plain one."""
+        A named cursor runs one statement only: it probes on a plain one.
+        """
         probe = bounded.probe_sql(sql)
-        if getattr(cursor, "name", None):  # a server-side cursor runs one statement only
+        if described:
+            description = described
+        elif getattr(cursor, "name", None):  # a server-side cursor runs one statement only
             with cursor.connection.cursor() as plain:
                 plain.execute(probe)
                 description = plain.description
@@ -425,7 +453,10 @@ class SQLManager(SQLBackend):
 
     @contextlib.contextmanager
     def _cursor(
-        self, name: str | None = None, check: GuardedStatement | None = None
+        self,
+        name: str | Callable[[list[Any]], str | None] | None = None,
+        check: GuardedStatement | None = None,
+        described: list[Any] | None = None,
     ) -> Iterator[Any]:
         """A DB-API cursor on a pooled connection, under the time limit, errors translated.
 
@@ -435,8 +466,10 @@ class SQLManager(SQLBackend):
         connection goes back, and the SQLAlchemy ``Connection``/``Result`` layers, which
         would add about half the cost of a local query, are skipped. The statement is
         executed without a parameter collection, so a ``%`` in a literal is never taken for
-        a placeholder. ``name`` opens a server-side cursor (PostgreSQL). ``check``: the
-        accepted statement whose calls the server resolves, checked first (PostgreSQL).
+        a placeholder. ``name`` opens a server-side cursor (PostgreSQL), or decides it from
+        the columns the check described. ``check``: the
+        accepted statement whose calls the server resolves, checked first (PostgreSQL);
+        ``described`` receives its columns when the check described them (psycopg 3).
         """
         engine = self.engine
         dbapi = engine.dialect.loaded_dbapi
@@ -447,8 +480,12 @@ class SQLManager(SQLBackend):
         deadline = Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
         try:
             with deadline:
-                if check is not None and check.query:
-                    self._check_resolved(connection.dbapi_connection, check.query)
+                if check is not None and check.query and self._resolver is not None:
+                    columns = self._resolver.check(connection.dbapi_connection, check.query)
+                    if described is not None and columns and check.query == check.sql:
+                        described.extend(columns)
+                if callable(name):
+                    name = name(described or [])
                 cursor = connection.cursor(name) if name else connection.cursor()
                 try:
                     if self.backend in ("mysql", "mariadb"):
@@ -468,6 +505,8 @@ class SQLManager(SQLBackend):
             ) or engine.dialect.is_disconnect(exc, connection.dbapi_connection, None)
             if lost:
                 connection.invalidate(exc)
+                if deadline.fired:  # the deadline dropped the connection
+                    raise SQLQueryError(self._timeout_message()) from exc
                 raise SQLQueryError(
                     f"Could not reach the {self.backend} database: {self._scrub(exc)}"
                 ) from exc
@@ -478,13 +517,6 @@ class SQLManager(SQLBackend):
             ) from exc
         finally:
             connection.close()  # back to the pool, which rolls the transaction back
-
-    def _check_resolved(self, dbapi_connection: Any, query: str) -> None:
-        """The second judge: what the database resolves the accepted query's names to."""
-        if self._resolver is not None:
-            self._resolver.check(dbapi_connection, query)
-        elif self._duckdb is not None:
-            self._duckdb.check(dbapi_connection, query)
 
     def _scrub(self, exc: BaseException) -> str:
         return scrub_path(first_line(exc), self.backend, self.url.database or "")
@@ -550,36 +582,6 @@ class SQLManager(SQLBackend):
                 return SQLQueryError(f"Could not reach the {self.backend} database: {detail}")
             return SQLQueryError(f"The {self.backend} database rejected the query: {detail}")
         return SQLQueryError(f"The {self.backend} query failed: {first_line(exc)}")
-
-    def _describe_tables(self) -> dict[str, list[str]]:
-        inspector = sa.inspect(self.engine)
-        try:
-            names = list(inspector.get_table_names(schema=self.db_schema))
-            names += list(inspector.get_view_names(schema=self.db_schema))
-        except sa_exc.SQLAlchemyError as exc:
-            raise SQLQueryError(f"Could not list the tables: {first_line(exc)}") from exc
-        tables: dict[str, list[str]] = {}
-        for table in sorted(set(names))[: self.max_tables]:
-            try:
-                columns = [
-                    f"{c['name']} {c['type']}"
-                    for c in inspector.get_columns(table, schema=self.db_schema)
-                ]
-            except (sa_exc.SQLAlchemyError, NotImplementedError):
-                columns = self._information_schema_columns(table)
-            tables[table] = columns
-        return tables
-
-    def _information_schema_columns(self, table: str) -> list[str]:
-        sql = (
-            "SELECT column_name, data_type FROM information_schema.columns "
-            "WHERE table_name = :table"
-            + (" AND table_schema = :schema" if self.db_schema else "")
-            + " ORDER BY ordinal_position"
-        )
-        params = {"table": table, **({"schema": self.db_schema} if self.db_schema else {})}
-        _, rows = self._run(sql, params)
-        return [f"{name} {kind}" for name, kind in rows]
 
     def _source_label(self) -> str:
         database = os.path.basename(self.url.database or "") or self.backend

@@ -1,27 +1,20 @@
-"""How the file store lays pages out as an OKF bundle: file paths, links, the log file.
+"""How the curated store lays pages out as an OKF bundle: file paths and links.
 
 On disk, a link to a page is a relative path to its file (``../concepts/bowline.md``), which
-OKF readers and people can follow; the tools see ids (``concept/bowline``). ``log.md`` follows
-OKF's log format: date groups (``## YYYY-MM-DD``), newest first, one ``* **op**: what`` line
-per entry, the newest on top.
+OKF readers and people can follow; the tools see ids (``concept/bowline``). ``log.md`` is
+:mod:`agentkernel.bundle.logfile`'s.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from urllib.parse import unquote
 
+from agentkernel.bundle import links
 from agentkernel.knowledgestore._pages import TypeRegistry
-from agentkernel.knowledgestore.model import PageType, is_slug, link_pattern
+from agentkernel.knowledgestore.model import PageType, id_link, is_slug
 
-_FILE_LINK = re.compile(r"\]\(([^)\s:]+?\.md)(#[^)\s]*)?\)")
-_LOG_HEADING = re.compile(r"^## (\d{4}-\d{2}-\d{2})\s*$")
-_LOG_ENTRY = re.compile(r"^\* \*\*(?P<op>[^*]+)\*\*: (?P<rest>.*)$")
-LOG_PAGES = " — pages: "
-"""Separates an entry's description from the pages it names."""
-LOG_TITLE = "# Knowledge Base Log"
 LISTING_FILES = frozenset({"index.md", "log.md", "overview.md"})
 """The store's own files at the bundle root (``index.md`` is OKF's listing in any folder too);
 a link to an existing one is not a broken link."""
@@ -65,15 +58,17 @@ class LinkMap:
         """
         start = posixpath.dirname(rel_from) or "."
 
-        def replace(match: re.Match[str]) -> str:
-            type_name, _, slug = match.group(1).partition("/")
+        def replace(target: str) -> str | None:
+            found = id_link(target)
+            if found is None:
+                return None
+            type_name, _, slug = found[0].partition("/")
             page_type = self._registry.get(type_name)
             if page_type is None:
-                return match.group(0)
-            target = rel_of(page_type, slug)
-            return f"]({posixpath.relpath(target, start)}{match.group(2) or ''})"
+                return None
+            return posixpath.relpath(rel_of(page_type, slug), start) + found[1]
 
-        return link_pattern().sub(replace, markdown)
+        return links.replace_targets(markdown, replace)
 
     def from_disk(self, markdown: str, rel_from: str) -> str:
         """Turn relative (or bundle-absolute) links to page files back into ids.
@@ -86,21 +81,31 @@ class LinkMap:
             The text with links to pages as ids; other links unchanged.
         """
 
-        def replace(match: re.Match[str]) -> str:
-            target = _resolve(match.group(1), rel_from)
+        def replace(written: str) -> str | None:
+            found = _file_link(written)
+            if found is None:
+                return None
+            target = _resolve(found[0], rel_from)
             folder, name = posixpath.split(target)
             slug = name[:-3]
             if target.startswith("..") or not is_slug(slug):
-                return match.group(0)
-            anchor = match.group(2) or ""
+                return None
             page_type = self._dir_types.get(folder)
             if page_type is not None:
-                return f"]({page_type.name}/{slug}{anchor})"
+                return f"{page_type.name}/{slug}{found[1]}"
             if not folder and slug in self.root_ids:
-                return f"]({self.root_ids[slug]}{anchor})"
-            return match.group(0)
+                return f"{self.root_ids[slug]}{found[1]}"
+            return None
 
-        return _FILE_LINK.sub(replace, markdown)
+        return links.replace_targets(markdown, replace)
+
+
+def _file_link(target: str) -> tuple[str, str] | None:
+    """Split a link target to a ``.md`` file of the bundle into the path and its anchor."""
+    path, hash_sign, anchor = target.partition("#")
+    if not path.endswith(".md") or ":" in path:
+        return None
+    return path, hash_sign + anchor
 
 
 def file_link_targets(markdown: str, rel_from: str) -> list[tuple[str, str]]:
@@ -115,10 +120,10 @@ def file_link_targets(markdown: str, rel_from: str) -> list[tuple[str, str]]:
         appearance; the target starts with ``..`` when it leaves the bundle.
     """
     found: dict[str, str] = {}
-    for match in _FILE_LINK.finditer(markdown):
-        written = match.group(1)
-        if written not in found:
-            found[written] = _resolve(written, rel_from)
+    for target in links.link_targets(markdown):
+        file_link = _file_link(target)
+        if file_link is not None and file_link[0] not in found:
+            found[file_link[0]] = _resolve(file_link[0], rel_from)
     return list(found.items())
 
 
@@ -158,64 +163,3 @@ def dangling_file_links(
         Each dangling link once (see :func:`dangling_links`), in order of first appearance.
     """
     return dangling_links(file_link_targets(markdown, rel_from), is_listing)
-
-
-def log_lines(text: str) -> Iterator[tuple[str, str]]:
-    """Yield ``(date, line)`` for every entry of a ``log.md``, in file order (newest first).
-
-    Args:
-        text: The log file.
-
-    Yields:
-        The date heading an entry sits under, and the entry's line.
-    """
-    date = ""
-    for line in text.splitlines():
-        heading = _LOG_HEADING.match(line)
-        if heading:
-            date = heading.group(1)
-        elif date and line.startswith("* "):
-            yield date, line
-
-
-def split_log_line(line: str) -> tuple[str, str, list[str]] | None:
-    """Split an entry written by the store into operation, description and listed pages.
-
-    Args:
-        line: ``* **op**: what — pages: [a](..), b``.
-
-    Returns:
-        ``(op, what, items)``, or ``None`` for a line the store did not write.
-    """
-    match = _LOG_ENTRY.match(line)
-    if match is None:
-        return None
-    what, _, listed = match.group("rest").partition(LOG_PAGES)
-    items = [part.strip() for part in listed.split(",") if part.strip()]
-    return match.group("op").strip(), what, items
-
-
-def prepend_log(text: str, entry: str, today: str) -> str:
-    """Insert ``entry`` as the newest line of today's group, creating the group when needed.
-
-    Args:
-        text: The current ``log.md`` (``""`` when there is none).
-        entry: One ``* **op**: what`` line.
-        today: ``YYYY-MM-DD``.
-
-    Returns:
-        The new ``log.md``.
-    """
-    lines = text.splitlines()
-    if not any(line.strip() for line in lines):
-        lines = [LOG_TITLE, ""]
-    first = next((i for i, line in enumerate(lines) if _LOG_HEADING.match(line)), None)
-    if first is not None and lines[first].strip() == f"## {today}":
-        lines.insert(first + 1, entry)
-    elif first is not None:
-        lines[first:first] = [f"## {today}", entry, ""]
-    else:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        lines += ["", f"## {today}", entry]
-    return "\n".join(lines).rstrip() + "\n"

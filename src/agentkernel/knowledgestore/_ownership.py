@@ -24,8 +24,7 @@ Hidden files and folders (``.git``, temporary files) are never looked at.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
@@ -44,82 +43,17 @@ MARKER_TEXT = (
 _SHOWN = 5
 
 
-def markdown_files(root: Path) -> Iterator[str]:
-    """Yield the bundle-relative path of every markdown file under ``root``, hidden ones skipped.
-
-    Args:
-        root: The folder.
-
-    Yields:
-        Paths such as ``tables/blocks.md``, folder by folder in name order.
-    """
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        rel = os.path.relpath(folder, root)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        for name in sorted(files):
-            if name.endswith(".md") and not name.startswith("."):
-                yield prefix + name
-
-
-class MarkdownListing:
-    """:func:`markdown_files` of one folder, kept until one of its folders changes.
-
-    A folder's ``(inode, mtime)`` moves whenever an entry is added, removed or renamed in it
-    (a new subfolder moves its parent's), so comparing the tokens of the folders last walked
-    costs a ``stat`` per folder instead of a walk of every file.
-    """
-
-    def __init__(self, root: Path) -> None:
-        """Start with nothing listed.
-
-        Args:
-            root: The folder.
-        """
-        self._root = root
-        self._folders: dict[str, tuple[int, int]] = {}
-        self._files: list[str] = []
-
-    def _token(self, folder: str) -> tuple[int, int] | None:
-        try:
-            info = os.stat(folder)
-        except OSError:
-            return None
-        return info.st_ino, info.st_mtime_ns
-
-    def files(self) -> list[str]:
-        """Return the markdown files (the same list object while nothing changed).
-
-        Returns:
-            Bundle-relative paths, folder by folder in name order; do not change the list.
-        """
-        if self._folders and all(self._token(f) == t for f, t in self._folders.items()):
-            return self._files
-        folders: dict[str, tuple[int, int]] = {}
-        files: list[str] = []
-        for folder, dirs, names in os.walk(self._root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            token = self._token(folder)  # before its entries: a change meanwhile moves it
-            if token is not None:
-                folders[folder] = token
-            rel = os.path.relpath(folder, self._root)
-            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-            files.extend(
-                prefix + name
-                for name in sorted(names)
-                if name.endswith(".md") and not name.startswith(".")
-            )
-        self._folders, self._files = folders, files
-        return files
-
-
 def require_owned(
-    root: Path, in_layout: Callable[[str], bool], recognised: Callable[[str], bool]
+    root: Path,
+    found: Sequence[str],
+    in_layout: Callable[[str], bool],
+    recognised: Callable[[str], bool],
 ) -> bool:
     """Refuse to write in ``root`` unless the store owns it (see the module's rules).
 
     Args:
         root: The store's folder.
+        found: Every visible markdown file in it, bundle-relative.
         in_layout: Whether a bundle-relative markdown path is where the store keeps its own
             files (a page folder, or the root).
         recognised: Whether a bundle-relative markdown path is one the store reads as its
@@ -133,7 +67,6 @@ def require_owned(
     """
     if (root / MARKER_FILE).is_file():
         return False
-    found = list(markdown_files(root)) if root.is_dir() else []
     foreign = [rel for rel in found if not recognised(rel)]
     if not foreign:
         return True

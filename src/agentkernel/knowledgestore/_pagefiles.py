@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from agentkernel.bundle import logfile
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages, _stored
 from agentkernel.knowledgestore._cataloged import CatalogedStore
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
@@ -72,6 +73,12 @@ class PageFilesStore(CatalogedStore):
         self._pages_version = 0  # moves whenever a page is put or dropped
         self._ignored_cache: tuple[builtins.list[str], int, builtins.list[str]] | None = None
         self._why: dict[str, str] = {}  # a file in a page's place that is no page -> why
+        self._dir_types = {t.dir: [t] for t in self._registry.types if t.dir}
+        self._root_types = [t for t in self._registry.types if not t.dir]
+        self._files: dict[str, tuple[str, Stored | None]] = {}  # rel -> (token, page)
+        self._index_seen: tuple[bytes | None, str | None] = (None, None)
+        # what this store last wrote to index.md: (the index lines' version, its token)
+        self._index_written: tuple[int, str] | None = None
 
     def _new_pages(self, pages: Sequence[NewPage]) -> builtins.list[Stored]:
         """Validate a ``create_many`` batch and lay each page out as its file will hold it.
@@ -195,9 +202,7 @@ class PageFilesStore(CatalogedStore):
             self._refresh()
             entries = [
                 _stored.log_entry_for_tools(self._links_map, date, line)
-                for date, line in itertools.islice(
-                    _bundle.log_lines(self._read_text("log.md")), limit
-                )
+                for date, line in itertools.islice(logfile.lines(self._read_text("log.md")), limit)
             ]
         return entries
 

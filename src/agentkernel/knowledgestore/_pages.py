@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from agentkernel.bundle import links
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     BUILT_IN_PAGE_TYPES,
@@ -45,7 +46,6 @@ STORE_FIELDS = frozenset({"type", "ingested", "updated"})
 
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _NOTICE = re.compile(r"\A> (?:Superseded|Retired) on [^\n]*\n(?:\n)?")
-_MARKDOWN_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _NUMBERED = re.compile(r"^\d+[.)]\s")
 
@@ -265,7 +265,7 @@ def description_of(fields: Mapping[str, str], content: str) -> str:
         line = raw.strip()
         if not line or line[0] in "#>-*<|`+" or _NUMBERED.match(line):
             continue
-        sentence = _SENTENCE_END.split(_MARKDOWN_LINK.sub(r"\1", line), maxsplit=1)[0]
+        sentence = _SENTENCE_END.split(links.strip_links(line), maxsplit=1)[0]
         return sentence if len(sentence) <= 140 else f"{sentence[:139]}…"
     return ""
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentkernel.bundle import logfile
 from agentkernel.knowledgestore import _bundle, _catalog, _pages
 from agentkernel.knowledgestore.model import PageType, linked_ids
 from agentkernel.storage import frontmatter
@@ -136,7 +137,7 @@ def log_entry_line(
     entry = f"* **{op}**: {links.to_disk(text, 'log.md')}"
     if ids:
         listed = [f"[{i}]({rel_of_id[i]})" if i in rel_of_id else i for i in ids]
-        entry += _bundle.LOG_PAGES + ", ".join(listed)
+        entry += logfile.PAGES + ", ".join(listed)
     return entry
 
 
@@ -151,7 +152,7 @@ def log_entry_for_tools(links: _bundle.LinkMap, date: str, line: str) -> str:
     Returns:
         ``## [date] op | what`` (and the pages), as :func:`_catalog.format_log_entry` words it.
     """
-    parts = _bundle.split_log_line(line)
+    parts = logfile.split_line(line)
     if parts is None:
         return f"## [{date}] {links.from_disk(line[2:], 'log.md')}"
     op, what, items = parts

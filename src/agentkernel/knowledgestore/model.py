@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentkernel.bundle.links import link_targets
+
 TYPE_PATTERN = r"[a-z][a-z0-9-]*"
 """A page type's name: lowercase, starting with a letter (``concept``, ``how-to``)."""
 
@@ -21,7 +23,6 @@ SLUG_PATTERN = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 _SLUG = re.compile(rf"^{SLUG_PATTERN}$")
 _TYPE = re.compile(rf"^{TYPE_PATTERN}$")
 _ID = re.compile(rf"^({TYPE_PATTERN})/({SLUG_PATTERN})$")
-_LINK = re.compile(rf"\]\(({TYPE_PATTERN}/{SLUG_PATTERN})(#[^)\s]*)?\)")
 
 FieldChanges = Mapping[str, str | None]
 """Changes to a page's frontmatter fields: a string sets a field, ``None`` removes it."""
@@ -70,8 +71,27 @@ def parse_id(page_id: str) -> tuple[str, str] | None:
     return (match.group(1), match.group(2)) if match else None
 
 
+def id_link(target: str) -> tuple[str, str] | None:
+    """Split a link target that names a page by id into the id and its ``#anchor``.
+
+    Args:
+        target: A link target as written (``concept/bowline#knots``).
+
+    Returns:
+        ``(id, anchor)`` (the anchor with its ``#``, or ``""``), or ``None`` for any other
+        target.
+    """
+    page_id, hash_sign, anchor = target.partition("#")
+    if _ID.match(page_id) is None:
+        return None
+    return page_id, hash_sign + anchor
+
+
 def linked_ids(markdown: str) -> list[str]:
     """List the page ids that ``[text](type/slug)`` links in ``markdown`` point to.
+
+    Links are read by the bundle's one parser (:mod:`agentkernel.bundle.links`): one inside
+    a fenced code block is no link.
 
     Args:
         markdown: Markdown text with links as page ids (an ``#anchor`` is allowed).
@@ -80,18 +100,11 @@ def linked_ids(markdown: str) -> list[str]:
         Each linked id once, in order of first appearance.
     """
     seen: dict[str, None] = {}
-    for match in _LINK.finditer(markdown):
-        seen.setdefault(match.group(1), None)
+    for target in link_targets(markdown):
+        found = id_link(target)
+        if found is not None:
+            seen.setdefault(found[0], None)
     return list(seen)
-
-
-def link_pattern() -> re.Pattern[str]:
-    """Return the compiled pattern of an id link; group 1 is the id, group 2 the anchor.
-
-    Returns:
-        The pattern matching ``](type/slug#anchor)``.
-    """
-    return _LINK
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,9 @@ framework adapter, or serve them over MCP with
 
 from __future__ import annotations
 
-import functools
 import json
-import logging
 from collections.abc import Callable, Mapping
-from typing import Any, NotRequired
+from typing import NotRequired
 
 from typing_extensions import TypedDict
 
@@ -25,7 +23,7 @@ from agentkernel._tooling.budget import (
     split_offset,
     text_part,
 )
-from agentkernel._tooling.result import ToolResult, pathless
+from agentkernel._tooling.factory import make_tool
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -36,8 +34,6 @@ from agentkernel.knowledgestore.model import (
     NewPage,
     SearchHit,
 )
-
-logger = logging.getLogger(__name__)
 
 OVERVIEW = "overview"
 """The page name ``knowledge_read`` and ``knowledge_rewrite`` use for the overview."""
@@ -457,31 +453,27 @@ _NO_WAY_TO_ASK = (
 )
 
 
+def _store_failure(exc: Exception) -> str:
+    return f"The knowledge store failed ({type(exc).__name__}: {exc}). Try again later."
+
+
 def answering(operation: Callable[..., str]) -> Callable[..., str]:
-    """Wrap a tool so it never raises: a refusal or a failure comes back as an error result.
+    """Make a tool that never raises: a refusal or a failure comes back as an error result.
 
     Args:
         operation: A tool in its raising form (refusals raise ``KnowledgeStoreError``).
 
     Returns:
-        The tool, returning a :class:`~agentkernel._tooling.result.ToolResult` whose
-        ``is_error`` says whether the call was refused or failed.
+        The tool (:func:`agentkernel._tooling.factory.make_tool`), returning a
+        :class:`~agentkernel._tooling.result.ToolResult` whose ``is_error`` says whether the
+        call was refused or failed.
     """
-
-    @functools.wraps(operation)
-    def tool(*args: Any, **kwargs: Any) -> str:
-        try:
-            return ToolResult(operation(*args, **kwargs))
-        except KnowledgeStoreError as exc:
-            return ToolResult.error(pathless(str(exc)))
-        except Exception as exc:
-            logger.exception("%s failed", operation.__name__)
-            return ToolResult.error(
-                f"The knowledge store failed ({type(exc).__name__}: {pathless(str(exc))}). "
-                "Try again later."
-            )
-
-    return tool
+    return make_tool(
+        operation,
+        read_only=operation.__name__ in READING_TOOLS,
+        refusals=(KnowledgeStoreError,),
+        failure=_store_failure,
+    )
 
 
 def create_knowledge_tools(

@@ -506,19 +506,28 @@ class _AnswerUnreadable:
         if answer is None:
             await self._app(scope, _replay(body, receive), send)
             return
-        payload = json.dumps(answer).encode("utf-8")
-        status = 200 if "result" in answer else 400
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode("ascii")),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await send_json(send, 200 if "result" in answer else 400, answer)
+
+
+async def send_json(
+    send: Any, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    """Send one whole ASGI HTTP response whose body is ``body`` as JSON.
+
+    Args:
+        send: The ASGI ``send`` callable.
+        status: The HTTP status.
+        body: The JSON object.
+        headers: More headers, after ``content-type`` and ``content-length``.
+    """
+    payload = json.dumps(body).encode("utf-8")
+    start = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(payload)).encode("ascii")),
+        *headers,
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": start})
+    await send({"type": "http.response.body", "body": payload})
 
 
 def _answer_body(body: bytes) -> dict[str, Any] | None:

@@ -26,7 +26,6 @@ the SDK's session-ownership checks apply too.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -287,20 +286,7 @@ async def _json(
     body: dict[str, Any],
     headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
 ) -> None:
-    payload = json.dumps(body).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode("ascii")),
-                (b"cache-control", b"no-store"),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await _sdk.send_json(send, status, body, [(b"cache-control", b"no-store"), *headers])
 
 
 def gated_app(

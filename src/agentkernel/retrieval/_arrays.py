@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentkernel.retrieval._postings import Postings
+from agentkernel.retrieval._postings import Postings, TopQuery
 
 
 class TermArrays:
@@ -67,29 +67,21 @@ class TermArrays:
             self._length_array = None  # rebuilt, larger, at the next vectorized search
 
     def top(
-        self,
-        np: Any,
-        postings: Postings,
-        lengths: list[float],
-        ranked: list[tuple[float, str]],
-        pool: int,
-        k1: float,
-        norms: tuple[float, float],
+        self, np: Any, postings: Postings, lengths: list[float], query: TopQuery
     ) -> list[tuple[int, float]]:
-        """The ``pool`` best slots by plain BM25, best first, ties by slot.
+        """The ``pool`` best slots by plain BM25, best first, ties by slot, with numpy.
 
         Args:
             np: The numpy module.
             postings: The postings.
             lengths: Slot to weighted length (its length is the number of slots).
-            ranked: ``(query weight x idf, term)``, highest first.
-            pool: How many slots.
-            k1: BM25 term-frequency saturation.
-            norms: The length normalisation's base and scale.
+            query: The terms, how many slots, and BM25's parameters.
 
         Returns:
-            ``(slot, score)`` pairs.
+            ``(slot, score)`` pairs: the answer of
+            :func:`~agentkernel.retrieval._postings.top_pruned`, every slot scored at once.
         """
+        ranked, pool, k1, norms = query
         norm_base, norm_scale = norms
         size = len(lengths)
         length = self._lengths(np, lengths)

@@ -11,7 +11,7 @@ of 1/1024, so every sum is exact in any order), a fraction of the time.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,6 +59,16 @@ def check_weights(weights: Iterable[float]) -> None:
         raise ValueError("field weights must be multiples of 1/1024 (0.5, 1.25, 3 ...)")
 
 
+def _field_words(fields: Fields, weights: Mapping[str, float]) -> Iterator[tuple[list[str], float]]:
+    """The words of each field that is read (not empty, weight above 0), with its weight."""
+    for name, value in fields.items():
+        if not value:
+            continue
+        weight = weights.get(name, 1.0)
+        if weight > 0:
+            yield words(value if isinstance(value, str) else "\n".join(value)), weight
+
+
 def count_document(fields: Fields, weights: Mapping[str, float]) -> tuple[dict[str, float], float]:
     """Weighted term frequencies and the weighted length of one document.
 
@@ -75,13 +85,7 @@ def count_document(fields: Fields, weights: Mapping[str, float]) -> tuple[dict[s
     """
     tokens: list[str] = []
     adjustments: list[tuple[Counter[str], float]] = []
-    for name, value in fields.items():
-        if not value:
-            continue
-        weight = weights.get(name, 1.0)
-        if weight <= 0:
-            continue
-        found = words(value if isinstance(value, str) else "\n".join(value))
+    for found, weight in _field_words(fields, weights):
         tokens += found
         if weight != 1:
             adjustments.append((Counter(found), weight - 1))
@@ -115,13 +119,7 @@ def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, floa
         tokens.clear()  # a million word strings alive at once were most of the peak memory
 
     for position, fields in enumerate(documents):
-        for name, value in fields.items():
-            if not value:
-                continue
-            weight = weights.get(name, 1.0)
-            if weight <= 0:
-                continue
-            found = words(value if isinstance(value, str) else "\n".join(value))
+        for found, weight in _field_words(fields, weights):
             if found:
                 tokens += found
                 sizes.append(len(found))

@@ -11,15 +11,14 @@ import itertools
 import zlib
 from collections.abc import Iterable, Mapping
 
-from agentkernel.retrieval.analysis import QUERY_STOPWORDS, stem, words
+from agentkernel.retrieval.analysis import QUERY_STOPWORDS, Memo, stem, words
 
 MAX_QUERY_PAIRS = 16
 """A longer query's later word pairs are not looked for."""
 PHRASE_SKIP: frozenset[str] = QUERY_STOPWORDS
 """Query word pairs holding one of these words are not looked for (see :func:`query_pairs`)."""
 
-_word_hashes: dict[str, int] = {}
-_WORD_HASH_LIMIT = 500_000
+_word_hashes: Memo[str, int] = Memo(lambda word: zlib.crc32(stem(word).encode("utf-8")))
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
 
@@ -49,12 +48,7 @@ def word_hash(word: str) -> int:
     Returns:
         The hash.
     """
-    found = _word_hashes.get(word)
-    if found is None:
-        if len(_word_hashes) >= _WORD_HASH_LIMIT:
-            _word_hashes.clear()
-        found = _word_hashes[word] = zlib.crc32(stem(word).encode("utf-8"))
-    return found
+    return _word_hashes[word]
 
 
 def pairs_of(fields: Fields) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 Bucket = dict[int, float]
 
@@ -156,27 +156,36 @@ class Postings:
         return terms, counts, slots, tfs
 
 
+class TopQuery(NamedTuple):
+    """One exact top-k question to the postings, as both scorers take it.
+
+    Attributes:
+        ranked: ``(query weight x idf, term)``, highest first.
+        pool: How many documents to return.
+        k1: BM25 term-frequency saturation.
+        norms: The length normalisation's base and scale.
+    """
+
+    ranked: list[tuple[float, str]]
+    pool: int
+    k1: float
+    norms: tuple[float, float]
+
+
 def top_pruned(
-    postings: Postings,
-    lengths: list[float],
-    ranked: list[tuple[float, str]],
-    pool: int,
-    k1: float,
-    norms: tuple[float, float],
+    postings: Postings, lengths: list[float], query: TopQuery
 ) -> list[tuple[int, float]]:
     """Max-score top-k in pure Python: terms rarest first; stop admitting once none can enter.
 
     Args:
         postings: The postings.
         lengths: Slot to weighted document length.
-        ranked: ``(query weight x idf, term)``, highest first.
-        pool: How many documents to return.
-        k1: BM25 term-frequency saturation.
-        norms: The length normalisation's base and scale.
+        query: The terms, how many documents, and BM25's parameters.
 
     Returns:
         The ``pool`` best ``(slot, score)``, best first, ties by slot.
     """
+    ranked, pool, k1, norms = query
     norm_base, norm_scale = norms
     weighted = [(idf, postings[term]) for idf, term in ranked]
     bounds = [idf * (k1 + 1.0) for idf, _ in weighted]

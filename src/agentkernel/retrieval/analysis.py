@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
 import Stemmer
 
@@ -72,8 +73,37 @@ known-item phrases at 10,000 and 40,000 concepts and gained no paraphrase)."""
 """Query weight of a stem standing in for an inflected word (see :func:`query_weights`)."""
 
 _stemmer = Stemmer.Stemmer("english")
-_expansions: dict[str, tuple[str, ...]] = {}
-_stems: dict[str, str] = {}
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Memo(dict[K, V]):
+    """The memo of a pure function: a dict filled on first lookup, emptied when full.
+
+    ``memo[key]`` computes a missing value and keeps it; ``memo.get(key)`` only looks. The
+    limit bounds memory over a long-running process (the words of a large corpus).
+    """
+
+    def __init__(self, compute: Callable[[K], V], limit: int = _CACHE_LIMIT) -> None:
+        """Start empty.
+
+        Args:
+            compute: The function memoised.
+            limit: The most entries; reaching it empties the memo.
+        """
+        super().__init__()
+        self._compute = compute
+        self._limit = limit
+
+    def __missing__(self, key: K) -> V:
+        if len(self) >= self._limit:
+            self.clear()
+        value = self[key] = self._compute(key)
+        return value
+
+
+_stems: Memo[str, str] = Memo(_stemmer.stemWord)
 
 
 def fold(text: str) -> str:
@@ -114,12 +144,7 @@ def stem(word: str) -> str:
     Returns:
         Its stem.
     """
-    found = _stems.get(word)
-    if found is None:
-        if len(_stems) >= _CACHE_LIMIT:
-            _stems.clear()
-        found = _stems[word] = _stemmer.stemWord(word)
-    return found
+    return _stems[word]
 
 
 def split_identifier(word: str) -> list[str]:
@@ -160,22 +185,21 @@ def expand(word: str) -> tuple[str, ...]:
     Returns:
         The terms.
     """
-    found = _expansions.get(word)
-    if found is not None:
-        return found
+    return _expansions[word]
+
+
+def _expand(word: str) -> tuple[str, ...]:
     parts = split_identifier(word)
     if not parts:
-        found = ()
-    elif len(parts) == 1:
+        return ()
+    if len(parts) == 1:
         part = parts[0]
         root = stem(part)
-        found = (root,) if root == part or not KEEP_SURFACE else (root, SURFACE + part)
-    else:
-        found = (word.casefold().strip("_"), *(stem(p) for p in parts))
-    if len(_expansions) >= _CACHE_LIMIT:
-        _expansions.clear()
-    _expansions[word] = found
-    return found
+        return (root,) if root == part or not KEEP_SURFACE else (root, SURFACE + part)
+    return (word.casefold().strip("_"), *(stem(p) for p in parts))
+
+
+_expansions: Memo[str, tuple[str, ...]] = Memo(_expand)
 
 
 def expansions() -> Mapping[str, tuple[str, ...]]:

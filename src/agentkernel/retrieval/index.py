@@ -44,7 +44,7 @@ from agentkernel.retrieval._bulk import (
     doc_terms_of,
 )
 from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
-from agentkernel.retrieval._postings import Postings, top_pruned
+from agentkernel.retrieval._postings import Postings, TopQuery, top_pruned
 from agentkernel.retrieval._slots import Slots
 from agentkernel.retrieval.analysis import parse_query, title_key
 from agentkernel.retrieval.ranking import (
@@ -578,17 +578,8 @@ class SearchIndex:
             ((w * self._idf(t), t) for t, w in terms.items()), key=lambda pair: -pair[0]
         )
         norm_base, norm_scale = self._norms()
+        query = TopQuery(ranked, pool, self._k1, (norm_base, norm_scale))
         np = numpy_or_none() if self._vectorized is not False else None
         if np is not None:
-            return self._scorer.top(
-                np,
-                self._postings,
-                self._doc_length,
-                ranked,
-                pool,
-                self._k1,
-                (norm_base, norm_scale),
-            )
-        return top_pruned(
-            self._postings, self._doc_length, ranked, pool, self._k1, (norm_base, norm_scale)
-        )
+            return self._scorer.top(np, self._postings, self._doc_length, query)
+        return top_pruned(self._postings, self._doc_length, query)

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from agentkernel.retrieval.embedding import EmbedderError
+from agentkernel.storage._cachedir import cache_root
 from agentkernel.storage._fs import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -56,11 +57,7 @@ def default_cache_dir() -> Path:
     Returns:
         The folder (not created here).
     """
-    explicit = os.environ.get("AGENTKERNEL_VECTOR_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "agentkernel" / "vectors"
+    return cache_root("AGENTKERNEL_VECTOR_CACHE", "vectors")
 
 
 def _slug(model_id: str) -> str:

@@ -436,9 +436,8 @@ class DocumentStore(ABC):
             if not rest.startswith("//") or not rest[2:].split("/", 1)[0]:
                 raise AKConfigError(f"An S3 URI needs 's3://bucket/prefix', got {value!r}.")
             bucket, _, prefix = rest[2:].partition("/")
-            from agentkernel.storage.s3 import S3DocumentStore
-
-            return S3DocumentStore(bucket, prefix, **kwargs)
+            store: DocumentStore = _built_in("s3")(bucket, prefix, **kwargs)
+            return store
         if scheme == "python":
             return _python_store(rest, value, **kwargs)
         raise AKConfigError(
@@ -447,10 +446,24 @@ class DocumentStore(ABC):
         )
 
 
-def _local_store(root: str, **kwargs: Any) -> DocumentStore:
-    from agentkernel.storage.local import LocalDocumentStore
+# The built-in schemes name their store class by dotted path, as ``python:`` values and
+# configuration ``type:`` entries do: the contract imports none of its implementations (they
+# import it), and only the scheme in use is imported (``s3`` needs the ``aws`` extra).
+_BUILT_IN: dict[str, str] = {
+    "file": "agentkernel.storage.local.LocalDocumentStore",
+    "s3": "agentkernel.storage.s3.S3DocumentStore",
+}
 
-    return LocalDocumentStore(root, **kwargs)
+
+def _built_in(scheme: str) -> Any:
+    """The store class of a built-in scheme (its ``MissingExtraError`` propagates)."""
+    module_name, _, class_name = _BUILT_IN[scheme].rpartition(".")
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def _local_store(root: str, **kwargs: Any) -> DocumentStore:
+    local: DocumentStore = _built_in("file")(root, **kwargs)
+    return local
 
 
 def _python_store(dotted: str, value: str, **kwargs: Any) -> DocumentStore:

@@ -11,7 +11,8 @@ to the bundle directory itself.)
 Writes go to a hidden temporary file in the target's directory, are flushed to disk, and are
 renamed into place, so a reader sees the old bytes or the new, never a torn file. A writer
 killed mid-write leaves its temporary file behind: the walk never lists it (it is hidden), and
-the next write in that directory removes it once its writer is known to be gone (see
+a write in that directory (when someone else wrote there since this store object last did,
+and at least once a minute) removes it once its writer is known to be gone (see
 :func:`~agentkernel.storage._fs.atomic_write`).
 
 Messages raised by operations name the bundle by :attr:`label` (its directory's name), never
@@ -22,8 +23,10 @@ from __future__ import annotations
 
 import errno
 import logging
+import math
 import os
 import stat
+import time
 from collections.abc import Iterator, Sequence
 
 from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
@@ -77,6 +80,8 @@ class LocalDocumentStore(DocumentStore):
         self._root = real
         self._prefix = real if real.endswith(os.sep) else real + os.sep
         self._writable = probe_writable(real) if writable is None else bool(writable)
+        # directory -> (when a write last swept it, its (inode, mtime) after this store's write)
+        self._tidied: dict[str, tuple[float, tuple[int, int] | None]] = {}
 
     @property
     def root(self) -> str:
@@ -159,7 +164,7 @@ class LocalDocumentStore(DocumentStore):
                     continue
                 real, info = found
                 if stat.S_ISREG(info.st_mode):
-                    yield StoredFile(child, info.st_size, _token(info))
+                    yield StoredFile(child, info.st_size, file_token(info))
                 elif stat.S_ISDIR(info.st_mode):
                     queue = linked if real != entry.path else subdirectories
                     queue.append((real, child, (info.st_dev, info.st_ino)))
@@ -287,7 +292,9 @@ class LocalDocumentStore(DocumentStore):
         except (OSError, KnowledgePathError):
             return None
 
-    def write(self, path: str, data: bytes, *, overwrite: bool = True) -> StoredFile:
+    def write(
+        self, path: str, data: bytes, *, overwrite: bool = True, durable: bool = True
+    ) -> StoredFile:
         """Store ``data`` at ``path`` through a temporary file renamed into place.
 
         Args:
@@ -296,6 +303,8 @@ class LocalDocumentStore(DocumentStore):
             overwrite: When false, the file is linked into place with ``link(2)``, which
                 fails if the target exists: the check and the write are one atomic step, so
                 of concurrent writers exactly one wins.
+            durable: When false, the write does not wait for the disk (other readers see it
+                at once all the same): only for a file rebuilt from the others.
 
         Returns:
             The stored file with its new change token.
@@ -315,7 +324,7 @@ class LocalDocumentStore(DocumentStore):
         cleaned = clean_file_path(path)
         target = self._resolve(path)
         try:
-            return self._write(cleaned, target, data, overwrite)
+            return self._write(cleaned, target, data, overwrite, durable)
         except OSError as exc:
             if exc.errno in _REFUSED:
                 # the construction-time probe asks access(2), which a quota or an ACL the
@@ -328,7 +337,9 @@ class LocalDocumentStore(DocumentStore):
                 ) from exc
             raise _named(exc, cleaned) from exc
 
-    def _write(self, cleaned: str, target: str, data: bytes, overwrite: bool) -> StoredFile:
+    def _write(
+        self, cleaned: str, target: str, data: bytes, overwrite: bool, durable: bool
+    ) -> StoredFile:
         path = cleaned
         parent = os.path.dirname(target)
         try:
@@ -337,16 +348,21 @@ class LocalDocumentStore(DocumentStore):
             raise NotADirectoryError(f"Cannot write {echo(path)}: a file is in the way.") from None
         if os.path.realpath(parent) != parent:
             raise KnowledgePathError(f"Path {echo(path)} changed under the store while writing.")
+        now = time.monotonic()
+        swept, mine = self._tidied.get(parent, (-math.inf, None))
+        # someone else wrote there since (a killed writer among them?), or it is time anyway
+        tidy = now - swept >= TIDY_SECONDS or _folder_token(parent) != mine
         try:
-            info = atomic_write(target, data, overwrite=overwrite)
+            info = atomic_write(target, data, overwrite=overwrite, durable=durable, tidy=tidy)
         except FileExistsError:
             if overwrite:
                 raise
             raise FileExistsError(
                 f"{echo(cleaned)} already exists in {self.label!r}; not overwritten."
             ) from None
+        self._tidied[parent] = (now if tidy else swept, _folder_token(parent))
         logger.debug("wrote %s (%d bytes) in %s", cleaned, info.st_size, self._root)
-        return StoredFile(cleaned, info.st_size, _token(info))
+        return StoredFile(cleaned, info.st_size, file_token(info))
 
     @property
     def compare_and_swap(self) -> bool:
@@ -368,9 +384,11 @@ class LocalDocumentStore(DocumentStore):
         """
         with os.fdopen(self._open(path), "rb") as handle:
             info = os.fstat(handle.fileno())
-            return handle.read(), _token(info)
+            return handle.read(), file_token(info)
 
-    def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
+    def write_if(
+        self, path: str, data: bytes, token: str | None, *, durable: bool = True
+    ) -> StoredFile:
         """Store ``data`` at ``path`` only if it still has ``token`` (``None``: if absent).
 
         The check and the rename into place happen under :data:`CAS_LOCK_FILE`, a lock file
@@ -382,6 +400,7 @@ class LocalDocumentStore(DocumentStore):
             path: A bundle-relative path.
             data: The complete new content.
             token: The token of the content the change is based on, or ``None``.
+            durable: When false, the write does not wait for the disk (see :meth:`write`).
 
         Returns:
             The stored file with its new token.
@@ -393,7 +412,7 @@ class LocalDocumentStore(DocumentStore):
         self._require_writable(path)
         with locked(os.path.join(self._root, CAS_LOCK_FILE)):
             self._require_token(path, token)
-            return self.write(path, data)
+            return self.write(path, data, durable=durable)
 
     def delete_if(self, path: str, token: str) -> None:
         """Remove ``path`` only if it still has ``token``.
@@ -420,7 +439,7 @@ class LocalDocumentStore(DocumentStore):
     def _require_token(self, path: str, token: str | None) -> None:
         """Refuse unless ``path``'s current token is ``token`` (``None``: no file there)."""
         try:
-            current: str | None = _token(os.stat(self._resolve(path)))
+            current: str | None = file_token(os.stat(self._resolve(path)))
         except FileNotFoundError:
             current = None
         if current != token:
@@ -491,6 +510,10 @@ class LocalDocumentStore(DocumentStore):
             return None
 
 
+TIDY_SECONDS = 60.0
+"""How often a directory written in is swept for temporary files abandoned by killed writers
+(hidden, so never listed: they cost only space until then)."""
+
 # non-blocking, so opening a FIFO planted in the bundle cannot hang the walk
 CAS_LOCK_FILE = ".agentkernel-cas.lock"
 """The lock file conditional writes take at the store's root (hidden: no walk lists it)."""
@@ -512,8 +535,17 @@ def _named(exc: OSError, path: str) -> OSError:
     return type(exc)(exc.errno, exc.strerror, path)
 
 
-def _token(info: os.stat_result) -> str:
+def file_token(info: os.stat_result) -> str:
+    """The change token of a file's status: ``"<mtime_ns>:<size>:<inode>"``."""
     return f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}"
+
+
+def _folder_token(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns
 
 
 def _encodable(name: str) -> bool:

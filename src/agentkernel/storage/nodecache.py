@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentkernel.errors import AKError
+from agentkernel.storage._cachedir import cache_root
 
 logger = logging.getLogger(__name__)
 
@@ -83,11 +84,7 @@ def default_cache_root() -> Path:
     Returns:
         The folder (not created here).
     """
-    explicit = os.environ.get("AGENTKERNEL_NODE_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "agentkernel" / "node"
+    return cache_root("AGENTKERNEL_NODE_CACHE", "node")
 
 
 def namespace_for(location: str) -> str:

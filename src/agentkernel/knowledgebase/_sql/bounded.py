@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 MIN_PER_VALUE = 256  # bytes a value may keep however many columns share the cap
+SMALL_RESULT_BYTES = 16 * 2**20  # a result read without a server-side cursor (``small``)
+ROW_OVERHEAD_BYTES = 4096  # markers and fixed-size values of one row, generously
 
 # Types whose values have a small fixed size: never cut (PostgreSQL says so by typlen > 0).
 _DUCKDB_FIXED = frozenset(
@@ -91,6 +93,27 @@ def _may_be_long(backend: str, column: Any) -> bool:
     if backend == "duckdb":
         return str(column[1]).upper() not in _DUCKDB_FIXED
     return True  # SQLite: any column may hold text or a blob
+
+
+def small(rows: int, max_bytes: int | None, columns: Sequence[Any]) -> bool:
+    """Whether ``rows`` rows of ``columns``, long values cut, fit in ``SMALL_RESULT_BYTES``.
+
+    PostgreSQL reads such a result (the LIMIT the guard appended, every value cut to its
+    share of ``max_bytes``, fixed-size values short) without a server-side cursor, which
+    costs three round trips more (``DECLARE``, describing it, ``CLOSE``).
+
+    Args:
+        rows: The most rows of the result (the LIMIT the guard appended).
+        max_bytes: ``max_result_bytes`` (``None``: nothing is cut, never small).
+        columns: The result's columns (empty: unknown, never small).
+
+    Returns:
+        Whether a client-side cursor may hold the whole result.
+    """
+    if not max_bytes or not columns:
+        return False
+    row = max(max_bytes, len(columns) * MIN_PER_VALUE) + ROW_OVERHEAD_BYTES
+    return rows * row <= SMALL_RESULT_BYTES
 
 
 def probe_sql(sql: str) -> str:

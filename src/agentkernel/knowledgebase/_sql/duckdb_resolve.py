@@ -4,7 +4,8 @@ The guard judges names against DuckDB's built-ins, but a database file can chang
 name means: a macro created in it (``CREATE MACRO lower(x) AS ...``) is called instead of
 the built-in of the same name, and a table name that is no table (``FROM secret.csv``) is
 handed to DuckDB's replacement scans, which read it as a file when external access is on.
-So, after the guard accepted a query and before it runs, on the same connection:
+So, after the guard accepted a query and before it runs, in the process that runs DuckDB
+(``_sql.duckdb_worker``, which reads the catalog once when it opens the file):
 
 * every name the statement holds (any identifier or word) is compared with the functions
   and macros the database defines itself (``duckdb_functions()`` where not ``internal``);
@@ -18,9 +19,8 @@ Nothing here loosens the guard: it only refuses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -36,8 +36,6 @@ _CATALOG = (
     "UNION ALL SELECT 't', view_name, schema_name, database_name FROM duckdb_views()"
 )
 _NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
-_SHAPES_KEPT = 256
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -112,48 +110,6 @@ def check(catalog: Catalog, query: str, allowed: frozenset[str]) -> None:
                 f"{'.'.join(parts)} is not a table or view of this database (DuckDB would "
                 "try to read it as a file)"
             )
-
-
-class DuckDBJudge:
-    """The second judge for one manager's DuckDB connections, and what it remembers.
-
-    A DuckDB file opened read-only cannot change while a connection holds it, so each
-    connection's catalog is read once, and the columns of a statement (the ``Shape`` of
-    ``bounded``) are remembered for the last 256 statements; both are forgotten whenever a
-    connection opens or closes.
-    """
-
-    def __init__(self, allowed: frozenset[str]) -> None:
-        """Start with nothing remembered.
-
-        Args:
-            allowed: ``allowed_functions`` as the guard normalised them.
-        """
-        self.allowed = allowed
-        self._catalogs: dict[int, Catalog] = {}
-        self._shapes: dict[str, Any] = {}
-
-    def check(self, dbapi_connection: Any, query: str) -> None:
-        """:func:`check` against the connection's catalog (read on first use)."""
-        catalog = self._catalogs.get(id(dbapi_connection))
-        if catalog is None:
-            catalog = self._catalogs[id(dbapi_connection)] = read_catalog(dbapi_connection)
-        check(catalog, query, self.allowed)
-
-    def remember(self, sql: str, probe: Callable[[], _T]) -> _T:
-        """The statement's columns, from memory or from ``probe``."""
-        if sql in self._shapes:
-            return cast(_T, self._shapes[sql])
-        shape = probe()
-        if len(self._shapes) >= _SHAPES_KEPT:
-            self._shapes.pop(next(iter(self._shapes)))
-        self._shapes[sql] = shape
-        return shape
-
-    def forget(self, dbapi_connection: Any, _record: Any) -> None:
-        """Forget what a connection saw (the ``connect`` and ``close`` pool events)."""
-        self._catalogs.pop(id(dbapi_connection), None)
-        self._shapes.clear()
 
 
 def _refused(reason: str) -> SQLRefusedError:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkernel.knowledgebase._sql import functions as lists
+from agentkernel.knowledgebase._sql import pg_pipeline
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
 
 logger = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ class PostgresResolver:
         self._functions: dict[int, _Function] = {}
         self._operators: dict[int, _Operator] = {}
 
-    def check(self, dbapi_connection: Any, query: str) -> None:
+    def check(self, dbapi_connection: Any, query: str) -> list[Any] | None:
         """Refuse ``query`` unless everything it calls is a built-in it may call.
 
         Args:
@@ -100,12 +101,17 @@ class PostgresResolver:
                 the transaction it will run in.
             query: The SELECT or VALUES the guard accepted.
 
+        Returns:
+            The query's columns as DB-API description items when the driver described it
+            in the same round trip (psycopg 3, ``pg_pipeline``), else ``None``.
+
         Raises:
             SQLRefusedError: The query calls a function or operator outside the allow-list.
             SQLQueryError: The driver cannot return the server's parse tree.
             Exception: The driver's own error when the server rejects the query.
         """
-        calls = _calls(_parse_trees(dbapi_connection, query))
+        trees, described = _parse_trees(dbapi_connection, query)
+        calls = _calls(trees)
         functions, operators = self._look_up(dbapi_connection, calls)
         for oid in sorted(calls.named | calls.implied):
             function = functions.get(oid)
@@ -130,6 +136,7 @@ class PostgresResolver:
                     f"{operator.schema}.{operator.name}, backed by "
                     f"{backing.schema}.{backing.name}(); only pg_catalog's operators are served"
                 )
+        return described
 
     def _function_allowed(self, function: _Function, *, written: bool) -> bool:
         if f"{function.schema}.{function.name}" in self.allowed or function.name in self.allowed:
@@ -212,9 +219,14 @@ def _calls(trees: list[str]) -> _Calls:
     return calls
 
 
-def _parse_trees(dbapi_connection: Any, query: str) -> list[str]:
-    """The parse trees the server sends while it analyses ``query`` (as LOG notices)."""
+def _parse_trees(dbapi_connection: Any, query: str) -> tuple[list[str], list[Any] | None]:
+    """The parse trees the server sends while it analyses ``query`` (as LOG notices).
+
+    With psycopg 3, in one round trip that describes the query's columns too
+    (``pg_pipeline``); else ``PREPARE`` and ``DEALLOCATE`` in one batch, columns unknown.
+    """
     trees: list[str] = []
+    described: list[Any] | None = None
     batch = (
         "SET LOCAL debug_print_parse = on; SET LOCAL debug_pretty_print = off; "
         "SET LOCAL client_min_messages = log; "
@@ -223,16 +235,19 @@ def _parse_trees(dbapi_connection: Any, query: str) -> list[str]:
     )
     stop = _notice_collector(dbapi_connection, trees)
     try:
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute(batch)
-        finally:
-            cursor.close()
+        if pg_pipeline.supported(dbapi_connection):
+            described = pg_pipeline.analyse(dbapi_connection, query)
+        else:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute(batch)
+            finally:
+                cursor.close()
     finally:
         stop()
     if not any(_SELECT_TREE.search(tree) for tree in trees):
         raise _refused("the server's parse tree of the statement could not be read")
-    return trees
+    return trees, described
 
 
 def _notice_collector(dbapi_connection: Any, trees: list[str]) -> Callable[[], None]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
@@ -42,6 +43,7 @@ PIN_SEARCH_PATH = (
     "SELECT pg_catalog.set_config('search_path', pg_catalog.concat_ws(', ', 'pg_catalog', "
     "NULLIF(pg_catalog.current_setting('search_path'), '')), false)"
 )
+PG_GRACE_SECONDS = 0.5  # after the deadline's cancel, before the connection is dropped
 SQLITE_STEPS = 1000  # SQLite VM instructions between two looks at the deadline
 SQLITE_MAX_LENGTH = 16_000_000  # bytes of one string or blob SQLite may build (SQLITE_LIMIT_LENGTH)
 DUCKDB_CONFIG = {
@@ -122,11 +124,13 @@ def postgres_session(
         )
         if int(version or 0) >= 140000:
             settings.append("SET client_connection_check_interval = 1000")
-        cursor.execute("; ".join(settings))
+        # committed in the same round trip: the session's own idle_in_transaction timeout
+        # (as short as timeout_seconds) must not end it between the settings and the commit
+        cursor.execute("; ".join([*settings, "COMMIT"]))
     finally:
         if not dbapi_connection.closed:
             cursor.close()
-    dbapi_connection.commit()
+    dbapi_connection.commit()  # nothing left to commit with psycopg 3; psycopg2 tracks its own
     for attribute in ("read_only", "readonly"):  # psycopg 3, psycopg2 / asyncpg adapter
         if hasattr(dbapi_connection, attribute):
             setattr(dbapi_connection, attribute, True)
@@ -139,15 +143,20 @@ class Deadline:
     SQLite: a progress handler aborts the statement once the deadline has passed (it is
     stepped in this thread, so the handler sees every fetch as well). DuckDB: the shared
     watchdog calls the connection's ``interrupt()``. PostgreSQL: the watchdog cancels what
-    the connection runs (besides the server's own ``statement_timeout`` per statement).
-    Others: the server's own limit. ``fired`` says whether this deadline
-    stopped the statement, for the error message.
+    the connection runs (besides the server's own ``statement_timeout`` per statement), and
+    ``PG_GRACE_SECONDS`` later, if the server has not answered (a backend inside one long
+    function call, building a 300 MB ``string_agg`` say, sees the cancel only when it is
+    done), shuts the connection's socket down, so the waiting call fails at once and the
+    connection is dropped; the backend ends when it next looks at its client. Others: the
+    server's own limit. ``fired`` says whether this deadline stopped the statement, for the
+    error message.
     """
 
     def __init__(self, backend: str, dbapi_connection: Any, seconds: float | None) -> None:
         self.backend, self.connection, self.seconds = backend, dbapi_connection, seconds
         self.fired = False
         self._cancel: Callable[[], None] | None = None
+        self._cut: Callable[[], None] | None = None
 
     def __enter__(self) -> Deadline:
         if not self.seconds:
@@ -164,13 +173,29 @@ class Deadline:
             # PostgreSQL: statement_timeout stops each statement; this stops the whole
             # read (the check, the probe, every FETCH) at the deadline
             self._cancel = _limits.at_deadline(self.seconds, self._interrupt)
+            if self.backend == "postgresql":
+                self._cut = _limits.at_deadline(self.seconds + PG_GRACE_SECONDS, self._shutdown)
         return self
 
     def __exit__(self, *_exc: object) -> None:
         if self._cancel is not None:
             self._cancel()
+        if self._cut is not None:
+            self._cut()
         elif self.seconds and self.backend == "sqlite":
             self.connection.set_progress_handler(None, 0)
+
+    def _shutdown(self) -> None:
+        """Shut the PostgreSQL connection's socket down (the descriptor stays open)."""
+        self.fired = True
+        try:
+            fileno = self.connection.fileno()
+            with socket.socket(fileno=os.dup(fileno)) as sock:
+                sock.shutdown(socket.SHUT_RDWR)
+        except (OSError, ValueError, AttributeError):  # closed meanwhile: nothing to stop
+            logger.debug("shutting a PostgreSQL socket down failed", exc_info=True)
+        else:
+            logger.warning("PostgreSQL connection dropped: no answer after the deadline")
 
     def _interrupt(self) -> None:
         self.fired = True

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
+from agentkernel.bundle.links import link_targets, resolve_target
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_from,
@@ -29,7 +30,6 @@ from agentkernel.knowledgebase.okf.concept import (
     is_reserved,
     parse_instant,
 )
-from agentkernel.knowledgebase.okf.links import link_targets, resolve_target
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
 from agentkernel.storage import frontmatter
 from agentkernel.storage.base import DocumentStore, StoredFile

@@ -96,12 +96,7 @@ class LanceView(ViewState):
     def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
         """Rank concepts over the index's full-text index, fused with its vectors when hybrid.
 
-        Args:
-            query: Free text.
-            limit: The most results.
-
-        Returns:
-            ``(concept, score)`` best first.
+        Arguments and result as for :meth:`~.views.BundleView.search`.
         """
         lock = self.context.lock
         semantic = self.context.semantic

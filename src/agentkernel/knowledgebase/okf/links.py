@@ -1,27 +1,18 @@
 """Markdown links of an OKF concept, resolved to concept ids (OKF 0.2, section 6).
 
-Three forms resolve: bundle-absolute (``/tables/orders.md``), relative to the linking document
-(``../tables/orders.md``, ``orders.md``), and root-relative written without the leading ``/``
-(``tables/orders.md`` from ``playbooks/x.md``) when only that reading names a document that
-exists. Links to URLs are not bundle links. A link that would climb out of the bundle never
-resolves: resolution goes through :func:`clean_path`, and nothing is read to resolve a link.
+Parsing and resolving a link to a bundle path is the bundle core's
+(:mod:`agentkernel.bundle.links`, code-fence aware); this module sorts what the links of one
+document reach: concepts, directories, ``log.md`` files, and documents that do not exist.
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import unquote
 
-from agentkernel.knowledgebase.errors import KnowledgePathError
+from agentkernel.bundle.links import link_targets, resolve_target
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
-from agentkernel.storage.base import clean_path
-
-_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'(][^)]*)?\)")
-_FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 @dataclass
@@ -40,55 +31,6 @@ class Links:
     directories: list[str] = field(default_factory=list)
     reserved: list[str] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
-
-
-def link_targets(body: str) -> list[str]:
-    """Return the raw targets of the markdown links in ``body``, outside code fences.
-
-    Args:
-        body: Markdown text.
-
-    Returns:
-        Each link target as written, in order.
-    """
-    prose = _FENCE.sub("", body)
-    return [m.group(1) for m in _LINK.finditer(prose) if not m.group(0).startswith("!")]
-
-
-def resolve_target(source_path: str, target: str, exists: Callable[[str], bool]) -> str | None:
-    """Resolve one link target to a bundle path, or ``None`` when it is not a bundle link.
-
-    Args:
-        source_path: Bundle path of the linking document.
-        target: The link target as written.
-        exists: Tells whether a bundle path (a document or a directory) exists.
-
-    Returns:
-        A clean bundle-relative path (``""`` for the root, a trailing ``/`` kept for
-        directories), or ``None`` for URLs, fragments, and paths that leave the bundle.
-    """
-    target = target.split("#", 1)[0].split("?", 1)[0].strip()
-    if not target or _SCHEME.match(target) or target.startswith("//"):
-        return None
-    target = unquote(target)
-    is_dir = target.endswith("/")
-    try:
-        if target.startswith("/"):
-            resolved = _clean(target.lstrip("/"))
-        else:
-            base = posixpath.dirname(source_path)
-            joined = posixpath.normpath(posixpath.join(base, target))
-            relative = _clean(joined) if joined != "." else ""
-            resolved = relative
-            if relative is None or not exists(relative):
-                rooted = _clean(target)
-                if rooted is not None and exists(rooted):
-                    resolved = rooted
-    except KnowledgePathError:
-        return None
-    if resolved is None:
-        return None
-    return resolved + "/" if is_dir and resolved else resolved
 
 
 def resolve_links(
@@ -139,9 +81,3 @@ def resolve_links(
         elif path.endswith("/") or has_directory(bare):
             found.directories.append(bare)
     return found
-
-
-def _clean(path: str) -> str | None:
-    if path == ".." or path.startswith("../"):
-        return None
-    return clean_path(path)

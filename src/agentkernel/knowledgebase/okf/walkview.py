@@ -46,12 +46,7 @@ class WalkView(ViewState):
     def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
         """Rank concepts with the retrieval engine, fused with the dense ranking when hybrid.
 
-        Args:
-            query: Free text.
-            limit: The most results.
-
-        Returns:
-            ``(concept, score)`` best first.
+        Arguments and result as for :meth:`~.views.BundleView.search`.
         """
         semantic = self.context.semantic
         lock = self.context.lock

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from agentkernel.bundle.links import link_targets
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.links import link_targets
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped, search_fields
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.analysis import plain_key

@@ -1,0 +1,114 @@
+"""The one tool factory: a plain function in, a tool callable out that never raises.
+
+Both tool surfaces build every callable they hand out here: the knowledge base's
+(``KnowledgeBuilder.build()``: ``get_schemas``, ``read_kb``...) and the curated store's
+(``create_knowledge_tools``: ``knowledge_index``, ``knowledge_read``...). A tool made here
+
+- keeps its function's name, signature and docstring (``functools.wraps``), so every framework
+  adapter and the MCP servers describe it from the function alone
+  (:func:`agentkernel._tooling.spec.tool_spec`), a docstring written at build time included
+  (the store's ``knowledge_create`` lists the store's page types in it);
+- returns a :class:`~agentkernel._tooling.result.ToolResult`: the function's answer, still
+  flagged when the function flagged it an error; an expected refusal (one of ``refusals``)
+  comes back as its message, and any other exception is logged and comes back as
+  ``failure(exc)``, both flagged and with local paths shortened
+  (:func:`~agentkernel._tooling.result.pathless`): a tool never raises into an agent framework;
+- says whether it only reads (:func:`reads_only`), what clients see as MCP's ``readOnlyHint``.
+
+The answer budget is checked once per surface with
+:func:`~agentkernel._tooling.budget.checked_answer_chars` and applied inside the tools by the
+cuts of :mod:`agentkernel._tooling.budget`, which end a cut answer saying how to read on.
+
+Example:
+    >>> def shout(text: str) -> str:
+    ...     '''Say it louder.
+    ...
+    ...     Args:
+    ...         text: What to say.
+    ...     '''
+    ...     return text.upper()
+    >>> tool = make_tool(shout, read_only=True)
+    >>> tool("hi"), tool.__name__, reads_only(tool)
+    ('HI', 'shout', True)
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from agentkernel._tooling.result import ToolResult, pathless
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["make_tool", "reads_only"]
+
+_READ_ONLY = "__ak_read_only__"
+
+
+def _failed(name: str) -> Callable[[Exception], str]:
+    def failure(exc: Exception) -> str:
+        return f"Tool {name} failed: {type(exc).__name__}: {exc}"
+
+    return failure
+
+
+def make_tool(
+    func: Callable[..., Any],
+    *,
+    read_only: bool,
+    refusals: tuple[type[Exception], ...] = (),
+    failure: Callable[[Exception], str] | None = None,
+) -> Callable[..., str]:
+    """Make one tool callable from a plain synchronous function.
+
+    Args:
+        func: The tool's body; its name, signature and docstring become the tool's. It may
+            return text or a :class:`ToolResult`, and may raise.
+        read_only: The tool changes nothing, however often it is called.
+        refusals: Exceptions that are expected answers (a bad argument, a refused write):
+            their message is the answer, flagged as an error, and nothing is logged.
+        failure: The answer, flagged as an error, to any other exception (which is logged
+            with its traceback); by default ``Tool <name> failed: <type>: <message>``.
+
+    Returns:
+        The tool: called with ``func``'s arguments, it returns a ``ToolResult`` and never
+        raises an ``Exception``.
+
+    Raises:
+        TypeError: ``func`` is a coroutine function (both surfaces' tools are synchronous).
+    """
+    if inspect.iscoroutinefunction(func):
+        raise TypeError(f"make_tool takes a synchronous function, got {func!r}")
+    name = func.__name__
+    answer_failure = failure or _failed(name)
+
+    @functools.wraps(func)
+    def tool(*args: Any, **kwargs: Any) -> str:
+        try:
+            result = func(*args, **kwargs)
+        except refusals as exc:
+            return ToolResult.error(pathless(str(exc)))
+        except Exception as exc:
+            logger.exception("tool %s failed", name)
+            return ToolResult.error(pathless(answer_failure(exc)))
+        return result if isinstance(result, ToolResult) else ToolResult(str(result))
+
+    setattr(tool, _READ_ONLY, read_only)
+    return tool
+
+
+def reads_only(tool: Callable[..., Any]) -> bool | None:
+    """Whether a tool made by :func:`make_tool` only reads.
+
+    Args:
+        tool: A tool callable.
+
+    Returns:
+        ``True`` or ``False`` as the tool was made; ``None`` for a callable made elsewhere.
+    """
+    value = getattr(tool, _READ_ONLY, None)
+    return value if isinstance(value, bool) else None

@@ -1,0 +1,107 @@
+"""The one tool factory (``agentkernel._tooling.factory.make_tool``) behind both tool surfaces.
+
+Real components: a ``KnowledgeBuilder`` over an ``OKFManager`` on a local bundle in a temporary
+folder, and a ``FileKnowledgeStore`` in a temporary folder; nothing is mocked.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from pathlib import Path
+
+import pytest
+
+from agentkernel._tooling.factory import make_tool, reads_only
+from agentkernel._tooling.result import is_error
+from agentkernel._tooling.spec import tool_spec
+from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager
+from agentkernel.knowledgestore import FileKnowledgeStore, create_knowledge_tools
+from agentkernel.mcp._tools import builder_annotations, store_annotations
+from agentkernel.storage import LocalDocumentStore
+
+
+class Refused(Exception):
+    pass
+
+
+def _tide(place: str, days: int = 1) -> str:
+    """Tell the tide.
+
+    Args:
+        place: Where.
+        days: How many days ahead.
+
+    Returns:
+        The tide.
+    """
+    if place == "nowhere":
+        raise Refused("There is no sea at /srv/data/nowhere.")
+    if place == "broken":
+        raise RuntimeError("disk failed under /srv/data/tides")
+    return f"{place}: high at noon for {days} day(s)"
+
+
+def test_a_made_tool_keeps_name_signature_and_docstring() -> None:
+    tool = make_tool(_tide, read_only=True)
+    assert tool.__name__ == "_tide"
+    assert inspect.signature(tool) == inspect.signature(_tide)
+    spec = tool_spec(tool)
+    assert spec.description == "Tell the tide."
+    assert [p.name for p in spec.parameters] == ["place", "days"]
+    assert spec.parameters[0].description == "Where."
+    assert tool("Brest", days=2) == "Brest: high at noon for 2 day(s)"
+    assert not is_error(tool("Brest"))
+
+
+def test_a_made_tool_answers_refusals_and_failures_instead_of_raising(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tool = make_tool(_tide, read_only=True, refusals=(Refused,))
+    refused = tool("nowhere")
+    assert is_error(refused) and refused == "There is no sea at .../nowhere."
+    with caplog.at_level(logging.ERROR, logger="agentkernel._tooling.factory"):
+        failed = tool("broken")
+    assert is_error(failed)
+    assert failed == "Tool _tide failed: RuntimeError: disk failed under .../tides"
+    assert "_tide" in caplog.text  # logged with its traceback, for the operator
+    custom = make_tool(_tide, read_only=True, failure=lambda exc: f"Try later ({exc})")
+    assert custom("nowhere") == "Try later (There is no sea at .../nowhere.)"
+
+
+def test_a_made_tool_refuses_coroutines() -> None:
+    async def later() -> str:
+        return ""
+
+    with pytest.raises(TypeError, match="synchronous"):
+        make_tool(later, read_only=True)
+
+
+def _bundle(root: Path) -> Path:
+    (root / "guides").mkdir(parents=True)
+    (root / "guides" / "tides.md").write_text(
+        "---\ntitle: Tides\n---\n# Tides\nSpring tides follow the full moon.\n", encoding="utf-8"
+    )
+    return root
+
+
+def test_both_surfaces_make_every_tool_with_the_factory_and_mcp_hints_agree(
+    tmp_path: Path,
+) -> None:
+    okf = OKFManager(LocalDocumentStore(_bundle(tmp_path / "bundle")), name="OKF")
+    builder = KnowledgeBuilder([okf])
+    store = FileKnowledgeStore(tmp_path / "store")
+    annotate = builder_annotations(builder)
+    surfaces = [
+        (builder.build(), annotate),
+        (
+            create_knowledge_tools(store, interactive=True, confirm=lambda q: False),
+            store_annotations,
+        ),
+    ]
+    for tools, hints in surfaces:
+        for tool in tools:
+            assert reads_only(tool) is hints(tool.__name__)["readOnlyHint"], tool.__name__
+    tools = {t.__name__: t for t in builder.build()}
+    assert "OKF" in tools["get_all_kb_descriptions"]()
+    assert is_error(tools["read_kb"]("nope", "x"))
