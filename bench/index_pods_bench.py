@@ -46,6 +46,9 @@ import index_bench  # noqa: E402
 from _proxy import LatencyProxy  # noqa: E402
 
 DELAY = 0.020
+# what docs/deployment.md puts in a pod's spec: Arrow's buffers from the C allocator (freed
+# memory goes back), two malloc arenas instead of one per thread
+POD_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"}
 SEED = index_bench.SEED
 
 
@@ -112,7 +115,7 @@ def single_pod(config: dict[str, Any]) -> dict[str, Any]:
     }
     begun = time.perf_counter()
     kb._refresh(raise_errors=False)  # the scheduled refresh (reload() also lists the bundle)
-    assert kb._refresh_error is None, kb._refresh_error
+    assert kb._view.refresh_error is None, kb._view.refresh_error
     result["refresh_s"] = time.perf_counter() - begun
     result["refresh_requests"] = sum(proxy.take().values())
     result["memory"] = memory()
@@ -123,7 +126,7 @@ def single_pod(config: dict[str, Any]) -> dict[str, Any]:
         version = kb.schema()["index"]["version"]
         begun = time.perf_counter()
         kb._refresh(raise_errors=False)
-        assert kb._refresh_error is None, kb._refresh_error
+        assert kb._view.refresh_error is None, kb._view.refresh_error
         result["changed_refresh_s"] = time.perf_counter() - begun
         result["changed_bytes"] = proxy.bytes_out
         result["changed_requests"] = proxy.take()
@@ -168,7 +171,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
     cold = time.perf_counter() - started
     proxy.take()
     steady_from = time.time()
-    switches = [(time.time(), kb.schema()["index"]["version"])]
+    switches = [(time.time(), kb.schema()["index"]["version"], 0.0)]
     errors: list[str] = []
     searches = 0
     while not os.path.exists(config["stop"]):
@@ -180,10 +183,11 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         searches += 1
         version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
-            switches.append((time.time(), version))
-        if kb._refresh_error:
-            errors.append(kb._refresh_error[:300])
-            kb._refresh_error = None
+            took = kb.last_refresh.seconds if kb.last_refresh is not None else -1.0
+            switches.append((time.time(), version, took))
+        if kb._view.refresh_error:
+            errors.append(kb._view.refresh_error[:300])
+            kb._view.refresh_error = None
         time.sleep(config["pause"])
     minutes = (time.time() - steady_from) / 60
     counts = proxy.take()
@@ -199,7 +203,8 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def child(config: dict[str, Any], stdin: bool = False) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": f"{HERE.parent / 'src'}{os.pathsep}{HERE.parent}"}
+    src = config.get("src") or str(HERE.parent / "src")
+    env = {**os.environ, **config.get("env", {}), "PYTHONPATH": f"{src}{os.pathsep}{HERE.parent}"}
     return subprocess.Popen(
         [sys.executable, __file__, "--pod", json.dumps(config)],
         stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -239,6 +244,37 @@ def index_to(bundle: Path, uri: str, endpoint: str) -> dict[str, Any]:
     return {"seconds": stats.seconds, "reads": stats.reads, "version": stats.version}
 
 
+def seed_from_local(corpus: _corpus.Corpus, data: Path, uri: str, endpoint: str) -> dict[str, Any]:
+    """Build the index once in a local folder (kept in ``data``), then upload its files.
+
+    A Lance dataset names its files relative to its root, so the uploaded copy is the same
+    index the indexer would have written to S3 (only faster to get there: the pods, not the
+    first build, are measured here).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from agentkernel.knowledgebase import LocalDocumentStore
+    from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle
+
+    local = data / f"index-{corpus.bundle.parent.name}.lance"
+    built: dict[str, Any] = {"seconds": 0.0, "reads": 0, "version": None, "local": True}
+    if not (local / "_versions").exists():
+        _log(f"building the index locally in {local} (first run only)")
+        stats = index_bundle(LocalDocumentStore(corpus.bundle, writable=False), str(local))
+        built |= {"seconds": stats.seconds, "reads": stats.reads, "version": stats.version}
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    client = _s3.client(endpoint)
+    files = [p for p in local.rglob("*") if p.is_file()]
+    _log(f"uploading {len(files)} files of the local index to {uri}")
+
+    def put(path: Path) -> None:
+        client.upload_file(str(path), bucket, f"{prefix}/{path.relative_to(local).as_posix()}")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, files))
+    return built
+
+
 def change(bundle: Path, concepts: list[_corpus.Concept], round_: int) -> int:
     picked = concepts[round_ % 100 :: 100]
     for concept in picked:
@@ -261,12 +297,22 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
     result: dict[str, Any] = {"size": args.size}
     try:
         uri = f"s3://index-bench/n{args.size}/kb.lance"
-        _log("indexing into S3 (direct)")
-        result["index"] = index_to(bundle, uri, endpoint)
+        if args.build_in_s3:
+            _log("indexing into S3 (direct)")
+            result["index"] = index_to(bundle, uri, endpoint)
+        else:
+            result["index"] = seed_from_local(corpus, args.data, uri, endpoint)
         result["s3"] = s3_bytes(endpoint, "index-bench", f"n{args.size}/kb.lance/")
         base = {"bundle": str(bundle), "uri": uri, "endpoint": endpoint, "queries": str(queries)}
         cache = str(scratch / "node")
         pods: dict[str, Any] = {}
+        if args.baseline:
+            result["compare"] = compare(args, base, scratch)
+            if args.only_compare:
+                return result
+        if args.only_fleet:
+            result["fleet"] = fleet(args, base, bundle, corpus, uri, endpoint, scratch)
+            return result
         _log("pod: node cache empty (cold), then 1% changed")
         cold = child({**base, "cache": cache, "n_queries": args.queries, "wait": True}, True)
         assert cold.stdout is not None and cold.stdin is not None
@@ -307,6 +353,65 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
         process.wait()
 
 
+def compare(args: argparse.Namespace, base: dict[str, Any], scratch: Path) -> dict[str, Any]:
+    """Baseline and this tree side by side, alternating: cold, warm restart, memory."""
+    tree = str(HERE.parent / "src")
+    variants = {"baseline": (str(args.baseline.resolve()), {}), "this tree": (tree, {})}
+    if args.pod_env:
+        variants["this tree, pod env"] = (tree, POD_ENV)
+    found: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+    for round_ in range(args.rounds):
+        for name, (src, env) in variants.items():
+            cache = str(scratch / f"cmp-{round_}-{name.replace(' ', '_').replace(',', '')}")
+            config = {**base, "cache": cache, "n_queries": args.queries, "src": src, "env": env}
+            cold = finish(child(config))
+            warm = finish(child(config))
+            mem = finish(child({**config, "mode": "memory"}))
+            found[name].append({"cold": cold, "warm": warm, "memory": mem})
+            _log(
+                f"compare {name} round {round_}: cold {cold['cold_s']:.2f} s, warm "
+                f"{warm['cold_s']:.2f} s, p50 {warm['p50_ms']:.1f} ms, private "
+                f"{mem['after']['RssAnon']:.0f} MB"
+            )
+    return found
+
+
+def render_compare(found: dict[str, list[dict[str, Any]]]) -> list[str]:
+    def med(values: list[float]) -> float:
+        values = sorted(values)
+        return values[len(values) // 2]
+
+    metrics = {
+        "cold start, empty node cache (s)": lambda r: r["cold"]["cold_s"],
+        "requests to the first answer (cold)": lambda r: r["cold"]["cold_requests"],
+        "restart on a warm node cache (s)": lambda r: r["warm"]["cold_s"],
+        "warm search p50 (ms)": lambda r: r["warm"]["p50_ms"],
+        "warm search p95 (ms)": lambda r: r["warm"]["p95_ms"],
+        "requests per search": lambda r: r["warm"]["search_requests"],
+        "top-1": lambda r: r["warm"]["top1"],
+        "private RssAnon at start (MB)": lambda r: r["memory"]["at_start"]["RssAnon"],
+        "private RssAnon after searches (MB)": lambda r: r["memory"]["after"]["RssAnon"],
+        "PSS after searches (MB)": lambda r: r["memory"]["after"]["Pss"],
+        "peak RSS (MB)": lambda r: r["memory"]["after"]["VmHWM"],
+    }
+    rounds = len(found["baseline"])
+    others = [name for name in found if name != "baseline"]
+    lines = [
+        f"Side by side (fresh processes, alternating, median of {rounds} round(s)):",
+        "",
+        "| measure | baseline | " + " | ".join(f"{n} | ratio" for n in others) + " |",
+        "|---|---|" + "---|---|" * len(others),
+    ]
+    for label, pick in metrics.items():
+        a = med([pick(r) for r in found["baseline"]])
+        cells = []
+        for name in others:
+            b = med([pick(r) for r in found[name]])
+            cells.append(f"{b:.3g} | " + (f"{b / a:.2f}" if a else "-"))
+        lines.append(f"| {label} | {a:.3g} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def fleet(
     args: argparse.Namespace,
     base: dict[str, Any],
@@ -319,6 +424,7 @@ def fleet(
     stop = scratch / "stop"
     config = {
         **base,
+        "env": POD_ENV if args.pod_env else {},
         "cache": str(scratch / "fleet-node"),
         "refresh": args.refresh,
         "stop": str(stop),
@@ -364,17 +470,20 @@ def staleness(
     behind = 0
     for at, version, _ in commits:
         for pod in pods:
-            served = [t for t, v in pod["switches"] if v >= version]
+            served = [t for t, v, _ in pod["switches"] if v >= version]
             if served:
                 delays.append(max(0.0, served[0] - at))
             else:
                 delays.append(float("inf"))
     for pod in pods:
-        for t, served in pod["switches"]:
+        for t, served, _ in pod["switches"]:
             newest = max((v for at, v, _ in commits if at <= t), default=served)
             behind = max(behind, newest - served)
     delays.sort()
+    refreshes = sorted(took for pod in pods for _, _, took in pod["switches"][1:] if took >= 0)
     return {
+        "switch_refresh_p50_s": refreshes[len(refreshes) // 2] if refreshes else 0.0,
+        "switch_refresh_max_s": refreshes[-1] if refreshes else 0.0,
         "stale_p50_s": delays[len(delays) // 2] if delays else 0.0,
         "stale_max_s": delays[-1] if delays else 0.0,
         "versions_behind_max": behind,
@@ -385,6 +494,10 @@ def staleness(
 
 
 def render(r: dict[str, Any]) -> str:
+    if "pods" not in r and "fleet" in r:
+        return render_fleet(r["fleet"])
+    if "pods" not in r:
+        return "\n".join(render_compare(r["compare"]))
     pods = r["pods"]
     lines = [
         f"### {r['size']:,} concepts, every request through the 20 ms proxy",
@@ -408,6 +521,8 @@ def render(r: dict[str, Any]) -> str:
             f"{p['refresh_s'] * 1e3:.0f} ms | {m['RssAnon']:.0f} / {m['Pss']:.0f} / "
             f"{m['VmHWM']:.0f} MB |"
         )
+    if "compare" in r:
+        lines += ["", *render_compare(r["compare"])]
     if "memory_pod" in r:
         mem = r["memory_pod"]
         lines += [
@@ -429,27 +544,35 @@ def render(r: dict[str, Any]) -> str:
             f"(the version added {r['delta_added_bytes'] / 2**20:.2f} MB on S3).",
         ]
     if "fleet" in r:
-        f = r["fleet"]
-        per_min = sorted(p["requests_per_min"] for p in f["pods"])
-        errors = sum(len(p["errors"]) for p in f["pods"]) + len(f["indexer_errors"])
-        private = sorted(p["memory"]["RssAnon"] for p in f["pods"])
-        pss = sorted(p["memory"]["Pss"] for p in f["pods"])
-        lines += [
-            "",
-            f"Fleet: {len(f['pods'])} pods, one node cache folder, {len(f['commits'])} commits "
-            f"of 1% each (indexer {min(c[2] for c in f['commits']):.1f}-"
-            f"{max(c[2] for c in f['commits']):.1f} s per run):"
-            if f["commits"]
-            else "Fleet:",
-            "",
-            "| requests per pod per minute (min / median / max) | staleness p50 / max "
-            "| versions behind (max) | errors | searches | private / PSS per pod (median) |",
-            "|---|---|---|---|---|---|",
-            f"| {per_min[0]:.1f} / {per_min[len(per_min) // 2]:.1f} / {per_min[-1]:.1f} | "
-            f"{f['stale_p50_s']:.1f} / {f['stale_max_s']:.1f} s | {f['versions_behind_max']} | "
-            f"{errors} | {sum(p['searches'] for p in f['pods'])} | "
-            f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
-        ]
+        lines += ["", render_fleet(r["fleet"])]
+    return "\n".join(lines)
+
+
+def render_fleet(f: dict[str, Any]) -> str:
+    lines: list[str] = []
+    per_min = sorted(p["requests_per_min"] for p in f["pods"])
+    errors = sum(len(p["errors"]) for p in f["pods"]) + len(f["indexer_errors"])
+    private = sorted(p["memory"]["RssAnon"] for p in f["pods"])
+    pss = sorted(p["memory"]["Pss"] for p in f["pods"])
+    lines += [
+        "",
+        f"Fleet: {len(f['pods'])} pods, one node cache folder, {len(f['commits'])} commits "
+        f"of 1% each (indexer {min(c[2] for c in f['commits']):.1f}-"
+        f"{max(c[2] for c in f['commits']):.1f} s per run):"
+        if f["commits"]
+        else "Fleet:",
+        "",
+        "| requests per pod per minute (min / median / max) | staleness p50 / max "
+        "| versions behind (max) | errors | searches | private / PSS per pod (median) |",
+        "|---|---|---|---|---|---|",
+        f"| {per_min[0]:.1f} / {per_min[len(per_min) // 2]:.1f} / {per_min[-1]:.1f} | "
+        f"{f['stale_p50_s']:.1f} / {f['stale_max_s']:.1f} s | {f['versions_behind_max']} | "
+        f"{errors} | {sum(p['searches'] for p in f['pods'])} | "
+        f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
+        "",
+        f"A refresh that switched version took {f['switch_refresh_p50_s']:.2f} s (median) "
+        f"and {f['switch_refresh_max_s']:.2f} s (max), download included.",
+    ]
     return "\n".join(lines)
 
 
@@ -474,6 +597,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=20.0)
     parser.add_argument("--pause", type=float, default=0.5, help="seconds between a pod's searches")
     parser.add_argument("--data", type=Path, default=HERE / ".data")
+    parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only-compare", action="store_true")
+    parser.add_argument("--only-fleet", action="store_true")
+    parser.add_argument(
+        "--pod-env", action="store_true", help="also compare pods run with POD_ENV; the fleet too"
+    )
+    parser.add_argument(
+        "--build-in-s3",
+        action="store_true",
+        help="run the first build against S3 (default: build locally once, upload the files)",
+    )
     parsed = parser.parse_args(args)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")

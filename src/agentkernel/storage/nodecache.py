@@ -48,6 +48,7 @@ _TMP_MARK = ".aktmp-"
 _CHUNK = 1 << 20
 
 Writer = Callable[[BinaryIO], "FetchedObject"]
+PathWriter = Callable[[Path], "FetchedObject"]
 
 
 class CacheIntegrityError(AKError, OSError):
@@ -168,14 +169,34 @@ class NodeCache:
                 ETag; nothing was installed.
             OSError: The download or the write failed; nothing was installed.
         """
+
+        def into(scratch: Path) -> FetchedObject:
+            with open(scratch, "wb") as handle:
+                return fetch(handle)
+
+        return self.install_file(target, into)
+
+    def install_file(self, target: Path, download: PathWriter) -> Digest:
+        """Like :meth:`install`, for a downloader that writes the temporary file itself.
+
+        Args:
+            target: The final path (inside this cache).
+            download: Writes the object to the path it is given (a temporary name beside
+                ``target``) and says what the object store claimed (size, ETag).
+
+        Returns:
+            The installed file's digest (also written to its ledger).
+
+        Raises:
+            CacheIntegrityError: The bytes received do not match the size or the plain-MD5
+                ETag; nothing was installed.
+            OSError: The download or the write failed; nothing was installed.
+        """
         target.parent.mkdir(parents=True, exist_ok=True)
         scratch = target.with_name(f"{target.name}{_TMP_MARK}{uuid.uuid4().hex}")
         try:
-            with open(scratch, "wb") as handle:
-                claimed = fetch(handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            digest = _file_digest(scratch)
+            claimed = download(scratch)
+            digest = _file_digest(scratch, sync=True)
             _check_claim(target.name, digest, claimed)
             _write_ledger(target, digest, scratch.stat())  # a rename keeps inode and mtime
             os.replace(scratch, target)
@@ -315,10 +336,13 @@ def _read_ledger(target: Path) -> tuple[Digest | None, tuple[int, int] | None]:
         return digest, None
 
 
-def _file_digest(path: Path) -> Digest:
+def _file_digest(path: Path, *, sync: bool = False) -> Digest:
+    """A file's size and MD5; with ``sync``, its bytes flushed to disk first (before a rename)."""
     md5 = hashlib.md5(usedforsecurity=False)
     size = 0
     with open(path, "rb") as handle:
+        if sync:
+            os.fsync(handle.fileno())
         while chunk := handle.read(_CHUNK):
             md5.update(chunk)
             size += len(chunk)

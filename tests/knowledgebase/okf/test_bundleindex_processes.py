@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ while True:
     open(f"{stop}.ready.{os.getpid()}", "w").close()
     if last:
         break
-    time.sleep(0.05)
+    time.sleep(0.2)
 print(json.dumps({"versions": sorted(versions), "rounds": rounds,
                   "final": version, "concepts": kb.schema()["concepts"]}))
 """
@@ -60,6 +61,8 @@ import json, sys, os, time
 from agentkernel.storage.local import LocalDocumentStore
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle, IndexConflictError
 root, index, options, start = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+if start:
+    open(f"{start}.ready.{os.getpid()}", "w").close()  # imported: waiting at the barrier
 while start and not os.path.exists(start):
     time.sleep(0.01)
 try:
@@ -148,7 +151,7 @@ def test_eight_readers_while_an_indexer_commits(
         time.sleep(0.2)  # every reader has served a first round before the indexer starts
     rng = random.Random(17)
     expected = 120
-    for round_ in range(4):
+    for round_ in range(3):
         for i in rng.sample(range(10, expected), 5):
             (root / f"notes/n{i:05d}.md").write_text(note(i, f"changed {round_}"))
         for i in range(1000 + 3 * round_, 1003 + 3 * round_):
@@ -157,7 +160,7 @@ def test_eight_readers_while_an_indexer_commits(
         expected += 3 - 1
         stats = index_bundle(store, index, storage_options=options)
         assert stats.committed and stats.reads == 8  # 5 changed + 3 new, nothing else
-        time.sleep(1.0)
+        time.sleep(0.5)
     final = OKFManager(store, index=index, index_options=options, refresh_seconds=None)
     version = final.schema()["index"]["version"]
     stop.touch()
@@ -180,7 +183,10 @@ def test_concurrent_indexers_never_corrupt_the_index(
         runners = [spawn(INDEXER, str(root), index, json.dumps(options), str(start))]
         runners += [spawn(INDEXER, str(root), index, json.dumps(options), str(start))]
         runners += [spawn(INDEXER, str(root), index, json.dumps(options), str(start))]
-        time.sleep(3)  # all three importing and waiting at the barrier
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob(f"{start.name}.ready.*"))) < 3:
+            assert time.monotonic() < deadline, "the indexers never reached the barrier"
+            time.sleep(0.05)  # all three imported and waiting at the barrier
         start.touch()
         outcomes = [finish(r) for r in runners]
         for outcome in outcomes:
@@ -191,18 +197,43 @@ def test_concurrent_indexers_never_corrupt_the_index(
             (root / f"notes/n{i:05d}.md").write_text(note(i, f"phase {phase}"))
 
 
+def kill_when(runner: subprocess.Popen[str], written: Callable[[], set[str]], folder: str) -> bool:
+    """SIGKILL ``runner`` the moment a new file appears under ``folder`` of the index.
+
+    Returns:
+        Whether it was killed mid-write (``False``: it finished before writing there).
+    """
+    before = {name for name in written() if name.startswith(folder)}
+    deadline = time.monotonic() + 180
+    while runner.poll() is None and time.monotonic() < deadline:
+        if {name for name in written() if name.startswith(folder)} - before:
+            runner.send_signal(signal.SIGKILL)
+            runner.communicate(timeout=60)
+            return True
+        time.sleep(0.01)
+    runner.kill()
+    runner.communicate(timeout=60)
+    return False
+
+
+# where a commit is killed: while it writes the new rows, while it rebuilds the indexes
+KILL_POINTS = ("data/", "_indices/")
+
+
 def test_an_indexer_killed_mid_commit_leaves_a_readable_index(tmp_path: Path) -> None:
     root = make_bundle(tmp_path / "b", 1500)
     index = str(tmp_path / "kb.lance")
     index_bundle(LocalDocumentStore(root, writable=False), index)
     rng = random.Random(9)
-    for round_ in range(4):
+
+    def written() -> set[str]:
+        return {p.relative_to(index).as_posix() for p in Path(index).rglob("*") if p.is_file()}
+
+    for round_, folder in enumerate(KILL_POINTS):
         for i in rng.sample(range(1500), 300):
             (root / f"notes/n{i:05d}.md").write_text(note(i, f"kill {round_}"))
         runner = spawn(INDEXER, str(root), index, "{}", "")
-        time.sleep(rng.uniform(2.0, 5.0))  # import, list, read, commit: killed somewhere in it
-        runner.send_signal(signal.SIGKILL)
-        runner.communicate(timeout=60)
+        assert kill_when(runner, written, folder), "the indexer finished before the kill"
         # whatever version is current opens and serves a consistent bundle
         reader = OKFManager(LocalDocumentStore(root, writable=False), index=index)
         assert reader.search("note about topic", 5)

@@ -12,10 +12,8 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +31,8 @@ from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle  # no
 from tests.knowledgebase.okf.helpers import concept, write_bundle  # noqa: E402
 from tests.knowledgebase.okf.test_bundleindex_processes import (  # noqa: E402
     INDEXER,
+    KILL_POINTS,
+    kill_when,
     make_bundle,
     note,
     spawn,
@@ -130,8 +130,17 @@ def test_a_pod_over_an_unreadable_index_says_what_to_do_in_one_line(tmp_path: Pa
 
 
 def test_the_cli_refuses_another_bundle_then_replaces_and_serves_from_the_index(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from agentkernel.cli import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        """The same command line in this process (the console script is run twice above)."""
+        capsys.readouterr()
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return status, out, err
+
     first, second = two_bundles(tmp_path)
     index = str(tmp_path / "kb.lance")
     assert cli("index", str(first), "--to", index, "--quiet").returncode == 0
@@ -139,19 +148,19 @@ def test_the_cli_refuses_another_bundle_then_replaces_and_serves_from_the_index(
     assert refused.returncode == 2
     lines = refused.stderr.strip().splitlines()
     assert len(lines) == 1 and "--replace" in lines[0] and ".rs:" not in lines[0]
-    found = cli("search", str(first), "--index", index, "orders")
-    assert found.returncode == 0 and "tables/t" in found.stdout
-    schema = cli("schema", str(first), "--index", index)
-    assert "Lance's BM25" in schema.stdout
-    fetched = cli("fetch", str(first), "--index", index, "tables/t2")
-    assert fetched.returncode == 0 and "Table 2" in fetched.stdout
-    browsed = cli("browse", str(first), "tables", "--index", index)
-    assert browsed.returncode == 0 and "tables/t5" in browsed.stdout
-    assert cli("index", str(second), "--to", index, "--quiet", "--replace").returncode == 0
-    other = cli("search", str(first), "--index", index, "orders")
-    assert other.returncode == 2 and "another bundle's index" in other.stderr
-    served = cli("search", str(second), "--index", index, "soup")
-    assert served.returncode == 0 and "dishes/d" in served.stdout
+    status, out, _ = run("search", str(first), "--index", index, "orders")
+    assert status == 0 and "tables/t" in out
+    _, out, _ = run("schema", str(first), "--index", index)
+    assert "Lance's BM25" in out
+    status, out, _ = run("fetch", str(first), "--index", index, "tables/t2")
+    assert status == 0 and "Table 2" in out
+    status, out, _ = run("browse", str(first), "tables", "--index", index)
+    assert status == 0 and "tables/t5" in out
+    assert run("index", str(second), "--to", index, "--quiet", "--replace")[0] == 0
+    status, _, err = run("search", str(first), "--index", index, "orders")
+    assert status == 2 and "another bundle's index" in err
+    status, out, _ = run("search", str(second), "--index", index, "soup")
+    assert status == 0 and "dishes/d" in out
 
 
 def test_an_indexer_killed_while_writing_to_s3_leaves_pods_serving(
@@ -175,14 +184,30 @@ def test_an_indexer_killed_while_writing_to_s3_leaves_pods_serving(
         index_options=pod_options,
         refresh_seconds=None,
     )
+    import boto3
+
+    client = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+    def written() -> set[str]:
+        pages = client.get_paginator("list_objects_v2").paginate(
+            Bucket=s3_bucket, Prefix="kb.lance/"
+        )
+        return {
+            item["Key"][len("kb.lance/") :] for page in pages for item in page.get("Contents", ())
+        }
+
     rng = random.Random(24)
-    for round_ in range(3):
+    for round_, folder in enumerate(KILL_POINTS):
         for i in rng.sample(range(600), 120):
             (root / f"notes/n{i:05d}.md").write_text(note(i, f"kill {round_}"))
         runner = spawn(INDEXER, str(root), uri, json.dumps(direct), "")
-        time.sleep(rng.uniform(1.5, 4.0))  # import, list, read, commit: killed somewhere in it
-        runner.send_signal(signal.SIGKILL)
-        runner.communicate(timeout=60)
+        assert kill_when(runner, written, folder), "the indexer finished before the kill"
         pod.reload()  # whatever version is newest: complete on the node, or the old one kept
         assert pod.search("note about topic", 5)
         assert pod.schema()["concepts"] == 600

@@ -44,3 +44,21 @@ def test_an_empty_token_is_still_a_held_document() -> None:
     assert tree.paths() == ["x.md"]
     assert tree._remove_document("x.md")
     assert tree.paths() == []
+
+
+def test_concepts_added_in_bulk_make_the_same_tree_as_one_by_one() -> None:
+    paths = ["top.md", "a/one.md", "a/b/two.md", "a/b/three.md", "c/d/e/four.md"]
+    single, bulk = DocumentTree(), DocumentTree()
+    for tree in (single, bulk):
+        tree._add_document("a/index.md", "r", concept=False)
+    for path in paths:
+        single._add_document(path, "t", concept=True)
+    ids = [path[:-3] for path in paths]
+    bulk._add_concepts(ids, ["", "a", "a/b", "a/b", "c/d/e"], "t")
+    for tree in (single, bulk):
+        assert tree._remove_document("a/b/two.md")
+    assert bulk.tokens() == single.tokens()
+    for directory in ["", "a", "a/b", "c", "c/d", "c/d/e", "x"]:
+        assert bulk.children(directory) == single.children(directory)
+        assert bulk.concepts_under(directory) == single.concepts_under(directory)
+        assert bulk.has_directory(directory) == single.has_directory(directory)

@@ -143,6 +143,32 @@ class DocumentTree:
             self._concepts_under[ancestor] += 1
         return cid
 
+    def _add_concepts(self, ids: list[str], directories: list[str], token: str) -> None:
+        """Record many concepts at ``<id>.md`` the tree does not hold yet, all with one token.
+
+        The same as :meth:`_add_document` for each ``<id>.md``, with the directory counts
+        updated once per directory instead of once per concept (a bundle index's rows).
+
+        Args:
+            ids: Concept ids (the tree keeps these string objects).
+            directories: Each id's directory (``posixpath.dirname`` of its path).
+            token: The change token of every one.
+        """
+        child_concepts = self._child_concepts
+        for cid, directory in zip(ids, directories, strict=True):
+            siblings = child_concepts.get(directory)
+            if siblings is None:
+                siblings = child_concepts[directory] = {}
+            siblings[cid] = token
+        for directory, count in Counter(directories).items():
+            ancestors = _ancestors(directory)
+            for ancestor in ancestors:
+                if self._documents_under[ancestor] == 0:
+                    self._child_dirs.setdefault(posixpath.dirname(ancestor), {})[ancestor] = None
+                self._documents_under[ancestor] += count
+            for ancestor in [*ancestors, ""]:
+                self._concepts_under[ancestor] += count
+
     def _remove_document(self, path: str) -> bool:
         """Forget a document path; whether it was held."""
         directory = posixpath.dirname(path)

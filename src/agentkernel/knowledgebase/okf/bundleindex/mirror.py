@@ -19,8 +19,12 @@ checked; only then is it written to ``versions/<n>.json`` and opened. Lance's ow
 hold decoded pages in memory; they do not persist across processes or avoid the first read
 of a file over the network, which is why this layer exists (``docs/index.md``).
 
-Only ``s3://`` indexes are mirrored (through ``pyarrow``'s S3 file system, loaded with
-Lance already); local ones are opened in place.
+Only ``s3://`` indexes are mirrored; local ones are opened in place. Listings go through
+``pyarrow``'s S3 file system (loaded with Lance already; they give each file's size), and
+every file is downloaded by Lance's own object store (``lance.file.LanceFileSession``): one
+GET per file streamed to disk, no HEAD, up to 16 at once, the index folders listed while the
+data files arrive. A cold start is then bound by its largest file, not by the sum of round
+trips (``bench/RESULTS.md``, issue 24).
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ import json
 import logging
 import os
 import posixpath
+import threading
 import uuid
 import warnings
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 from urllib.parse import urlparse
 
 from agentkernel.knowledgebase.okf.bundleindex import _lance
@@ -43,8 +48,7 @@ from agentkernel.storage.nodecache import FetchedObject, NodeCache, namespace_fo
 logger = logging.getLogger(__name__)
 
 _U64_MAX = 2**64 - 1
-_WORKERS = 8
-_CHUNK = 16 << 20
+_WORKERS = 16  # concurrent GETs: a cold start is bound by round trips, not bandwidth
 
 
 class MirroredIndex:
@@ -68,33 +72,37 @@ class MirroredIndex:
         self._root = cache.folder(self._namespace)
         self.local = self._root / "dataset"
         self._fs = s3_filesystem(options)
+        self._options = dict(options)
+        self._files: Any = None  # lance.file.LanceFileSession, on the first download
+        self._session_lock = threading.Lock()
 
     # -- what a pod calls -----------------------------------------------------------------
 
-    def latest(self) -> tuple[int, str]:
+    def latest(self) -> tuple[int, str, int]:
         """Ask the object store for the newest version: one listing of ``_versions/``.
 
         Returns:
-            ``(version, manifest file name)``.
+            ``(version, manifest file name, its size in bytes)``.
 
         Raises:
             FileNotFoundError: The index has no version.
         """
-        best: tuple[int, str] | None = None
-        for name, _ in self._list("_versions/"):
+        best: tuple[int, str, int] | None = None
+        for name, size in self._list("_versions/"):
             version = manifest_version(name)
             if version is not None and (best is None or version > best[0]):
-                best = (version, name)
+                best = (version, name, size)
         if best is None:
             raise FileNotFoundError(f"No bundle index at {self.location}")
         return best
 
-    def open(self, version: int, manifest: str) -> Any:
+    def open(self, version: int, manifest: str, size: int = -1) -> Any:
         """Make one version complete on the node and open it from local disk.
 
         Args:
             version: The version.
             manifest: Its manifest file name (from :meth:`latest`).
+            size: The manifest's size (``-1``: unknown).
 
         Returns:
             A ``lance.LanceDataset`` reading the node cache.
@@ -102,55 +110,63 @@ class MirroredIndex:
         import lance
 
         with self.cache.lock(self._namespace):
-            files = self._complete(version, manifest)
+            files = self._complete(version, manifest, size)
             self.cache.touch(files)
             self.cache.evict(keep=files)
-        return lance.dataset(str(self.local), version=version)
+        return lance.dataset(str(self.local), version=version, session=_lance.local_session())
 
     # -- internals ------------------------------------------------------------------------
 
-    def _complete(self, version: int, manifest: str) -> list[Path]:
+    def _complete(self, version: int, manifest: str, size: int) -> list[Path]:
         record = self._root / "versions" / f"{version}.json"
         listed = _read_list(record)
-        if listed is not None:
-            paths = [self.local / rel for rel in listed]
-            held = zip(listed, paths, strict=True)
-            missing = [rel for rel, path in held if not self.cache.check(path)]
-            self._fetch_all(missing)
-            return paths
-        manifest_rel = f"_versions/{manifest}"
-        if not self.cache.check(self.local / manifest_rel):
-            self._fetch_all([manifest_rel])
-        needed = [manifest_rel, *self._referenced(version)]
-        missing = [rel for rel in needed if not self.cache.check(self.local / rel)]
-        self._fetch_all(missing)
+        if listed is not None:  # a restart: the files are checked by size and identity
+            self._fetch_all(listed)
+            return [self.local / rel for rel, _ in listed]
+        manifest_file = (f"_versions/{manifest}", size)
+        self._fetch_all([manifest_file])
+        with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
+            needed = [manifest_file, *self._referenced(version, pool)]
         _write_list(record, needed)
-        return [self.local / rel for rel in needed]
+        return [self.local / rel for rel, _ in needed]
 
-    def _referenced(self, version: int) -> list[str]:
-        """The files a version's manifest names (its index folders listed when not held)."""
+    def _referenced(self, version: int, pool: ThreadPoolExecutor) -> list[tuple[str, int]]:
+        """Fetch the files a version's manifest names; return them with their sizes.
+
+        The data and deletion files are named by the manifest (with their sizes, when the
+        writer recorded them); each index folder is listed. Downloads start as soon as a
+        file is known, so the listings overlap the data files' transfer.
+        """
         import lance
 
-        dataset = lance.dataset(str(self.local), version=version)
-        found: list[str] = []
+        dataset = lance.dataset(str(self.local), version=version, session=_lance.local_session())
+        found: list[tuple[str, int]] = []
         for fragment in dataset.get_fragments():
-            found += [posixpath.join("data", f.path) for f in fragment.metadata.files]
+            for data in fragment.metadata.files:
+                size = int(getattr(data, "file_size_bytes", None) or -1)
+                found.append((posixpath.join("data", data.path), size))
             deletion = fragment.metadata.deletion_file
             if deletion is not None:
-                found.append(deletion.path(fragment.fragment_id))
+                found.append((deletion.path(fragment.fragment_id), -1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
             indices = dataset.list_indices()
-        for index in indices:
-            found += self._index_files(str(index["uuid"]))
+        listing = [pool.submit(self._index_files, str(index["uuid"])) for index in indices]
+        fetching = [pool.submit(self._fetch_all, [item]) for item in dict.fromkeys(found)]
+        for listed in listing:
+            files = listed.result()
+            found += files
+            fetching += [pool.submit(self._fetch_all, [item]) for item in files]
+        for future in fetching:
+            future.result()
         return list(dict.fromkeys(found))
 
-    def _index_files(self, name: str) -> list[str]:
+    def _index_files(self, name: str) -> list[tuple[str, int]]:
         record = self._root / "indices" / f"{name}.json"
         listed = _read_list(record)
         if listed is None:
             folder = f"_indices/{name}/"
-            listed = [folder + rel for rel, _ in self._list(folder)]
+            listed = [(folder + rel, size) for rel, size in self._list(folder)]
             _write_list(record, listed)
         return listed
 
@@ -161,37 +177,39 @@ class MirroredIndex:
         base = f"{self._bucket}/{self._prefix}{folder}"
         selector = fs.FileSelector(base, recursive=True, allow_not_found=True)
         return [
-            (info.path[len(base) :], int(info.size or 0))
+            (info.path[len(base) :], int(info.size if info.size is not None else -1))
             for info in self._fs.get_file_info(selector)
             if info.type == fs.FileType.File
         ]
 
-    def _fetch_all(self, rels: list[str]) -> None:
-        if not rels:
-            return
-        if len(rels) == 1:
-            self._fetch(rels[0])
-            return
-        with ThreadPoolExecutor(max_workers=min(_WORKERS, len(rels))) as pool:
-            for _ in pool.map(self._fetch, rels):
-                pass
+    def _fetch_all(self, files: list[tuple[str, int]]) -> None:
+        """Download the files the node does not hold (checked), all at once."""
+        missing = [(rel, size) for rel, size in files if not self.cache.check(self.local / rel)]
+        if len(missing) == 1:
+            self._fetch(*missing[0])
+        elif missing:
+            with ThreadPoolExecutor(max_workers=min(_WORKERS, len(missing))) as pool:
+                for _ in pool.map(lambda item: self._fetch(*item), missing):
+                    pass
 
-    def _fetch(self, rel: str) -> None:
-        path = f"{self._bucket}/{self._prefix}{rel}"
+    def _fetch(self, rel: str, size: int) -> None:
+        """One GET, streamed to disk by Lance's object store (no HEAD, no whole-file buffer)."""
+        session = self._session()
 
-        def stream(handle: BinaryIO) -> FetchedObject:
-            with self._fs.open_input_file(path) as source:  # its size: one HEAD
-                size = int(source.size())
-                offset = 0
-                while offset < size:  # a ranged GET per chunk: never the whole file in memory
-                    chunk = source.read_at(min(_CHUNK, size - offset), offset)
-                    if not chunk:
-                        break
-                    handle.write(chunk)
-                    offset += len(chunk)
+        def download(scratch: Path) -> FetchedObject:
+            session.download_file(rel, str(scratch))
             return FetchedObject(size, "")
 
-        self.cache.install(self.local / rel, stream)
+        self.cache.install_file(self.local / rel, download)
+
+    def _session(self) -> Any:
+        with self._session_lock:
+            if self._files is None:
+                from lance.file import LanceFileSession
+
+                base = f"s3://{self._bucket}/{self._prefix}".rstrip("/")
+                self._files = LanceFileSession(base, storage_options=dict(self._options))
+            return self._files
 
 
 def manifest_version(name: str) -> int | None:
@@ -256,15 +274,24 @@ def s3_filesystem(options: Mapping[str, str]) -> Any:
     return fs.S3FileSystem(**kwargs)
 
 
-def _read_list(path: Path) -> list[str] | None:
+def _read_list(path: Path) -> list[tuple[str, int]] | None:
+    """A record of files and their sizes (``-1``: unknown; older records name files only)."""
     try:
         held = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    return [str(item) for item in held] if isinstance(held, list) else None
+    if not isinstance(held, list):
+        return None
+    try:
+        return [
+            (str(item[0]), int(item[1])) if isinstance(item, list) else (str(item), -1)
+            for item in held
+        ]
+    except (IndexError, TypeError, ValueError):
+        return None
 
 
-def _write_list(path: Path, items: list[str]) -> None:
+def _write_list(path: Path, items: list[tuple[str, int]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
     scratch.write_text(json.dumps(items))

@@ -133,10 +133,10 @@ class CachedSource:
         Returns:
             A dataset at the newest version, or ``None``.
         """
-        version, manifest = self.mirror.latest()
+        version, manifest, size = self.mirror.latest()
         if version == int(current.version):
             return None
-        return self.mirror.open(version, manifest)
+        return self.mirror.open(version, manifest, size)
 
 
 def index_source(uri: str, options: Mapping[str, str] | None) -> IndexSource:

@@ -219,18 +219,31 @@ class IndexView(DocumentTree):
 
     def _load(self) -> None:
         # batches keep the Python strings of one batch alive at a time, not of every row
+        import pyarrow.compute as pc
+
         others: list[str] = []
         names: dict[str, str] = {}  # one string object per type name
         for batch in self.dataset.to_batches(
             columns=_LOAD_COLUMNS, batch_size=_LOAD_BATCH, scan_in_order=True
         ):
-            paths, kinds, types = (batch.column(i).to_pylist() for i in range(3))
-            for path, kind, kind_type in zip(paths, kinds, types, strict=True):
-                if kind == rows.KIND_CONCEPT:
-                    name = names.setdefault(kind_type or "", kind_type or "")
-                    self._add(path, kind, name, _UNREAD)
-                else:
-                    others.append(path)
+            paths, kinds, types = (batch.column(i) for i in range(3))
+            concept = pc.fill_null(pc.equal(kinds, rows.KIND_CONCEPT), False)
+            others += pc.filter(paths, pc.invert(concept)).to_pylist()
+            paths = pc.filter(paths, concept)
+            # one string object per type name: the batch's names, dictionary-encoded
+            coded = pc.dictionary_encode(pc.fill_null(pc.filter(types, concept), ""))
+            shared = [names.setdefault(name, name) for name in coded.dictionary.to_pylist()]
+            held = list(map(shared.__getitem__, coded.indices.to_pylist()))
+            self.types.update(held)
+            if _plain(paths):  # every path <dir>/<name>.md: the tree is built in bulk
+                ids = pc.utf8_slice_codeunits(paths, 0, -3).to_pylist()
+                folders = pc.replace_substring_regex(paths, r"(^|/)[^/]*$", "").to_pylist()
+                self._add_concepts(ids, folders, _UNREAD)
+            else:
+                ids = [
+                    self._add_document(path, _UNREAD, concept=True) for path in paths.to_pylist()
+                ]
+            self._ids.update(zip(ids, held, strict=True))
         if others:
             wanted = ["path", "kind", "token", "size", "text", "reason"]
             for where, _ in in_filters("path", others):
@@ -311,6 +324,17 @@ class _Concepts(Mapping[str, Concept]):
 
     def __len__(self) -> int:
         return len(self._view._ids)
+
+
+def _plain(paths: Any) -> bool:
+    """Whether every path is ``<dir>/<name>.md`` with a clean directory and a name."""
+    import pyarrow.compute as pc
+
+    odd = pc.or_(
+        pc.invert(pc.ends_with(paths, ".md")),
+        pc.or_(pc.match_substring(paths, "//"), pc.match_substring_regex(paths, r"(^|/)\.md$")),
+    )
+    return not pc.any(odd).as_py()
 
 
 def _escape(value: str) -> str:
