@@ -44,7 +44,7 @@ def local_session() -> Any:
             import lance
 
             _SESSION.append(
-                lance.Session(
+                lance.Session(  # type: ignore[attr-defined, unused-ignore]  # exported without __all__
                     index_cache_size_bytes=LOCAL_INDEX_CACHE_BYTES,
                     metadata_cache_size_bytes=LOCAL_INDEX_CACHE_BYTES,
                 )
