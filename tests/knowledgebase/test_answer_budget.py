@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
 from agentkernel._tooling.result import is_error
-from agentkernel.knowledgebase import KnowledgeBuilder
+from agentkernel.knowledgebase import KnowledgeBuilder, Record, _answers
 from agentkernel.knowledgebase.okf.manager import OKFManager
 from agentkernel.storage.local import LocalDocumentStore
 
@@ -250,3 +252,29 @@ def test_a_call_stops_reading_once_its_budget_is_spent() -> None:
     assert match is not None
     rest = match.group(2).split(",")
     assert rest[0].startswith("d00#offset=") and rest[1:] == [f"d{i:02}" for i in range(1, 50)]
+
+
+class _SlowBackend(MemoryBackend):
+    """A backend whose every fetch takes a while, like a slow database."""
+
+    def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
+        time.sleep(0.3)
+        return super().fetch(ids, **kwargs)
+
+
+def test_a_slow_fetch_stops_at_its_time_limit_and_names_the_ids_left(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One call holds the (one-at-a-time) server for FETCH_SECONDS at most: #28 item 6."""
+    monkeypatch.setattr(_answers, "FETCH_SECONDS", 0.4)
+    backend = _SlowBackend("M", fetch=True)
+    backend.docs = {f"d{i}": f"doc {i}" for i in range(40)}
+    fetch = {t.__name__: t for t in KnowledgeBuilder([backend]).build()}["fetch_kb"]
+    answer = fetch("M", ",".join(f"d{i}" for i in range(40)))
+    asked = [ids for op, ids in backend.calls if op == "fetch"]
+    assert 1 <= len(asked) < 4, asked  # stopped between batches, not after all four
+    read = sum(len(ids) for ids in asked)
+    assert "[d0]" in answer and f"[d{read}]" not in answer
+    match = _READ_ON.search(answer)
+    assert match is not None, answer
+    assert match.group(2).split(",") == [f"d{i}" for i in range(read, 40)]
