@@ -16,6 +16,7 @@ import ast
 import importlib.metadata
 import importlib.util
 import inspect
+import os
 import re
 import shlex
 import subprocess
@@ -89,8 +90,17 @@ def check_make(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest)
 
 
 def _make(args: list[str]) -> str:
+    # under `make test` this make is a sub-make: MAKELEVEL and MAKEFLAGS would add
+    # "Entering directory" lines and the outer make's flags to what the check reads
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKELEVEL", "MAKEFLAGS", "MFLAGS"}}
     done = subprocess.run(
-        ["make", *args], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        ["make", "--no-print-directory", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout

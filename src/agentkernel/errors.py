@@ -47,7 +47,9 @@ Signals that never leave the module raising them (each is caught there and rewor
     ├── Refusal                    knowledgebase._sql.relations: why a statement is refused
     ├── DeadlinePassed             knowledgebase._limits: the wall-clock limit passed while
     │                              rows were read
-    └── UnresolvedName             knowledgebase._sql.names: a name the guard cannot resolve
+    ├── UnresolvedName             knowledgebase._sql.names: a name the guard cannot resolve
+    └── WorkerTimeout              knowledgebase._sql.duckdb_process: DuckDB's process passed
+                                   the time limit (stopped, or killed)
 
 ``except AKError`` therefore catches every error agentkernel raises on purpose. The
 ``KnowledgeError`` branch is what an agent reads (``KnowledgeBuilder`` and the knowledge-store

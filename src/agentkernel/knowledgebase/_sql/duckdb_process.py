@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentkernel.errors import AKError
 from agentkernel.knowledgebase import _limits
 from agentkernel.knowledgebase._sql.duckdb_worker import FRAME
 from agentkernel.knowledgebase._sql.records import row_to_record
@@ -44,7 +45,7 @@ DEFAULT_MEMORY_MB = 100
 FIRST_ROWS = 16  # rows the answer to a query brings (take_rows asks for 16 first when capped)
 
 
-class WorkerTimeout(Exception):
+class WorkerTimeout(AKError):
     """The query's time limit passed (the worker stopped it, or was killed)."""
 
 
