@@ -231,7 +231,7 @@ class DocumentStore(ABC):
             The bytes stored there.
 
         Raises:
-            KnowledgePathError: The path escapes the root.
+            KnowledgePathError: The path is not clean, is hidden or escapes the root.
             FileNotFoundError: Nothing is stored at ``path``.
         """
 
@@ -241,13 +241,14 @@ class DocumentStore(ABC):
 
         Args:
             path: A bundle-relative path.
-            max_bytes: The most bytes to return.
+            max_bytes: The most bytes to return (``0`` returns ``b""``).
 
         Returns:
             The leading bytes.
 
         Raises:
-            KnowledgePathError: The path escapes the root.
+            ValueError: ``max_bytes`` is negative.
+            KnowledgePathError: The path is not clean, is hidden or escapes the root.
             FileNotFoundError: Nothing is stored at ``path``.
         """
 
@@ -300,6 +301,33 @@ class DocumentStore(ABC):
             FileExistsError: ``overwrite`` is false and ``path`` exists.
         """
 
+    @staticmethod
+    def _check_max_bytes(max_bytes: int) -> None:
+        """Refuse a negative size for a leading read (``read_head``, ``read_heads``).
+
+        Args:
+            max_bytes: The most bytes a read may return.
+
+        Raises:
+            ValueError: ``max_bytes`` is negative.
+        """
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}.")
+
+    def _require_writable(self, path: str) -> None:
+        """Refuse a write to a read-only store, naming the bundle by :attr:`label`.
+
+        Args:
+            path: The path the refused write named.
+
+        Raises:
+            PermissionError: The store is read-only.
+        """
+        if not self.writable:
+            raise PermissionError(
+                f"Document store {self.label!r} is read-only: cannot write {echo(path)}."
+            )
+
     @property
     def compare_and_swap(self) -> bool:
         """Whether :meth:`read_versioned`, :meth:`write_if` and :meth:`delete_if` work here.
@@ -320,6 +348,7 @@ class DocumentStore(ABC):
 
         Raises:
             NotImplementedError: The store offers no compare-and-swap.
+            KnowledgePathError: The path is not clean, is hidden or escapes the root.
             FileNotFoundError: Nothing is stored at ``path``.
         """
         raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
@@ -340,6 +369,7 @@ class DocumentStore(ABC):
             NotImplementedError: The store offers no compare-and-swap.
             WriteConflictError: ``path`` changed (or appeared, or vanished) since; nothing
                 was written.
+            PermissionError: The store is read-only, or the write is denied.
         """
         raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
 
@@ -353,6 +383,7 @@ class DocumentStore(ABC):
         Raises:
             NotImplementedError: The store offers no compare-and-swap.
             WriteConflictError: ``path`` changed or vanished since; nothing was removed.
+            PermissionError: The store is read-only, or the delete is denied.
         """
         raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
 

@@ -29,6 +29,8 @@ import stat
 import time
 from collections.abc import Iterator, Sequence
 
+from typing_extensions import override
+
 from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
 from agentkernel.storage._fs import atomic_write, locked, probe_writable
 from agentkernel.storage.base import (
@@ -89,13 +91,13 @@ class LocalDocumentStore(DocumentStore):
         return self._root
 
     @property
-    def writable(self) -> bool:
-        """Whether ``write`` may be called (probed or declared at construction)."""
+    @override
+    def writable(self) -> bool:  # probed or declared at construction
         return self._writable
 
     @property
-    def location(self) -> str:
-        """The resolved root directory."""
+    @override
+    def location(self) -> str:  # the resolved root directory
         return self._root
 
     @property
@@ -172,41 +174,15 @@ class LocalDocumentStore(DocumentStore):
                     self._diagnose(f"skipped {child!r}: not a regular file or directory")
             stack.extend(reversed(subdirectories))
 
+    @override
     def read(self, path: str) -> bytes:
-        """Return the whole content of ``path``.
-
-        Args:
-            path: A bundle-relative path.
-
-        Returns:
-            The file's bytes.
-
-        Raises:
-            KnowledgePathError: The path is not clean, is hidden, resolves outside the root,
-                or is not a regular file.
-            FileNotFoundError: No file is at ``path``.
-            IsADirectoryError: ``path`` is a directory.
-        """
+        # also IsADirectoryError for a directory, KnowledgePathError for a special file
         with os.fdopen(self._open(path), "rb") as handle:
             return handle.read()
 
-    def read_head(self, path: str, max_bytes: int) -> bytes:
-        """Return at most the first ``max_bytes`` bytes of ``path``; never reads more.
-
-        Args:
-            path: A bundle-relative path.
-            max_bytes: The most bytes to return (``0`` returns ``b""``).
-
-        Returns:
-            The leading bytes.
-
-        Raises:
-            ValueError: ``max_bytes`` is negative.
-            KnowledgePathError: As :meth:`read`.
-            FileNotFoundError: No file is at ``path``.
-        """
-        if max_bytes < 0:
-            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}.")
+    @override
+    def read_head(self, path: str, max_bytes: int) -> bytes:  # never reads more
+        self._check_max_bytes(max_bytes)
         with os.fdopen(self._open(path), "rb") as handle:
             return handle.read(max_bytes)
 
@@ -229,8 +205,7 @@ class LocalDocumentStore(DocumentStore):
         Returns:
             Per path, in order: its leading bytes, or the exception :meth:`read_head` raised.
         """
-        if max_bytes < 0:
-            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}.")
+        self._check_max_bytes(max_bytes)
         directories: dict[str, int | None] = {}
         results: list[bytes | Exception] = []
         try:
@@ -315,10 +290,7 @@ class LocalDocumentStore(DocumentStore):
             FileExistsError: ``overwrite`` is false and ``path`` exists.
             NotADirectoryError: A file stands where a parent directory is needed.
         """
-        if not self._writable:
-            raise PermissionError(
-                f"Document store {self.label!r} is read-only: cannot write {echo(path)}."
-            )
+        self._require_writable(path)
         if not isinstance(data, bytes | bytearray | memoryview):
             raise TypeError(f"write() takes bytes, got {type(data).__name__}.")
         cleaned = clean_file_path(path)
@@ -369,19 +341,9 @@ class LocalDocumentStore(DocumentStore):
         """Always: a lock file at the root orders conditional writes across processes."""
         return True
 
+    @override
     def read_versioned(self, path: str) -> tuple[bytes, str]:
-        """Return the content of ``path`` with the token of the very file read.
-
-        Args:
-            path: A bundle-relative path.
-
-        Returns:
-            ``(bytes, token)``: the token comes from the open file, so it names what was read.
-
-        Raises:
-            KnowledgePathError: The path is not clean, is hidden or resolves outside the root.
-            FileNotFoundError: No file is at ``path``.
-        """
+        # the token comes from the open file, so it names the very content read
         with os.fdopen(self._open(path), "rb") as handle:
             info = os.fstat(handle.fileno())
             return handle.read(), file_token(info)
@@ -414,27 +376,12 @@ class LocalDocumentStore(DocumentStore):
             self._require_token(path, token)
             return self.write(path, data, durable=durable)
 
-    def delete_if(self, path: str, token: str) -> None:
-        """Remove ``path`` only if it still has ``token``.
-
-        Args:
-            path: A bundle-relative path.
-            token: The token of the content to remove.
-
-        Raises:
-            WriteConflictError: The file changed or vanished since ``token``.
-            PermissionError: The store is read-only.
-        """
+    @override
+    def delete_if(self, path: str, token: str) -> None:  # under the lock, as write_if
         self._require_writable(path)
         with locked(os.path.join(self._root, CAS_LOCK_FILE)):
             self._require_token(path, token)
             os.unlink(self._resolve(path))
-
-    def _require_writable(self, path: str) -> None:
-        if not self._writable:
-            raise PermissionError(
-                f"Document store {self.label!r} is read-only: cannot write {echo(path)}."
-            )
 
     def _require_token(self, path: str, token: str | None) -> None:
         """Refuse unless ``path``'s current token is ``token`` (``None``: no file there)."""

@@ -23,6 +23,8 @@ import mimetypes
 from collections.abc import Iterator
 from typing import Any
 
+from typing_extensions import override
+
 from agentkernel.errors import (
     AKConfigError,
     KnowledgePathError,
@@ -146,13 +148,13 @@ class S3DocumentStore(DocumentStore):
         return self._bucket
 
     @property
-    def writable(self) -> bool:
-        """Whether ``write`` may be called (as declared)."""
+    @override
+    def writable(self) -> bool:  # as declared
         return self._writable
 
     @property
+    @override
     def location(self) -> str:
-        """``s3://bucket/prefix``."""
         return self._location
 
     def __repr__(self) -> str:
@@ -202,44 +204,16 @@ class S3DocumentStore(DocumentStore):
         except (ClientError, BotoCoreError) as exc:
             raise self._os_error(exc, "listing", start) from exc
 
-    def read(self, path: str) -> bytes:
-        """Return the whole object at ``path`` (one ``GET``).
-
-        Args:
-            path: A bundle-relative path.
-
-        Returns:
-            The object's bytes.
-
-        Raises:
-            KnowledgePathError: The path is not clean or is hidden.
-            FileNotFoundError: No object is at ``path``.
-            OSError: Any other S3 failure, as for :meth:`walk`.
-        """
+    @override
+    def read(self, path: str) -> bytes:  # one GET; other S3 failures as OSError (see walk)
         cleaned = clean_file_path(path)
         return self._get(cleaned, None)
 
+    @override
     def read_head(self, path: str, max_bytes: int) -> bytes:
-        """Return at most the first ``max_bytes`` bytes of ``path`` (one ranged ``GET``).
-
-        The body is read with a bound too, so a server ignoring ``Range`` still cannot make
-        this read more than ``max_bytes``.
-
-        Args:
-            path: A bundle-relative path.
-            max_bytes: The most bytes to return (``0`` returns ``b""`` without a request).
-
-        Returns:
-            The leading bytes.
-
-        Raises:
-            ValueError: ``max_bytes`` is negative.
-            KnowledgePathError: The path is not clean or is hidden.
-            FileNotFoundError: No object is at ``path``.
-            OSError: Any other S3 failure.
-        """
-        if max_bytes < 0:
-            raise ValueError(f"max_bytes must be >= 0, got {max_bytes}.")
+        # one ranged GET (none for 0 bytes); the body is read with a bound too, so a server
+        # ignoring Range still cannot make this read more than max_bytes
+        self._check_max_bytes(max_bytes)
         cleaned = clean_file_path(path)
         if max_bytes == 0:
             return b""
@@ -299,19 +273,8 @@ class S3DocumentStore(DocumentStore):
         """Always: S3 conditional writes (``If-Match`` / ``If-None-Match``) order writers."""
         return True
 
-    def read_versioned(self, path: str) -> tuple[bytes, str]:
-        """Return the object's bytes with the ETag of exactly that version (one ``GET``).
-
-        Args:
-            path: A bundle-relative path.
-
-        Returns:
-            ``(bytes, etag)``.
-
-        Raises:
-            KnowledgePathError: The path is not clean or is hidden.
-            FileNotFoundError: No object is at ``path``.
-        """
+    @override
+    def read_versioned(self, path: str) -> tuple[bytes, str]:  # one GET; the token is the ETag
         cleaned = clean_file_path(path)
         try:
             response = self._client.get_object(Bucket=self._bucket, Key=self._keyprefix + cleaned)
@@ -324,38 +287,15 @@ class S3DocumentStore(DocumentStore):
             raise self._os_error(exc, "read", cleaned) from exc
         return data, str(response["ETag"])
 
+    @override
     def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
-        """Store ``data`` with one conditional ``PUT``: ``If-Match`` the ETag, or ``If-None-Match``.
-
-        Needs an S3 API with conditional writes (AWS since 2024, moto 5); an endpoint that
-        ignores the headers would overwrite.
-
-        Args:
-            path: A bundle-relative path.
-            data: The complete new content.
-            token: The ETag the change is based on; ``None``: only if no object is there.
-
-        Returns:
-            The stored file with its new ETag.
-
-        Raises:
-            WriteConflictError: The object changed, appeared or vanished since ``token``.
-            PermissionError: The store is read-only, or the write is denied.
-        """
+        # one conditional PUT: If-Match the ETag, or If-None-Match; needs an S3 API with
+        # conditional writes (AWS since 2024, moto 5): an endpoint ignoring them overwrites
         condition = {"IfNoneMatch": "*"} if token is None else {"IfMatch": token}
         return self._put(path, data, condition)
 
-    def delete_if(self, path: str, token: str) -> None:
-        """Remove the object with one ``DELETE`` carrying ``If-Match`` its ETag.
-
-        Args:
-            path: A bundle-relative path.
-            token: The ETag of the version to remove.
-
-        Raises:
-            WriteConflictError: The object changed or vanished since ``token``.
-            PermissionError: The store is read-only, or the delete is denied.
-        """
+    @override
+    def delete_if(self, path: str, token: str) -> None:  # one DELETE carrying If-Match
         cleaned = self._writable_path(path)
         try:
             self._client.delete_object(
@@ -365,10 +305,7 @@ class S3DocumentStore(DocumentStore):
             raise self._conflict_or_error(exc, "delete", cleaned) from exc
 
     def _writable_path(self, path: str) -> str:
-        if not self._writable:
-            raise PermissionError(
-                f"Document store {self._location} is read-only: cannot write {echo(path)}."
-            )
+        self._require_writable(path)
         return clean_file_path(path)
 
     def _conflict_or_error(self, exc: Exception, action: str, cleaned: str) -> Exception:
