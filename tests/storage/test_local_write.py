@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typing_extensions
 
 from agentkernel.storage.local import LocalDocumentStore
 from tests.support import REPO, missing
@@ -191,6 +192,7 @@ def test_probe_finds_a_directory_an_unprivileged_user_cannot_write() -> None:
             lib / "agentkernel",
             ignore=shutil.ignore_patterns("__pycache__"),
         )
+        shutil.copy(typing_extensions.__file__, lib)  # a core dependency the store imports
         (root / "a.md").write_text("x")
         src = str(lib)
         outputs = []

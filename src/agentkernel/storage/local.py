@@ -100,11 +100,6 @@ class LocalDocumentStore(DocumentStore):
     def location(self) -> str:  # the resolved root directory
         return self._root
 
-    @property
-    def label(self) -> str:
-        """The root directory's name: what agents are shown instead of the absolute path."""
-        return os.path.basename(self._root) or "bundle"
-
     def __repr__(self) -> str:
         # names the bundle, not the absolute root: a repr can end up in a tool's output
         return f"LocalDocumentStore({self.label!r}, writable={self._writable})"
