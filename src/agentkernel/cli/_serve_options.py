@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from agentkernel.cli._options import add_options
+
 __all__ = [
     "LOG_LEVELS",
     "add_access_arguments",
@@ -34,34 +36,31 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> Any:
 
     sources = parser.add_argument_group("knowledge source (exactly one)")
     group = sources.add_mutually_exclusive_group()
-    group.add_argument(
-        "--bundle",
-        metavar="PATH_OR_URI",
-        help="An OKF bundle: a directory, file:///..., s3://bucket/prefix or python:pkg.Store.",
-    )
-    group.add_argument(
-        "--factory",
-        metavar="MODULE:FUNCTION",
-        help="A function returning a KnowledgeBuilder, a KnowledgeBase or a list of them.",
+    # fmt: off
+    add_options(
+        group,
+        ("--bundle", "PATH_OR_URI",
+         "An OKF bundle: a directory, file:///..., s3://bucket/prefix or python:pkg.Store."),
+        ("--factory", "MODULE:FUNCTION",
+         "A function returning a KnowledgeBuilder, a KnowledgeBase or a list of them."),
     )
     add_name_argument(parser, "--kb-name")
-    access = parser.add_mutually_exclusive_group()
-    access.add_argument(
-        "--writable",
-        action="store_true",
-        help="Offer write_kb. Without it the server is read-only: write_kb is not offered and "
-        "bundles are opened read-only.",
+    add_options(
+        parser.add_mutually_exclusive_group(),
+        ("--writable", None,
+         "Offer write_kb. Without it the server is read-only: write_kb is not offered and "
+         "bundles are opened read-only."),
+        # the default now; still accepted so that existing client entries keep working
+        ("--read-only", None, argparse.SUPPRESS),
     )
-    # the default now; still accepted so that existing client entries keep working
-    access.add_argument("--read-only", action="store_true", help=argparse.SUPPRESS)
     add_transport_arguments(parser, server_name_help="The MCP server name (default: knowledge).")
-    parser.add_argument(
-        "--max-concurrency",
-        type=int,
-        default=1,
-        metavar="N",
-        help="How many tool calls may run at once (default 1: one at a time).",
+    add_options(
+        parser,
+        ("--max-concurrency", "N",
+         "How many tool calls may run at once (default 1: one at a time).",
+         {"type": int, "default": 1}),
     )
+    # fmt: on
     add_access_arguments(parser)
     return group
 
@@ -73,13 +72,15 @@ def add_transport_arguments(parser: argparse.ArgumentParser, *, server_name_help
         parser: The ``serve`` or ``store serve`` parser.
         server_name_help: The help of ``--server-name`` (``argparse.SUPPRESS`` hides it).
     """
-    parser.add_argument(
-        "--http",
-        metavar="HOST:PORT",
-        help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
-        "port on 127.0.0.1); the URL is printed on stderr. Beyond loopback it needs an auth "
-        "option (--auth-tokens or --auth-jwks).",
+    # fmt: off
+    add_options(
+        parser,
+        ("--http", "HOST:PORT",
+         "Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
+         "port on 127.0.0.1); the URL is printed on stderr. Beyond loopback it needs an auth "
+         "option (--auth-tokens or --auth-jwks)."),
     )
+    # fmt: on
     parser.add_argument("--server-name", default="knowledge", help=server_name_help)
     parser.add_argument(
         "--log-level",
@@ -97,58 +98,33 @@ def add_access_arguments(parser: argparse.ArgumentParser) -> None:
     Args:
         parser: The ``serve`` or ``store serve`` parser.
     """
-    group = parser.add_argument_group("who may connect (HTTP)")
-    group.add_argument(
-        "--auth-tokens",
-        metavar="FILE|env:VAR",
-        help="Bearer tokens you issue: a file (or variable) of 'IDENTITY sha256:HEX' lines.",
+    # fmt: off
+    add_options(
+        parser.add_argument_group("who may connect (HTTP)"),
+        ("--auth-tokens", "FILE|env:VAR",
+         "Bearer tokens you issue: a file (or variable) of 'IDENTITY sha256:HEX' lines."),
+        ("--auth-jwks", "FILE|URL",
+         "Accept JWT access tokens signed by these keys (with --auth-issuer)."),
+        ("--auth-issuer", "URL", "The issuer JWTs must name (iss)."),
+        ("--auth-audience", "AUD", "The audience JWTs must name (aud); default: the endpoint URL."),
+        ("--auth-identity-claim", "CLAIM", "The JWT claim naming the caller (default: sub).",
+         {"default": "sub"}),
+        ("--no-auth", None,
+         "Serve HTTP without authentication (loopback only; the default there)."),
+        ("--public-url", "URL",
+         "The endpoint's URL as clients reach it (behind a proxy); names the resource."),
+        ("--tls-cert", "FILE", "Serve https with this certificate."),
+        ("--tls-key", "FILE", "The certificate's private key."),
     )
-    group.add_argument(
-        "--auth-jwks",
-        metavar="FILE|URL",
-        help="Accept JWT access tokens signed by these keys (with --auth-issuer).",
+    add_options(
+        parser.add_argument_group("audit and limits"),
+        ("--audit", "FILE|-",
+         "Append one JSON line per tool call and refusal to FILE ('-': stderr)."),
+        ("--max-calls-per-identity", "N",
+         "Calls one caller may have in flight; one more is refused at once (default 4).",
+         {"type": int, "default": 4}),
+        ("--max-request-bytes", "N",
+         "The largest request body accepted over HTTP (default 1 MiB).",
+         {"type": int, "default": 1024 * 1024}),
     )
-    group.add_argument("--auth-issuer", metavar="URL", help="The issuer JWTs must name (iss).")
-    group.add_argument(
-        "--auth-audience",
-        metavar="AUD",
-        help="The audience JWTs must name (aud); default: the endpoint URL.",
-    )
-    group.add_argument(
-        "--auth-identity-claim",
-        metavar="CLAIM",
-        default="sub",
-        help="The JWT claim naming the caller (default: sub).",
-    )
-    group.add_argument(
-        "--no-auth",
-        action="store_true",
-        help="Serve HTTP without authentication (loopback only; the default there).",
-    )
-    group.add_argument(
-        "--public-url",
-        metavar="URL",
-        help="The endpoint's URL as clients reach it (behind a proxy); names the resource.",
-    )
-    group.add_argument("--tls-cert", metavar="FILE", help="Serve https with this certificate.")
-    group.add_argument("--tls-key", metavar="FILE", help="The certificate's private key.")
-    limits = parser.add_argument_group("audit and limits")
-    limits.add_argument(
-        "--audit",
-        metavar="FILE|-",
-        help="Append one JSON line per tool call and refusal to FILE ('-': stderr).",
-    )
-    limits.add_argument(
-        "--max-calls-per-identity",
-        type=int,
-        default=4,
-        metavar="N",
-        help="Calls one caller may have in flight; one more is refused at once (default 4).",
-    )
-    limits.add_argument(
-        "--max-request-bytes",
-        type=int,
-        default=1024 * 1024,
-        metavar="N",
-        help="The largest request body accepted over HTTP (default 1 MiB).",
-    )
+    # fmt: on

@@ -14,6 +14,7 @@ from agentkernel.cli._bundle import (
     chosen_embedder,
     open_bundles,
 )
+from agentkernel.cli._options import add_options
 from agentkernel.errors import AKConfigError
 
 if TYPE_CHECKING:
@@ -49,18 +50,16 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, names: bool = True)
         parser: The subcommand's parser.
         names: Add ``--name`` too (``serve`` gets it from the MCP server's options).
     """
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="OKF bundles (directories, file://, s3://bucket/prefix)",
+    # fmt: off
+    add_options(
+        parser,
+        ("paths", "PATH", "OKF bundles (directories, file://, s3://bucket/prefix)",
+         {"nargs": "*"}),
+        ("--config", "FILE", "a config.yaml with an okf block"),
+        ("--agent", "NAME",
+         "with --config: that agent's role-filtered tools (default: every database, read)"),
     )
-    parser.add_argument("--config", metavar="FILE", help="a config.yaml with an okf block")
-    parser.add_argument(
-        "--agent",
-        metavar="NAME",
-        help="with --config: that agent's role-filtered tools (default: every database, read)",
-    )
+    # fmt: on
     if names:
         add_name_argument(parser)
     add_embedder_argument(parser)

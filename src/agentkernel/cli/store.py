@@ -11,6 +11,7 @@ import argparse
 import logging
 from typing import Any
 
+from agentkernel.cli._options import add_options
 from agentkernel.cli._serve_options import add_access_arguments, add_transport_arguments
 
 
@@ -28,18 +29,16 @@ def register(subparsers: Any) -> None:
         description="Serve a knowledge store's knowledge_* tools over MCP, on stdio or "
         "streamable HTTP. Read-only unless --writable; the startup line on stderr says which.",
     )
-    serve.add_argument("directory", metavar="DIR", help="the knowledge folder")
-    serve.add_argument("--sqlite", action="store_true", help="keep pages in SQLite instead")
-    serve.add_argument(
-        "--writable",
-        action="store_true",
-        help="offer the tools that change pages (create, edit, rewrite, supersede, log)",
+    # fmt: off
+    add_options(
+        serve,
+        ("directory", "DIR", "the knowledge folder"),
+        ("--sqlite", None, "keep pages in SQLite instead"),
+        ("--writable", None,
+         "offer the tools that change pages (create, edit, rewrite, supersede, log)"),
+        ("--interactive", None, "with --writable: offer knowledge_retire, asking a person first"),
     )
-    serve.add_argument(
-        "--interactive",
-        action="store_true",
-        help="with --writable: offer knowledge_retire, asking a person first",
-    )
+    # fmt: on
     add_transport_arguments(serve, server_name_help=argparse.SUPPRESS)
     add_access_arguments(serve)
     serve.set_defaults(handler=run)
