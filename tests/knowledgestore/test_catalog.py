@@ -425,11 +425,12 @@ def _full_check(store: KnowledgeStore) -> dict[str, object]:
         listing = lambda _target: False  # noqa: E731
         targets = lambda entry: file_link_targets(entry.content, "")  # noqa: E731
         overview_rel = ""
-    report = catalog.full_check(
+    report = catalog.check(
         linked_ids(overview),
         targets,
         listing,
         dangling_file_links(overview, overview_rel, listing),
+        afresh=True,
     )
     return report.to_dict()  # type: ignore[no-any-return]
 

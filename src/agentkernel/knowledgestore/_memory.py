@@ -197,6 +197,8 @@ class PageCatalog:
         file_targets: Callable[[Entry], Sequence[tuple[str, str]]],
         is_listing: Callable[[str], bool],
         overview_file_links: Sequence[str] = (),
+        *,
+        afresh: bool = False,
     ) -> CheckReport:
         """Find broken links, orphans and links to retired pages.
 
@@ -210,40 +212,27 @@ class PageCatalog:
             is_listing: Whether such a target is an existing ``index.md``, ``log.md`` or
                 ``overview.md`` (asked at every check: those files change on their own).
             overview_file_links: The overview's ``.md`` links that lead to no page.
+            afresh: Work the report out from every page instead, keeping nothing (the
+                oracle the kept findings are compared with).
         """
+        if afresh:
+            sources = (
+                _catalog.LinkSource(
+                    e.info.id,
+                    e.info.type,
+                    e.info.status,
+                    e.links,
+                    _bundle.dangling_links(file_targets(e), is_listing) if e.md_links else (),
+                )
+                for e in self._entries.values()
+            )
+            return _catalog.compute_check(sources, overview_links, overview_file_links)
         return self._links.report(
             overview_links,
             overview_file_links,
             lambda page_id: file_targets(self._entries[page_id]),
             is_listing,
         )
-
-    def full_check(
-        self,
-        overview_links: Sequence[str],
-        file_targets: Callable[[Entry], Sequence[tuple[str, str]]],
-        is_listing: Callable[[str], bool],
-        overview_file_links: Sequence[str] = (),
-    ) -> CheckReport:
-        """Work out :meth:`check`'s report from every page, keeping nothing (for comparison).
-
-        Args:
-            overview_links: The ids the overview links to.
-            file_targets: As for :meth:`check`.
-            is_listing: As for :meth:`check`.
-            overview_file_links: The overview's ``.md`` links that lead to no page.
-        """
-        sources = (
-            _catalog.LinkSource(
-                e.info.id,
-                e.info.type,
-                e.info.status,
-                e.links,
-                _bundle.dangling_links(file_targets(e), is_listing) if e.md_links else (),
-            )
-            for e in self._entries.values()
-        )
-        return _catalog.compute_check(sources, overview_links, overview_file_links)
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
         """Rank the pages for a query, best first (retired pages left out).

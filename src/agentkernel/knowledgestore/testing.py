@@ -25,7 +25,7 @@ import pytest
 
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
-from agentkernel.knowledgestore.model import NewPage, PageLink, PageType
+from agentkernel.knowledgestore.model import NewPage, PageInfo, PageLink, PageType
 
 StoreFactory = Callable[..., KnowledgeStore]
 _ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -41,6 +41,11 @@ _TOPIC = PageType(
 
 def _snapshot(store: KnowledgeStore) -> tuple[list[str], str]:
     return [info.id for info in store.list()], store.index()
+
+
+def _names(page: PageInfo) -> tuple[str, str, str, str]:
+    """What names a page: its id, type, slug and title."""
+    return page.id, page.type, page.slug, page.title
 
 
 class KnowledgeStoreConformance:
@@ -82,12 +87,7 @@ class KnowledgeStoreConformance:
         assert page_id == "concept/spring-tides"
         page = store.read(page_id)
         assert page is not None
-        assert (page.id, page.type, page.slug, page.title) == (
-            "concept/spring-tides",
-            "concept",
-            "spring-tides",
-            "Spring tides",
-        )
+        assert _names(page) == ("concept/spring-tides", "concept", "spring-tides", "Spring tides")
         assert page.content == "Tides at **new moon**.\n\n## Why\n- Sun"
         assert page.fields["aliases"] == "king tides"
         assert page.status == "active"
@@ -101,12 +101,7 @@ class KnowledgeStoreConformance:
     def test_list_describes_pages(self, store: KnowledgeStore) -> None:
         store.create("entity", "moon", "Moon", "Earth's satellite. It drives the tides.")
         [info] = store.list()
-        assert (info.id, info.type, info.slug, info.title) == (
-            "entity/moon",
-            "entity",
-            "moon",
-            "Moon",
-        )
+        assert _names(info) == ("entity/moon", "entity", "moon", "Moon")
         assert info.description == "Earth's satellite."
         assert info.status == "active"
 
@@ -205,19 +200,22 @@ class KnowledgeStoreConformance:
         page = store.read("concept/tides")
         assert page is not None and "aliases" not in page.fields
 
-    def test_edit_with_no_match_fails_and_changes_nothing(self, store: KnowledgeStore) -> None:
-        store.create("concept", "tides", "Tides", "High water.")
-        with pytest.raises(KnowledgeStoreError, match="isn't in"):
-            store.edit("concept/tides", "low water", "ebb")
+    @pytest.mark.parametrize(
+        ("content", "old", "refusal"),
+        [
+            ("High water.", "low water", "isn't in"),
+            ("Water rises. Water falls.", "Water", "2 times"),
+        ],
+        ids=["no match", "two matches"],
+    )
+    def test_edit_without_exactly_one_match_fails_and_changes_nothing(
+        self, store: KnowledgeStore, content: str, old: str, refusal: str
+    ) -> None:
+        store.create("concept", "tides", "Tides", content)
+        with pytest.raises(KnowledgeStoreError, match=refusal):
+            store.edit("concept/tides", old, "ebb")
         page = store.read("concept/tides")
-        assert page is not None and page.content == "High water."
-
-    def test_edit_with_two_matches_fails_and_changes_nothing(self, store: KnowledgeStore) -> None:
-        store.create("concept", "tides", "Tides", "Water rises. Water falls.")
-        with pytest.raises(KnowledgeStoreError, match="2 times"):
-            store.edit("concept/tides", "Water", "Sea")
-        page = store.read("concept/tides")
-        assert page is not None and page.content == "Water rises. Water falls."
+        assert page is not None and page.content == content
 
     def test_edit_and_rewrite_refuse_links_to_missing_pages(self, store: KnowledgeStore) -> None:
         store.create("concept", "tides", "Tides", "Water rises.")

@@ -28,6 +28,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.tokens import TokenType  # type: ignore[attr-defined]
 
 from agentkernel.knowledgebase._sql.names import ascii_lower
+from agentkernel.knowledgebase._sql.sessions import run_statements
 from agentkernel.knowledgebase.errors import SQLRefusedError
 
 _CATALOG = (
@@ -56,12 +57,7 @@ def read_catalog(dbapi_connection: Any) -> Catalog:
         The user's functions and macros (lower case) and every table and view as
         ``(database, schema, name)``.
     """
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute(_CATALOG)
-        rows = cursor.fetchall()
-    finally:
-        cursor.close()
+    rows = run_statements(dbapi_connection, _CATALOG, fetch=True)
     return Catalog(
         frozenset(ascii_lower(str(name)) for kind, name, _, _ in rows if kind == "f"),
         frozenset(

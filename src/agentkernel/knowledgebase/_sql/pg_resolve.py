@@ -36,6 +36,7 @@ from typing import Any
 
 from agentkernel.knowledgebase._sql import functions as lists
 from agentkernel.knowledgebase._sql import pg_pipeline
+from agentkernel.knowledgebase._sql.sessions import run_statements
 from agentkernel.knowledgebase.errors import SQLQueryError, SQLRefusedError
 
 logger = logging.getLogger(__name__)
@@ -166,12 +167,7 @@ class PostgresResolver:
             "LEFT JOIN pg_catalog.pg_namespace fn ON fn.oid = f.pronamespace "
             f"WHERE o.oid = ANY('{_oid_array(missing_operators)}'::pg_catalog.oid[])"
         )
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute(sql)
-            rows = cursor.fetchall()
-        finally:
-            cursor.close()
+        rows = run_statements(dbapi_connection, sql, fetch=True)
         for kind, oid, schema, name, backing_schema, backing_name in rows:
             if kind == "f":
                 functions[int(oid)] = _Function(schema, name)
@@ -238,11 +234,7 @@ def _parse_trees(dbapi_connection: Any, query: str) -> tuple[list[str], list[Any
         if pg_pipeline.supported(dbapi_connection):
             described = pg_pipeline.analyse(dbapi_connection, query)
         else:
-            cursor = dbapi_connection.cursor()
-            try:
-                cursor.execute(batch)
-            finally:
-                cursor.close()
+            run_statements(dbapi_connection, batch)
     finally:
         stop()
     if not any(_SELECT_TREE.search(tree) for tree in trees):

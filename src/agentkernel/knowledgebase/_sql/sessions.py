@@ -205,14 +205,29 @@ class Deadline:
             self.connection.interrupt()
 
 
-def sqlite_locked_down(dbapi_connection: Any, _record: Any) -> None:
-    """Make a new SQLite connection query-only, schema-distrusting, without extensions."""
+def run_statements(dbapi_connection: Any, *statements: str, fetch: bool = False) -> list[Any]:
+    """Run statements on a fresh cursor of a DBAPI connection, closed whatever happens.
+
+    Args:
+        dbapi_connection: The driver's connection.
+        *statements: SQL run in order.
+        fetch: Return the rows of the last statement.
+
+    Returns:
+        Those rows; ``[]`` without ``fetch``.
+    """
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA query_only = ON")
-        cursor.execute("PRAGMA trusted_schema = OFF")
+        for statement in statements:
+            cursor.execute(statement)
+        return list(cursor.fetchall()) if fetch else []
     finally:
         cursor.close()
+
+
+def sqlite_locked_down(dbapi_connection: Any, _record: Any) -> None:
+    """Make a new SQLite connection query-only, schema-distrusting, without extensions."""
+    run_statements(dbapi_connection, "PRAGMA query_only = ON", "PRAGMA trusted_schema = OFF")
     if hasattr(dbapi_connection, "enable_load_extension"):  # absent in some Python builds
         dbapi_connection.enable_load_extension(False)
     if hasattr(dbapi_connection, "setlimit"):  # Python 3.11 and later
