@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 import anyio
@@ -111,30 +112,20 @@ class _IdentityApps:
         return _sdk.answering_unreadable(endpoint, self._path)
 
 
+@dataclass(eq=False)  # an app, compared and hashed by identity
 class _Gate:
     """The ASGI app: metadata, authentication, the size bound, then the identity's server."""
 
-    def __init__(
-        self,
-        apps: _IdentityApps,
-        authenticator: Authenticator,
-        *,
-        path: str,
-        resource_url: Callable[[], str],
-        authorization_servers: list[str],
-        audit: AuditLog | None,
-        max_request_bytes: int,
-        on_refusal: Callable[[], None] | None,
-    ) -> None:
-        self._apps = apps
-        self._authenticator = authenticator
-        self._path = path
-        self._resource_url = resource_url
-        self._servers = authorization_servers
-        self._audit = audit
-        self._max_bytes = max_request_bytes
-        self._on_refusal = on_refusal
-        self._auth_limiter: anyio.CapacityLimiter | None = None
+    apps: _IdentityApps
+    authenticator: Authenticator
+    _: KW_ONLY
+    path: str
+    resource_url: Callable[[], str]
+    authorization_servers: list[str]
+    audit: AuditLog | None
+    max_request_bytes: int
+    on_refusal: Callable[[], None] | None
+    _auth_limiter: anyio.CapacityLimiter | None = field(default=None, init=False)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         kind = scope.get("type")
@@ -144,10 +135,10 @@ class _Gate:
         if kind != "http":
             return
         path = scope.get("path", "")
-        if path in (METADATA_PREFIX, metadata_path(self._path)):
+        if path in (METADATA_PREFIX, metadata_path(self.path)):
             await self._metadata(scope, send)
             return
-        if path != self._path:
+        if path != self.path:
             await _json(send, 404, {"error": "not_found", "error_description": "No such path."})
             return
         identity = await self._identity(scope, send)
@@ -155,12 +146,12 @@ class _Gate:
             return
         headers = dict(scope.get("headers") or ())
         length = headers.get(b"content-length", b"")
-        if length.isdigit() and int(length) > self._max_bytes:
+        if length.isdigit() and int(length) > self.max_request_bytes:
             await self._too_large(send, identity)
             return
         scope = dict(scope)
         scope["user"] = _sdk.authenticated_user(identity)
-        app = await self._apps.app_for(identity)
+        app = await self.apps.app_for(identity)
         await app(scope, self._bounded(receive, send, identity), send)
 
     async def _identity(self, scope: Any, send: Any) -> str | None:
@@ -179,16 +170,16 @@ class _Gate:
             if self._auth_limiter is None:
                 self._auth_limiter = anyio.CapacityLimiter(_AUTH_THREADS)
             verdict = await anyio.to_thread.run_sync(
-                self._authenticator.authenticate, token, limiter=self._auth_limiter
+                self.authenticator.authenticate, token, limiter=self._auth_limiter
             )
             if verdict.identity is not None:
                 return verdict.identity
             reason = verdict.reason
-        if self._on_refusal is not None:
-            self._on_refusal()
-        if self._audit is not None:
+        if self.on_refusal is not None:
+            self.on_refusal()
+        if self.audit is not None:
             client = scope.get("client") or ("?", 0)
-            self._audit.refused_authentication(
+            self.audit.refused_authentication(
                 reason=reason, client=str(client[0]), method=str(scope.get("method"))
             )
         challenge = f'Bearer resource_metadata="{self._metadata_url()}"'
@@ -207,25 +198,25 @@ class _Gate:
         return None
 
     def _metadata_url(self) -> str:
-        base, _, _ = self._resource_url().partition(self._path)
-        return base + metadata_path(self._path)
+        base, _, _ = self.resource_url().partition(self.path)
+        return base + metadata_path(self.path)
 
     async def _metadata(self, scope: Any, send: Any) -> None:
         if scope.get("method") not in ("GET", "HEAD"):
             await _json(send, 405, {"error": "method_not_allowed"})
             return
         document: dict[str, Any] = {
-            "resource": self._resource_url(),
+            "resource": self.resource_url(),
             "bearer_methods_supported": ["header"],
             "resource_name": "agentkernel knowledge server",
         }
-        if self._servers:
-            document["authorization_servers"] = self._servers
+        if self.authorization_servers:
+            document["authorization_servers"] = self.authorization_servers
         await _json(send, 200, document)
 
     async def _too_large(self, send: Any, identity: str) -> None:
-        if self._audit is not None:
-            self._audit.write(
+        if self.audit is not None:
+            self.audit.write(
                 {
                     "event": "request",
                     "identity": identity,
@@ -241,7 +232,7 @@ class _Gate:
                 "id": None,
                 "error": {
                     "code": -32600,
-                    "message": f"Request larger than {self._max_bytes} bytes, the bound per "
+                    "message": f"Request larger than {self.max_request_bytes} bytes, the bound per "
                     "request. Nothing was run.",
                 },
             },
@@ -253,7 +244,7 @@ class _Gate:
         Past the bound the request reads as a client that went away: nothing runs.
         """
         seen = 0
-        limit = self._max_bytes
+        limit = self.max_request_bytes
 
         async def bounded() -> Any:
             nonlocal seen
@@ -273,7 +264,7 @@ class _Gate:
         event = await receive()
         if event.get("type") != "lifespan.startup":
             return
-        async with self._apps.running():
+        async with self.apps.running():
             await send({"type": "lifespan.startup.complete"})
             while (await receive()).get("type") != "lifespan.shutdown":
                 pass
