@@ -99,9 +99,14 @@ def test_both_surfaces_make_every_tool_with_the_factory_and_mcp_hints_agree(
             store_annotations,
         ),
     ]
+    reading = {"get_schemas", "get_all_kb_descriptions", "read_kb", "search_kb", "fetch_kb"}
+    reading |= {"browse_kb", "knowledge_index", "knowledge_search", "knowledge_read"}
+    reading |= {"knowledge_check"}
     for tools, hints in surfaces:
         for tool in tools:
-            assert reads_only(tool) is hints(tool.__name__)["readOnlyHint"], tool.__name__
+            # stated once, by make_tool(read_only=...): the MCP hint is read from the tool
+            assert reads_only(tool) is hints(tool)["readOnlyHint"], tool.__name__
+            assert reads_only(tool) is (tool.__name__ in reading), tool.__name__
     tools = {t.__name__: t for t in builder.build()}
     assert "OKF" in tools["get_all_kb_descriptions"]()
     assert is_error(tools["read_kb"]("nope", "x"))

@@ -47,11 +47,6 @@ INDEX = "index"
 Confirm = Callable[[str], bool]
 """Asks the person a yes/no question; ``True`` only on an explicit yes."""
 
-READING_TOOLS = frozenset(
-    {"knowledge_index", "knowledge_search", "knowledge_read", "knowledge_check"}
-)
-"""The tools that only read: they change nothing in the store, however often they are called."""
-
 DESTRUCTIVE_TOOLS = frozenset(
     {"knowledge_edit", "knowledge_rewrite", "knowledge_supersede", "knowledge_retire"}
 )
@@ -166,7 +161,7 @@ def _operations(
     confirm: Confirm | None = None,
     answer_chars: int | None = DEFAULT_ANSWER_CHARS,
 ) -> list[Callable[..., str]]:
-    """Build the tools in their raising form (refusals raise ``KnowledgeStoreError``).
+    """Build the tools: written in their raising form, made by :func:`answering` never to raise.
 
     Args:
         store: The store.
@@ -371,6 +366,13 @@ def _operations(
         report = json.dumps(store.check().to_dict(), indent=2)
         return _listing_cut(report, answer_chars, "fix the problems shown, then check again")
 
+    # the tools that only read: they change nothing in the store, however often they are called
+    reading: tuple[Callable[..., str], ...] = (
+        knowledge_index,
+        knowledge_search,
+        knowledge_read,
+        knowledge_check,
+    )
     tools: list[Callable[..., str]] = [
         knowledge_index,
         knowledge_search,
@@ -382,7 +384,8 @@ def _operations(
     ]
     if confirm is not None:
         tools.append(knowledge_retire)
-    return [*tools, knowledge_log, knowledge_check]
+    tools += [knowledge_log, knowledge_check]
+    return [answering(op, read_only=op in reading) for op in tools]
 
 
 def page_to_retire(store: KnowledgeStore, page: str) -> KnowledgePage:
@@ -457,11 +460,13 @@ def _store_failure(exc: Exception) -> str:
     return f"The knowledge store failed ({type(exc).__name__}: {exc}). Try again later."
 
 
-def answering(operation: Callable[..., str]) -> Callable[..., str]:
+def answering(operation: Callable[..., str], *, read_only: bool) -> Callable[..., str]:
     """Make a tool that never raises: a refusal or a failure comes back as an error result.
 
     Args:
         operation: A tool in its raising form (refusals raise ``KnowledgeStoreError``).
+        read_only: The tool changes nothing (:func:`~agentkernel._tooling.factory.reads_only`
+            tells it, and MCP's ``readOnlyHint`` follows it).
 
     Returns:
         The tool (:func:`agentkernel._tooling.factory.make_tool`), returning a
@@ -470,7 +475,7 @@ def answering(operation: Callable[..., str]) -> Callable[..., str]:
     """
     return make_tool(
         operation,
-        read_only=operation.__name__ in READING_TOOLS,
+        read_only=read_only,
         refusals=(KnowledgeStoreError,),
         failure=_store_failure,
     )
@@ -509,4 +514,4 @@ def create_knowledge_tools(
             "interactive=True needs confirm=, a callable that asks the person a yes/no question"
         )
     asking = confirm if interactive else None
-    return [answering(op) for op in _operations(store, confirm=asking, answer_chars=budget)]
+    return _operations(store, confirm=asking, answer_chars=budget)

@@ -8,7 +8,9 @@ against are one (:mod:`agentkernel._tooling.schema`); ``is_error`` is the flag t
 :class:`~agentkernel._tooling.result.ToolResult` carries, never read from its wording.
 :mod:`agentkernel.mcp._sdk` wraps the pairs into the SDK's types.
 
-Annotation policy (hints only; MCP clients must not trust them for safety):
+Annotation policy (hints only; MCP clients must not trust them for safety). Whether a tool
+only reads is stated once, where it is made (``make_tool(read_only=...)``), and
+``readOnlyHint`` is read from it (:func:`~agentkernel._tooling.factory.reads_only`):
 
 - every reading tool of the builder (``get_schemas``, ``get_all_kb_descriptions``,
   ``read_kb``, ``search_kb``, ``fetch_kb``, ``browse_kb``) is ``readOnlyHint: true``;
@@ -21,8 +23,9 @@ Annotation policy (hints only; MCP clients must not trust them for safety):
   says (edit, rewrite, supersede, retire) are destructive; create and log only add;
 - every tool is ``openWorldHint: false``: it reaches only the configured knowledge.
 
-Without a builder (a bare list of callables) the same names get the same hints, except that
-``write_kb`` is assumed destructive; other callables get no annotations.
+Without a builder (a bare list of its callables) the same tools get the same hints, except
+that ``write_kb`` is assumed destructive; callables the tool factory did not make get no
+annotations.
 """
 
 from __future__ import annotations
@@ -36,11 +39,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agentkernel._tooling.factory import reads_only
 from agentkernel._tooling.result import is_error
 from agentkernel._tooling.schema import args_model, parameters_json_schema, validate_arguments
 from agentkernel._tooling.spec import ToolSpec, tool_spec
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.knowledgestore.tools import DESTRUCTIVE_TOOLS, READING_TOOLS
+from agentkernel.knowledgestore.tools import DESTRUCTIVE_TOOLS
 
 logger = logging.getLogger(__name__)
 
@@ -74,14 +78,9 @@ TITLES: dict[str, str] = {
     "knowledge_log": "Log an operation",
     "knowledge_check": "Check the links",
 }
-WRITE_TOOL = "write_kb"
-#: The builder's tools that only read.
-BUILDER_READING_TOOLS = frozenset(
-    {"get_schemas", "get_all_kb_descriptions", "read_kb", "search_kb", "fetch_kb", "browse_kb"}
-)
 
-#: Gives the wire-named annotation hints of a tool by name (empty for none).
-Annotate = Callable[[str], dict[str, Any]]
+#: Gives the wire-named annotation hints of a tool callable (empty for none).
+Annotate = Callable[[Callable[..., Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ def define_tools(tools: Sequence[Callable[..., Any]], annotate: Annotate) -> lis
 
     Args:
         tools: The callables, for example ``builder.build()``.
-        annotate: The hints of each tool by name (:func:`builder_annotations`,
+        annotate: The hints of each tool (:func:`builder_annotations`,
             :func:`store_annotations`).
 
     Returns:
@@ -148,7 +147,7 @@ def define_tools(tools: Sequence[Callable[..., Any]], annotate: Annotate) -> lis
                 name=spec.name,
                 description=description,
                 input_schema=parameters_json_schema(spec),
-                annotations=annotate(spec.name),
+                annotations=annotate(func),
                 spec=spec,
                 arguments_model=args_model(spec),
             )
@@ -164,41 +163,41 @@ def builder_annotations(builder: KnowledgeBuilder | None) -> Annotate:
             (``write_kb`` is then assumed destructive).
 
     Returns:
-        The hints by tool name.
+        The hints of a tool callable.
     """
 
-    def annotate(name: str) -> dict[str, Any]:
-        if name == WRITE_TOOL:
-            destructive = builder is None or any(
-                kb.capabilities.writable and kb.capabilities.query
-                for kb in builder.backends.values()
-            )
-            return {
-                "title": TITLES[name],
-                "readOnlyHint": False,
-                "destructiveHint": destructive,
-                "idempotentHint": False,
-                "openWorldHint": False,
-            }
-        if name in BUILDER_READING_TOOLS:
+    def annotate(tool: Callable[..., Any]) -> dict[str, Any]:
+        name, read_only = tool.__name__, reads_only(tool)
+        if read_only is None or name not in TITLES:
+            return {}
+        if read_only:
             return {"title": TITLES[name], "readOnlyHint": True, "openWorldHint": False}
-        return {}
+        destructive = builder is None or any(
+            kb.capabilities.writable and kb.capabilities.query for kb in builder.backends.values()
+        )
+        return {
+            "title": TITLES[name],
+            "readOnlyHint": False,
+            "destructiveHint": destructive,
+            "idempotentHint": False,
+            "openWorldHint": False,
+        }
 
     return annotate
 
 
-def store_annotations(name: str) -> dict[str, Any]:
+def store_annotations(tool: Callable[..., Any]) -> dict[str, Any]:
     """The hints of a knowledge store's ``knowledge_*`` tools.
 
     Args:
-        name: The tool name.
+        tool: The tool callable.
 
     Returns:
         The wire-named hints; empty for a tool that is not a store's.
     """
-    if name not in READING_TOOLS | DESTRUCTIVE_TOOLS | {"knowledge_create", "knowledge_log"}:
+    name, read_only = tool.__name__, reads_only(tool)
+    if read_only is None or not name.startswith("knowledge_") or name not in TITLES:
         return {}
-    read_only = name in READING_TOOLS
     return {
         "title": TITLES[name],
         "readOnlyHint": read_only,

@@ -21,10 +21,10 @@ from typing import Annotated, Any
 import anyio
 from pydantic import BaseModel, Field
 
+from agentkernel._tooling.factory import reads_only
 from agentkernel._tooling.result import is_error
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.tools import (
-    READING_TOOLS,
     answering,
     create_knowledge_tools,
     page_to_retire,
@@ -61,7 +61,9 @@ class RetireApproval(BaseModel):
 
 def _retire_with(store: KnowledgeStore) -> Callable[[str, str, Any], Any]:
     """Retire ``page`` given the person's answer, as the SDK's ``CallToolResult``."""
-    retire = answering(lambda page, reason, approved: _retire(store, page, reason, approved))
+    retire = answering(
+        lambda page, reason, approved: _retire(store, page, reason, approved), read_only=False
+    )
 
     def answered(page: str, reason: str, approved: Any) -> Any:
         result = retire(page, reason, approved)
@@ -157,7 +159,7 @@ def create_knowledge_server(
         store, interactive, confirm=_never_asked if interactive else None
     )
     if not writable:
-        tools = [tool for tool in tools if tool.__name__ in READING_TOOLS]
+        tools = [tool for tool in tools if reads_only(tool)]
     asking: list[Callable[..., Any]] = []
     if interactive:
         asking.append(_retire_tool_v2(store) if _sdk.SDK_LINE >= 2 else _retire_tool_v1(store))
