@@ -190,7 +190,22 @@ def test_okf_and_the_curated_store_share_the_bundle_core() -> None:
     assert any(u.startswith("agentkernel.knowledgebase.okf") for u in users)
     assert any(u.startswith("agentkernel.knowledgestore") for u in users)
     below = {t for n, ts in edges.items() if n.startswith("agentkernel.bundle") for t in ts}
-    assert all(t.startswith(("agentkernel.storage", "agentkernel.errors")) for t in below), below
+    inside = ("agentkernel.bundle", "agentkernel.storage", "agentkernel.errors")
+    assert all(t.startswith(inside) for t in below), below
+
+
+def test_the_bundle_core_is_the_one_writer_of_index_md_and_log_md() -> None:
+    """``index.md`` and ``log.md`` are written by ``bundle.catalog`` and ``bundle.logfile`` only."""
+    edges = graph()
+    assert "agentkernel.bundle.catalog" in edges["agentkernel.knowledgestore._catalog"]
+    src = Path(__file__).resolve().parents[1] / "src"
+    defined = [
+        path.relative_to(src).as_posix()
+        for path in src.rglob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith(("def render_index(", "def prepend("))
+    ]
+    assert sorted(defined) == ["agentkernel/bundle/catalog.py", "agentkernel/bundle/logfile.py"]
 
 
 def test_no_import_cycles() -> None:

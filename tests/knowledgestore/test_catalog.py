@@ -30,7 +30,7 @@ from agentkernel.knowledgestore import (
     create_knowledge_tools,
 )
 from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_targets
-from agentkernel.knowledgestore._catalog import IndexLines, render_index
+from agentkernel.knowledgestore._catalog import IndexLines, render_catalog
 from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.knowledgestore.model import PageInfo, linked_ids
 from tests.support import REPO
@@ -312,9 +312,9 @@ def test_index_lines_kept_page_by_page_equal_a_full_render() -> None:
         if before is not None:  # the version moves exactly when the rendering does
             assert (kept.render() != before) == (kept.version != version)
         if step in (1000, 2000):  # the first render lays out ~700 pages at once
-            assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+            assert kept.render() == render_catalog(registry, pages.values(), lambda i: i.id)
             assert b"".join(kept.encoded_chunks()) == kept.render().encode("utf-8")
-    assert kept.render() == render_index(registry, pages.values(), lambda i: i.id)
+    assert kept.render() == render_catalog(registry, pages.values(), lambda i: i.id)
     assert b"".join(kept.encoded_chunks()) == kept.render().encode("utf-8")
 
 

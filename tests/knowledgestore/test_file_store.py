@@ -21,7 +21,7 @@ from agentkernel.knowledgestore import (
     create_file_knowledge_store,
 )
 from agentkernel.knowledgestore._bundle import rel_of
-from agentkernel.knowledgestore._catalog import render_index
+from agentkernel.knowledgestore._catalog import render_catalog
 from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.storage import frontmatter
 
@@ -185,7 +185,7 @@ def _index_as_rendered_in_full(store: FileKnowledgeStore) -> bytes:
         return rel_of(page_type, info.slug)
 
     head = frontmatter.render({"okf_version": "0.2"}, "")
-    return (head + render_index(registry, store.list(), link)).encode("utf-8")
+    return (head + render_catalog(registry, store.list(), link)).encode("utf-8")
 
 
 def test_index_md_stays_byte_for_byte_the_full_rendering_through_any_changes(

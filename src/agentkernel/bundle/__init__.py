@@ -5,6 +5,7 @@ A bundle is markdown documents with YAML frontmatter, ``index.md`` and ``log.md`
 ``knowledgestore/`` and ``knowledgebase/``, which both import it:
 
 * :mod:`.links`: the one markdown link parser (links inside code fences are no links);
+* :mod:`.catalog`: ``index.md``, rendered (its lines and sections; the caller decides which);
 * :mod:`.logfile`: ``log.md``, parsed and written;
 * :mod:`.listing`: what a store holds, kept current by its change tokens.
 """

@@ -130,6 +130,11 @@ def resolve_target(source_path: str, target: str, exists: Callable[[str], bool])
     return resolved + "/" if is_dir and resolved else resolved
 
 
+def escape_link_text(text: str) -> str:
+    """Escape brackets so ``text`` can sit inside ``[...]``."""
+    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+
+
 def _clean(path: str) -> str | None:
     if path == ".." or path.startswith("../"):
         return None

@@ -10,7 +10,8 @@ import bisect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from agentkernel.knowledgestore._pages import TypeRegistry, escape_link_text
+from agentkernel.bundle import catalog
+from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
     STATUS_RETIRED,
@@ -24,7 +25,7 @@ from agentkernel.knowledgestore.model import (
 )
 
 
-def render_index(
+def render_catalog(
     registry: TypeRegistry,
     pages: Iterable[PageInfo],
     link: Callable[[PageInfo], str],
@@ -33,7 +34,8 @@ def render_index(
 ) -> str:
     """Render the catalog: one section per type, one line per page, retired pages left out.
 
-    The shape is OKF's index format (``# Section`` then ``* [Title](link) - description``).
+    The format is the bundle core's (:func:`agentkernel.bundle.catalog.render_index`);
+    :class:`IndexLines` keeps the same text up to date as pages change.
 
     Args:
         registry: The store's types, in section order.
@@ -48,22 +50,22 @@ def render_index(
     for info in pages:
         if info.status != STATUS_RETIRED:
             by_type.setdefault(info.type, []).append(info)
-    sections: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
     for page_type in registry.types:
-        own = sorted(by_type.get(page_type.name, []), key=index_order)
+        own = sorted(by_type.get(page_type.name, []), key=page_order)
         if own:
-            lines = (index_line(page_type, info, link(info)) for info in own)
-            sections.append(index_section(page_type, lines))
-    return "\n\n".join(sections) + "\n" if sections else empty
+            lines = [page_line(page_type, info, link(info)) for info in own]
+            sections.append((page_type.index_section, lines))
+    return catalog.render_index(sections, empty=empty)
 
 
-def index_order(info: PageInfo) -> tuple[str, str]:
+def page_order(info: PageInfo) -> tuple[str, str]:
     """Return where a page sits in its index section: by title (case ignored), then id."""
-    return info.title.casefold(), info.id
+    return catalog.index_order(info.title, info.id)
 
 
-def index_line(page_type: PageType, info: PageInfo, target: str) -> str:
-    """Render one page's index line: ``* [Title](target) - description (fields)``.
+def page_line(page_type: PageType, info: PageInfo, target: str) -> str:
+    """Render one page's index line, its type's ``index_fields`` and superseding as notes.
 
     Args:
         page_type: The page's type (its ``index_fields`` are shown).
@@ -73,21 +75,11 @@ def index_line(page_type: PageType, info: PageInfo, target: str) -> str:
     Returns:
         The line, without a newline; a superseded page says by what.
     """
-    line = f"* [{escape_link_text(info.title)}]({target})"
-    if info.description:
-        line += f" - {info.description}"
-    shown = [key for key in page_type.index_fields if info.fields.get(key)]
-    extras = [f"{key}: {info.fields[key]}" for key in shown]
-    if extras:
-        line += f" ({', '.join(extras)})"
+    shown = [f"{key}: {info.fields[key]}" for key in page_type.index_fields if info.fields.get(key)]
+    notes = [", ".join(shown)] if shown else []
     if info.status == STATUS_SUPERSEDED:
-        line += f" (superseded by {info.fields.get('superseded_by', '?')})"
-    return line
-
-
-def index_section(page_type: PageType, lines: Iterable[str]) -> str:
-    """Render one section of the index: its heading, a blank line, then its lines."""
-    return "\n".join([f"# {page_type.index_section}", "", *lines])
+        notes.append(f"superseded by {info.fields.get('superseded_by', '?')}")
+    return catalog.index_line(info.title, target, info.description, notes)
 
 
 @dataclass(frozen=True)
@@ -217,6 +209,7 @@ class _Block:
 
 
 _BLOCK_LINES = 256  # a block splits in two past twice this
+_BREAK = catalog.SECTION_BREAK.encode()
 
 
 class IndexLines:
@@ -252,14 +245,14 @@ class IndexLines:
         """Lay out the pages put so far: each section sorted once, cut into blocks."""
         by_type: dict[str, list[tuple[tuple[str, str], PageInfo]]] = {}
         for info in infos:
-            by_type.setdefault(info.type, []).append((index_order(info), info))
+            by_type.setdefault(info.type, []).append((page_order(info), info))
         for type_name, rows in by_type.items():
             page_type = self._registry.get(type_name)
             assert page_type is not None  # put() keeps only pages of the registry's types
             rows.sort(key=lambda row: row[0])
             for start in range(0, len(rows), _BLOCK_LINES):
                 part = rows[start : start + _BLOCK_LINES]
-                lines = [index_line(page_type, info, self._target(info)) for _, info in part]
+                lines = [page_line(page_type, info, self._target(info)) for _, info in part]
                 self._blocks[type_name].append(_Block([key for key, _ in part], lines))
                 for key, info in part:
                     self._placed[info.id] = (type_name, key)
@@ -281,8 +274,8 @@ class IndexLines:
             self._waiting[info.id] = info
             self.version += 1
             return
-        key = index_order(info)
-        line = index_line(page_type, info, self._target(info))
+        key = page_order(info)
+        line = page_line(page_type, info, self._target(info))
         if self._placed.get(info.id) == (info.type, key):
             blocks = self._blocks[info.type]
             block = blocks[self._block_of(blocks, key)]
@@ -353,8 +346,8 @@ class IndexLines:
         pieces: list[bytes] = []
         for page_type, blocks in self._laid_out():
             if pieces:
-                pieces.append(b"\n\n")
-            pieces.append(f"# {page_type.index_section}\n\n".encode())
+                pieces.append(_BREAK)
+            pieces.append(catalog.section_heading(page_type.index_section).encode() + _BREAK)
             for position, block in enumerate(blocks):
                 if position:
                     pieces.append(b"\n")
@@ -364,7 +357,7 @@ class IndexLines:
         return pieces
 
     def render(self, empty: str = "") -> str:
-        """Return the index as :func:`render_index` renders it.
+        """Return the index as :func:`render_catalog` renders it.
 
         Args:
             empty: The text when there is no page.

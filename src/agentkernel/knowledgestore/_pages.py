@@ -270,11 +270,6 @@ def description_of(fields: Mapping[str, str], content: str) -> str:
     return ""
 
 
-def escape_link_text(text: str) -> str:
-    """Escape brackets so ``text`` can sit inside ``[...]``."""
-    return text.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-
-
 def with_notice(content: str, notice: str) -> str:
     """Put ``notice`` at the top of a page, as a quote, replacing an earlier notice.
 
@@ -300,7 +295,7 @@ def superseded_notice(by_id: str, by_title: str, reason: str | None) -> str:
         One line, linking the replacement.
     """
     why = f" ({' '.join(reason.split())})" if reason and reason.strip() else ""
-    return f"Superseded on {utc_today()}{why}: see [{escape_link_text(by_title)}]({by_id})."
+    return f"Superseded on {utc_today()}{why}: see [{links.escape_link_text(by_title)}]({by_id})."
 
 
 def retired_notice(reason: str) -> str:
