@@ -88,17 +88,25 @@ class BundlePagesStore(PageFilesStore):
     def _listing(self) -> Listing | None:
         """The listing of the store's files; ``None`` while there is nothing to list."""
 
-    @abstractmethod
     def _documents_to_write(self) -> DocumentStore:
-        """The document store, ready for a write (a local folder is created).
+        """The document store, ready for a write: by default, the one listed.
 
         Raises:
             KnowledgeStoreError: The store can't be written.
         """
+        listing = self._listing()
+        assert listing is not None  # a subclass whose location may be missing makes it here
+        return listing.documents
 
-    @abstractmethod
     def _label(self) -> str:
-        """The store's name in messages (never an absolute path)."""
+        """The store's name in messages (never an absolute path): its documents' label."""
+        listing = self._listing()
+        assert listing is not None  # a subclass whose location may be missing names it itself
+        return listing.documents.label
+
+    def __repr__(self) -> str:
+        # names the store by its label, not an absolute path: a repr can reach a tool's output
+        return f"{type(self).__name__}({self._label()!r})"
 
     def _serialised(self) -> contextlib.AbstractContextManager[None] | None:
         """A lock every writer of the location takes for a whole change; ``None``: none.
@@ -500,26 +508,14 @@ class BundleKnowledgeStore(BundlePagesStore):
         Raises:
             KnowledgeStoreError: An invalid page type declaration.
         """
-        self._documents = documents
         self._init_page_files(page_types, embedder, cache_dir)
         self._the_listing = listing_of(documents, refresh_seconds)
 
     @property
     def documents(self) -> DocumentStore:
         """The document store the files live in."""
-        return self._documents
-
-    def __repr__(self) -> str:
-        return f"BundleKnowledgeStore({self._documents.label!r})"
+        return self._the_listing.documents
 
     @override
     def _listing(self) -> Listing:
         return self._the_listing
-
-    @override
-    def _documents_to_write(self) -> DocumentStore:
-        return self._documents
-
-    @override
-    def _label(self) -> str:
-        return self._documents.label

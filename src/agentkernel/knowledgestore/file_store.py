@@ -98,9 +98,6 @@ class FileKnowledgeStore(BundlePagesStore):
         """The folder the store keeps its files in."""
         return self._root
 
-    def __repr__(self) -> str:
-        return f"FileKnowledgeStore({str(self._root)!r})"
-
     @override
     def _listing(self) -> Listing | None:
         if self._folder is None or not self._root.is_dir():
@@ -113,9 +110,7 @@ class FileKnowledgeStore(BundlePagesStore):
     @override
     def _documents_to_write(self) -> DocumentStore:
         self._root.mkdir(parents=True, exist_ok=True)
-        listing = self._listing()
-        assert listing is not None  # the folder exists now
-        return listing.documents
+        return super()._documents_to_write()
 
     @override
     def _serialised(self) -> contextlib.AbstractContextManager[None]:
