@@ -16,6 +16,9 @@ last one. Two ways to find out:
   :data:`RACY_SECONDS` on a file system keeping whole seconds) is listed again at the next
   poll: a change in the same timestamp tick leaves the same mtime. An edit made in place (no
   rename) moves no folder: every :data:`FULL_SWEEP_SECONDS` a poll compares every file.
+  A poll the store makes before writing again, knowing its own writes were the only ones
+  since the last poll (``own``), lists no folder whose token did not move since it was listed
+  or written by the store, recent or not: a run of creates lists no folder again.
 
 The file tokens are the store's own (:meth:`DocumentStore.walk`), so a token held here can be
 passed to :meth:`DocumentStore.write_if`. Polling reads no file and writes nothing.
@@ -84,13 +87,18 @@ class Listing(ABC):
         return self._markdown
 
     @abstractmethod
-    def poll(self, *, fresh: bool = False, full: bool = False) -> list[str]:
+    def poll(self, *, fresh: bool = False, full: bool = False, own: bool = False) -> list[str]:
         """Bring :attr:`tokens` up to date and return the paths whose token changed.
 
         Args:
             fresh: The caller is about to write or check: the answer may not be stale
                 (a :class:`WalkListing` lists the store however recent its listing is).
             full: Compare every file (a lost race is being retried).
+            own: The caller is about to write and knows of no change since its last poll
+                but its own writes (another writer would have moved a file it checked): a
+                folder whose token did not move is taken as listed, however recent its
+                mtime. A change someone else made within that timestamp tick is then seen
+                by the next poll without ``own`` (or by the write's compare-and-swap).
 
         Returns:
             Paths that appeared, vanished or changed token since the last poll.
@@ -151,7 +159,7 @@ class WalkListing(Listing):
         self._refresh_seconds = refresh_seconds
         self._listed_at = -math.inf
 
-    def poll(self, *, fresh: bool = False, full: bool = False) -> list[str]:
+    def poll(self, *, fresh: bool = False, full: bool = False, own: bool = False) -> list[str]:
         """Walk the store unless the last walk is recent (see :meth:`Listing.poll`)."""
         now = time.monotonic()
         if not (fresh or full) and now - self._listed_at < self._refresh_seconds:
@@ -217,10 +225,12 @@ class FolderListing(Listing):
         self._next_sweep = -math.inf
         self._linked = False  # a symlink was met: the store's own walk decides
         self._changed: set[str] = set()
+        self._own = False  # the last poll was made with ``own``: see ``before_write``
 
-    def poll(self, *, fresh: bool = False, full: bool = False) -> list[str]:
+    def poll(self, *, fresh: bool = False, full: bool = False, own: bool = False) -> list[str]:
         """Compare the folders' tokens, list the moved ones (see :meth:`Listing.poll`)."""
         self._changed = set()
+        self._own = own
         due = time.monotonic() >= self._next_sweep or "" not in self._dirs
         if self._linked or full or due:
             self._sweep()
@@ -230,7 +240,7 @@ class FolderListing(Listing):
                     continue  # dropped with its parent meanwhile
                 token, seen_at = self._dirs[folder]
                 now_token = _dir_token(self._path(folder))
-                racy = token[2] >= seen_at - _racy_ns(token[2])
+                racy = not own and token[2] >= seen_at - _racy_ns(token[2])
                 if now_token != token or racy:
                     self._rescan(folder, now_token)
                 if self._linked:  # met a symlink just now
@@ -244,13 +254,17 @@ class FolderListing(Listing):
         return changed
 
     def before_write(self, path: str) -> object:
-        """The folder of ``path`` if nobody changed it since it was last listed, else ``None``."""
+        """The folder of ``path`` if nobody changed it since it was last listed, else ``None``.
+
+        A folder listed within its mtime's tick counts as changed unless the last poll was
+        made with ``own`` (the writer knows of no change but its own).
+        """
         folder = posixpath.dirname(path)
         recorded = self._dirs.get(folder)
         if recorded is None:
             return None
         token, seen_at = recorded
-        racy = token[2] >= seen_at - _racy_ns(token[2])
+        racy = not self._own and token[2] >= seen_at - _racy_ns(token[2])
         return folder if not racy and _dir_token(self._path(folder)) == token else None
 
     def wrote(self, path: str, token: str | None, before: object = None) -> None:

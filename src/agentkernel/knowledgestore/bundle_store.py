@@ -143,12 +143,14 @@ class BundlePagesStore(PageFilesStore):
         return (candidates, slug) if candidates else None
 
     @override
-    def _refresh(self, *, fresh: bool = False, full: bool = False) -> None:
+    def _refresh(self, *, fresh: bool = False, full: bool = False, own: bool = False) -> None:
         """Poll the listing and re-read the page files whose token changed.
 
         Args:
             fresh: A write or a check: the listing may not answer from a stale walk.
             full: Compare every file (a lost race is being retried).
+            own: A write that knows of no change since the last poll but this store's own
+                (see :meth:`Listing.poll`).
         """
         listing = self._listing()
         if listing is None:
@@ -156,7 +158,7 @@ class BundlePagesStore(PageFilesStore):
                 self._forget(rel)
             self._sync_root_ids()
             return
-        changed = listing.poll(fresh=fresh, full=full)
+        changed = listing.poll(fresh=fresh, full=full, own=own)
         tokens = listing.tokens
         for rel in changed:
             token = tokens.get(rel)
@@ -286,7 +288,7 @@ class BundlePagesStore(PageFilesStore):
             if serialised is None:
                 if index:
                     self._index_seen = self._read_index(documents)
-                self._refresh(fresh=True)
+                self._refresh(fresh=True, own=index and self._index_is_own())
                 self._require_owned(documents)
                 yield documents
                 return
@@ -296,8 +298,18 @@ class BundlePagesStore(PageFilesStore):
             with serialised:
                 if index:
                     self._index_seen = self._read_index(documents)
-                self._refresh(fresh=True)
+                self._refresh(fresh=True, own=index and self._index_is_own())
                 yield documents
+
+    def _index_is_own(self) -> bool:
+        """Whether ``index.md`` still holds what this store wrote last (just checked).
+
+        Every other writer that adds a page, or changes an index line, rewrites it: while it
+        is this store's own, no such change was made since (one that did not touch the index
+        is still met by the compare-and-swap of a write it concerns).
+        """
+        current, token = self._index_seen
+        return current is None and token is not None and self._index_written is not None
 
     def _before(self, rel: str) -> object:
         listing = self._listing()
