@@ -1,10 +1,12 @@
-"""One way to add a command's options: declared one a row, added by :func:`add_options`."""
+"""One way to add a command and its options: :func:`subcommand`, and :func:`add_options` rows."""
 
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Row", "add_options"]
+__all__ = ["Row", "add_options", "subcommand"]
 
 Row = tuple[str, str | None, str] | tuple[str, str | None, str, dict[str, Any]]
 """``(flag, metavar, help)`` or ``(flag, metavar, help, keywords)``: one option.
@@ -28,3 +30,35 @@ def add_options(target: Any, *rows: Row) -> None:
         else:
             keywords["metavar"] = metavar
         target.add_argument(flag, help=help_text, **keywords)
+
+
+def subcommand(
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    arguments: Callable[[argparse.ArgumentParser], None],
+    *,
+    help: str,
+    description: str | None = None,
+) -> Callable[[Any], None]:
+    """The ``register`` of a command module that adds one subcommand.
+
+    :func:`agentkernel.cli.command.build_parser` calls every command module's
+    ``register(subparsers)``; a module with one subcommand declares it with this.
+
+    Args:
+        name: The subcommand's name.
+        run: Runs it: parsed arguments in, exit status out.
+        arguments: Adds its arguments to its parser.
+        help: Its line in ``agentkernel-kb --help``.
+        description: The text atop its own ``--help``.
+
+    Returns:
+        ``register(subparsers)``: adds the subcommand, its arguments and its handler.
+    """
+
+    def register(subparsers: Any) -> None:
+        parser = subparsers.add_parser(name, help=help, description=description)
+        arguments(parser)
+        parser.set_defaults(handler=run)
+
+    return register

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentkernel.cli._bundle import add_full_argument, nonempty, positive
+from agentkernel.cli._options import subcommand
 from agentkernel.cli._sources import Sources, add_source_arguments, resolve_sources
 from agentkernel.errors import AKConfigError, missing_extra
 
@@ -24,13 +25,7 @@ _IDS = re.compile(r"^-\s*\[([^\]\n]+)\]", re.MULTILINE)
 _SHOWN = 600  # characters of each tool result shown while the agent runs
 
 
-def register(subparsers: Any) -> None:
-    """Register the ``ask`` subcommand.
-
-    Args:
-        subparsers: The top-level parser's subparsers.
-    """
-    parser = subparsers.add_parser("ask", help="answer a question from knowledge bases")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", type=nonempty, help="what to ask")
     add_source_arguments(parser)
     parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
@@ -41,7 +36,6 @@ def register(subparsers: Any) -> None:
         "--fetch", type=positive, default=2, help="concepts fetched whole (default 2)"
     )
     add_full_argument(parser)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -197,3 +191,6 @@ async def run_agent(
     answer = str(result.final_output)
     out(answer)
     return answer
+
+
+register = subcommand("ask", run, _arguments, help="answer a question from knowledge bases")

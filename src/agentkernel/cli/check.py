@@ -12,18 +12,12 @@ import sys
 from typing import Any
 
 from agentkernel.cli._bundle import BUNDLE_HELP
+from agentkernel.cli._options import subcommand
 
 
-def register(subparsers: Any) -> None:
-    """Register the ``check`` subcommand.
-
-    Args:
-        subparsers: The top-level parser's subparsers.
-    """
-    parser = subparsers.add_parser("check", help="OKF conformance report for a bundle")
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,3 +64,6 @@ def _print_report(report: Any, console: Any) -> None:
         where = escape(finding.path or "(bundle)")
         console.print(f"[{colour}]{finding.level}[/] {where}: {escape(finding.message)}")
     console.print(f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)")
+
+
+register = subcommand("check", run, _arguments, help="OKF conformance report for a bundle")

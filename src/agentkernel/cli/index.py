@@ -13,21 +13,13 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 from agentkernel.cli._bundle import BUNDLE_HELP, add_embedder_argument, index_options
+from agentkernel.cli._options import subcommand
 from agentkernel.errors import AKError
 
 
-def register(subparsers: Any) -> None:
-    """Register the ``index`` subcommand.
-
-    Args:
-        subparsers: The top-level parser's subparsers.
-    """
-    parser = subparsers.add_parser(
-        "index", help="build or update a bundle's shared index (Lance; the lancedb extra)"
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument(
         "--to", required=True, metavar="INDEX_URI", help="the index: s3://bucket/kb.lance or a path"
@@ -50,7 +42,6 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     # --embedder: store each concept's vectors, for hybrid search
     add_embedder_argument(parser, lexical=False)
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,3 +123,11 @@ def lance_errors(index_uri: str) -> Iterator[None]:
             "--to and the --index-option values (aws_endpoint, aws_region, credentials), "
             "then run again: a failed run leaves the last committed version served."
         ) from exc
+
+
+register = subcommand(
+    "index",
+    run,
+    _arguments,
+    help="build or update a bundle's shared index (Lance; the lancedb extra)",
+)

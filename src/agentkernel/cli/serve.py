@@ -13,23 +13,11 @@ import argparse
 import logging
 from typing import Any
 
+from agentkernel.cli._options import subcommand
 from agentkernel.errors import AKConfigError
 
 
-def register(subparsers: Any) -> None:
-    """Register the ``serve`` subcommand.
-
-    Args:
-        subparsers: The top-level parser's subparsers.
-    """
-    parser = subparsers.add_parser(
-        "serve",
-        help="serve the knowledge tools over MCP (read-only unless --writable)",
-        description="Serve the knowledge tools over MCP, on stdio or streamable HTTP. The "
-        "server is read-only unless --writable (or, with --config --agent, the agent's role) "
-        "grants writes; its startup line on stderr says which.",
-    )
-    parser.set_defaults(handler=run)
+def _arguments(parser: argparse.ArgumentParser) -> None:
     from agentkernel.cli._serve_options import add_serve_arguments
     from agentkernel.cli._sources import add_source_arguments
 
@@ -110,3 +98,14 @@ def _serve_roles(args: argparse.Namespace) -> None:
         return capability.tools_for(identity), own, capability.instructions_for(identity)
 
     serve_from_args(args, builder, tools=[], writes=[], per_identity=per_identity)
+
+
+register = subcommand(
+    "serve",
+    run,
+    _arguments,
+    help="serve the knowledge tools over MCP (read-only unless --writable)",
+    description="Serve the knowledge tools over MCP, on stdio or streamable HTTP. The "
+    "server is read-only unless --writable (or, with --config --agent, the agent's role) "
+    "grants writes; its startup line on stderr says which.",
+)

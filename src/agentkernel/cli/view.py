@@ -12,34 +12,19 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any
 
 from agentkernel.cli._bundle import BUNDLE_HELP
+from agentkernel.cli._options import subcommand
 
 logger = logging.getLogger(__name__)
 
 
-def register(subparsers: Any) -> None:
-    """Register the ``view`` subcommand.
-
-    Args:
-        subparsers: The top-level parser's subparsers.
-    """
-    parser = subparsers.add_parser(
-        "view",
-        help="write a self-contained HTML page showing a bundle as a graph",
-        description=(
-            "Write one HTML file (no network access, nothing loaded from anywhere) showing the "
-            "bundle as a graph of concepts and links, with a searchable list, type colours, "
-            "trust and stale badges, backlinks and each concept's rendered page."
-        ),
-    )
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument(
         "-o", "--output", required=True, metavar="FILE.html", help="the page to write"
     )
     parser.add_argument("--title", default=None, help="the page title (default: from the path)")
-    parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,3 +67,16 @@ def run(args: argparse.Namespace) -> int:
     skipped = f", {len(view.diagnostics)} diagnostic(s)" if view.diagnostics else ""
     print(f"wrote {output} ({len(view.concepts)} concepts{skipped})")
     return 0
+
+
+register = subcommand(
+    "view",
+    run,
+    _arguments,
+    help="write a self-contained HTML page showing a bundle as a graph",
+    description=(
+        "Write one HTML file (no network access, nothing loaded from anywhere) showing the "
+        "bundle as a graph of concepts and links, with a searchable list, type colours, "
+        "trust and stale badges, backlinks and each concept's rendered page."
+    ),
+)
