@@ -16,6 +16,7 @@ so every server a test talks to is provably local (see tests/support/offline.sh)
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import nox
@@ -105,15 +106,50 @@ def unit(session: nox.Session) -> None:
     )
 
 
+def _start_preparation() -> list[tuple[Path, subprocess.Popen[bytes]]]:
+    """Start every tests/support/prepare.d script at once, in the background.
+
+    They need nothing of the session's environment (their own venvs, apt, npm), so they run
+    while the session installs and type-checks; each logs to ``.nox/prep/<script>.log``.
+    """
+    PREP_DIR.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "AK_PREP_DIR": str(PREP_DIR)}
+    started = []
+    for script in sorted((ROOT / "tests/support/prepare.d").glob("*.sh")):
+        with (PREP_DIR / f"{script.stem}.log").open("wb") as log:
+            command = ["bash", str(script)]
+            started.append((script, subprocess.Popen(command, stdout=log, stderr=log, env=env)))
+    return started
+
+
+def _finish_preparation(
+    session: nox.Session, started: list[tuple[Path, subprocess.Popen[bytes]]]
+) -> None:
+    """Wait for the preparation scripts; show each one's log; fail the session if one failed."""
+    failed = []
+    for script, process in started:
+        code = process.wait()
+        log = (PREP_DIR / f"{script.stem}.log").read_text(errors="replace").strip()
+        session.log(f"{script.name} (exit {code}){': ' + log[-3000:] if log else ''}")
+        if code != 0:
+            failed.append(script.name)
+    if failed:
+        session.error(f"preparation failed: {', '.join(failed)} (logs in {PREP_DIR})")
+
+
 @nox.session(python="3.11")
 def core(session: nox.Session) -> None:
-    _install_core(session)
-    # mypy again, now against the real SDKs this environment holds (lint types them as Any)
-    session.run("mypy", "src")
-    PREP_DIR.mkdir(parents=True, exist_ok=True)
-    for script in sorted((ROOT / "tests/support/prepare.d").glob("*.sh")):
-        session.run("bash", str(script), env={"AK_PREP_DIR": str(PREP_DIR)}, external=True)
-    _pytest(session, "tests", options=(*IGNORE_OWN, "-m", NOT_OWN), extras=CORE_EXTRAS)
+    preparation = _start_preparation()
+    try:
+        _install_core(session)
+        # mypy again, now against the real SDKs this environment holds (lint types them as Any)
+        session.run("mypy", "src")
+    finally:
+        _finish_preparation(session, preparation)
+    # one pytest worker per CPU (pytest-xdist); each worker starts the servers its tests use
+    # on free ports of its own. `nox -s core -- -n 0` runs in one process.
+    options = (*IGNORE_OWN, "-m", NOT_OWN, "-n", "auto")
+    _pytest(session, "tests", options=options, extras=CORE_EXTRAS)
 
 
 @nox.session(python="3.11")
