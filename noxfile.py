@@ -10,7 +10,9 @@ The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) 
 ``-m "not server"``). CONTRIBUTING.md says how to run one module or one server's tests.
 
 Tests run offline: as root, pytest runs in a fresh network namespace with only loopback up,
-so every server a test talks to is provably local (see tests/support/offline.sh).
+so every server a test talks to is provably local (see tests/support/offline.sh). ``core``
+prepares its servers (tests/support/prepare.d) while it installs, and runs its tests on one
+pytest-xdist worker per CPU: each worker starts the servers its tests use, on free ports.
 """
 
 from __future__ import annotations
