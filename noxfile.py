@@ -11,8 +11,8 @@ The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) 
 
 Tests run offline: as root, pytest runs in a fresh network namespace with only loopback up,
 so every server a test talks to is provably local (see tests/support/offline.sh). ``core``
-prepares its servers (tests/support/prepare.d) while it installs, and runs its tests on one
-pytest-xdist worker per CPU: each worker starts the servers its tests use, on free ports.
+prepares its servers (tests/support/prepare.d) while it installs, and runs its tests on
+pytest-xdist workers, one per CPU and one more: each starts the servers its tests use.
 """
 
 from __future__ import annotations
@@ -139,6 +139,16 @@ def _finish_preparation(
         session.error(f"preparation failed: {', '.join(failed)} (logs in {PREP_DIR})")
 
 
+def _workers() -> str:
+    """One pytest worker per CPU and one more: many tests wait on a server or a child process.
+
+    On 2 CPUs, 3 workers ran the core tests in three quarters of the time 2 workers took.
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return str(len(os.sched_getaffinity(0)) + 1)
+    return str((os.cpu_count() or 1) + 1)
+
+
 @nox.session(python="3.11")
 def core(session: nox.Session) -> None:
     preparation = _start_preparation()
@@ -148,9 +158,9 @@ def core(session: nox.Session) -> None:
         session.run("mypy", "src")
     finally:
         _finish_preparation(session, preparation)
-    # one pytest worker per CPU (pytest-xdist); each worker starts the servers its tests use
-    # on free ports of its own. `nox -s core -- -n 0` runs in one process.
-    options = (*IGNORE_OWN, "-m", NOT_OWN, "-n", "auto")
+    # pytest-xdist workers; each starts the servers its tests use, on free ports of its own.
+    # `nox -s core -- -n 0` runs in one process.
+    options = (*IGNORE_OWN, "-m", NOT_OWN, "-n", _workers())
     _pytest(session, "tests", options=options, extras=CORE_EXTRAS)
 
 
