@@ -127,13 +127,15 @@ def _start_preparation() -> list[tuple[Path, subprocess.Popen[bytes]]]:
 def _finish_preparation(
     session: nox.Session, started: list[tuple[Path, subprocess.Popen[bytes]]]
 ) -> None:
-    """Wait for the preparation scripts; show each one's log; fail the session if one failed."""
+    """Wait for the preparation scripts; fail the session, showing their logs, if one failed."""
     failed = []
     for script, process in started:
         code = process.wait()
         log = (PREP_DIR / f"{script.stem}.log").read_text(errors="replace").strip()
-        session.log(f"{script.name} (exit {code}){': ' + log[-3000:] if log else ''}")
-        if code != 0:
+        if code == 0:
+            session.log(f"{script.name}: {log.splitlines()[-1] if log else 'ready'}")
+        else:
+            session.log(f"{script.name} failed (exit {code}): {log[-3000:]}")
             failed.append(script.name)
     if failed:
         session.error(f"preparation failed: {', '.join(failed)} (logs in {PREP_DIR})")
