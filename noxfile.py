@@ -10,12 +10,15 @@ The inner loop: ``nox -s lint`` (ruff and mypy without torch or the heavy SDKs) 
 ``-m "not server"``). CONTRIBUTING.md says how to run one module or one server's tests.
 
 Tests run offline: as root, pytest runs in a fresh network namespace with only loopback up,
-so every server a test talks to is provably local (see tests/support/offline.sh).
+so every server a test talks to is provably local (see tests/support/offline.sh). ``core``
+prepares its servers (tests/support/prepare.d) while it installs, and runs its tests on
+pytest-xdist workers, one per CPU and one more: each starts the servers its tests use.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import nox
@@ -105,15 +108,62 @@ def unit(session: nox.Session) -> None:
     )
 
 
+def _start_preparation() -> list[tuple[Path, subprocess.Popen[bytes]]]:
+    """Start every tests/support/prepare.d script at once, in the background.
+
+    They need nothing of the session's environment (their own venvs, apt, npm), so they run
+    while the session installs and type-checks; each logs to ``.nox/prep/<script>.log``.
+    """
+    PREP_DIR.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "AK_PREP_DIR": str(PREP_DIR)}
+    started = []
+    for script in sorted((ROOT / "tests/support/prepare.d").glob("*.sh")):
+        with (PREP_DIR / f"{script.stem}.log").open("wb") as log:
+            command = ["bash", str(script)]
+            started.append((script, subprocess.Popen(command, stdout=log, stderr=log, env=env)))
+    return started
+
+
+def _finish_preparation(
+    session: nox.Session, started: list[tuple[Path, subprocess.Popen[bytes]]]
+) -> None:
+    """Wait for the preparation scripts; fail the session, showing their logs, if one failed."""
+    failed = []
+    for script, process in started:
+        code = process.wait()
+        log = (PREP_DIR / f"{script.stem}.log").read_text(errors="replace").strip()
+        if code == 0:
+            session.log(f"{script.name}: {log.splitlines()[-1] if log else 'ready'}")
+        else:
+            session.log(f"{script.name} failed (exit {code}): {log[-3000:]}")
+            failed.append(script.name)
+    if failed:
+        session.error(f"preparation failed: {', '.join(failed)} (logs in {PREP_DIR})")
+
+
+def _workers() -> str:
+    """One pytest worker per CPU and one more: many tests wait on a server or a child process.
+
+    On 2 CPUs, 3 workers ran the core tests in three quarters of the time 2 workers took.
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return str(len(os.sched_getaffinity(0)) + 1)
+    return str((os.cpu_count() or 1) + 1)
+
+
 @nox.session(python="3.11")
 def core(session: nox.Session) -> None:
-    _install_core(session)
-    # mypy again, now against the real SDKs this environment holds (lint types them as Any)
-    session.run("mypy", "src")
-    PREP_DIR.mkdir(parents=True, exist_ok=True)
-    for script in sorted((ROOT / "tests/support/prepare.d").glob("*.sh")):
-        session.run("bash", str(script), env={"AK_PREP_DIR": str(PREP_DIR)}, external=True)
-    _pytest(session, "tests", options=(*IGNORE_OWN, "-m", NOT_OWN), extras=CORE_EXTRAS)
+    preparation = _start_preparation()
+    try:
+        _install_core(session)
+        # mypy again, now against the real SDKs this environment holds (lint types them as Any)
+        session.run("mypy", "src")
+    finally:
+        _finish_preparation(session, preparation)
+    # pytest-xdist workers; each starts the servers its tests use, on free ports of its own.
+    # `nox -s core -- -n 0` runs in one process.
+    options = (*IGNORE_OWN, "-m", NOT_OWN, "-n", _workers())
+    _pytest(session, "tests", options=options, extras=CORE_EXTRAS)
 
 
 @nox.session(python="3.11")
