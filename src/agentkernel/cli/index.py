@@ -58,8 +58,6 @@ def run(args: argparse.Namespace) -> int:
         KnowledgeError: The index refused the run (another bundle's, another model's) or
             Lance failed (one line, what to check).
     """
-    from rich.console import Console
-
     from agentkernel.cli._progress import progress_bar
     from agentkernel.knowledgebase.okf.bundleindex.indexer import (
         DEFAULT_MAX_CONCEPTS,
@@ -88,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     if note:
         print(note, file=sys.stderr)
     verdict = f"version {stats.version}" if stats.committed else "unchanged"
-    Console().print(
+    # one plain line: a script greps it, so no wrapping at the terminal width and no markup
+    print(
         f"{args.to}: {verdict}; listed {stats.listed}, read {stats.reads}, "
         f"upserted {stats.upserted}, deleted {stats.deleted} in {stats.seconds:.1f} s"
         + (f" ({stats.attempts} attempts)" if stats.attempts > 1 else "")
