@@ -24,6 +24,14 @@ from local disk a list is decoded again in a millisecond or so, so 16 MB is enou
 a pod's private memory down (``bench/RESULTS.md``, issue 24).
 """
 
+LOCAL_METADATA_CACHE_BYTES = 4 << 20
+"""Lance's metadata cache (manifests, file footers) for an index read from local disk.
+
+Every version a pod switches to adds its manifest and footers; read from local disk they
+cost a few milliseconds to read again, so 4 MB holds the served version's and keeps a pod
+that switched versions often about 10 MB lower (``bench/RESULTS.md``, issue 24).
+"""
+
 _SESSION: list[Any] = []
 _SESSION_LOCK = threading.Lock()
 
@@ -32,7 +40,8 @@ def local_session() -> Any:
     """The process's one Lance session for indexes read from local disk (bounded caches).
 
     Every version a pod opens shares it, so refreshing to version after version keeps one
-    bounded index cache (:data:`LOCAL_INDEX_CACHE_BYTES`) and one metadata cache instead of
+    bounded index cache (:data:`LOCAL_INDEX_CACHE_BYTES`) and one metadata cache
+    (:data:`LOCAL_METADATA_CACHE_BYTES`) instead of
     a pair per version (measured: 81 -> 135 MB over eight reopenings without it, 81 -> 115
     with it; ``bench/RESULTS.md``, issue 24).
 
@@ -46,7 +55,7 @@ def local_session() -> Any:
             _SESSION.append(
                 lance.Session(  # type: ignore[attr-defined, unused-ignore]  # exported without __all__
                     index_cache_size_bytes=LOCAL_INDEX_CACHE_BYTES,
-                    metadata_cache_size_bytes=LOCAL_INDEX_CACHE_BYTES,
+                    metadata_cache_size_bytes=LOCAL_METADATA_CACHE_BYTES,
                 )
             )
         return _SESSION[0]
