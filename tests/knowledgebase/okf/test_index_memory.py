@@ -28,14 +28,11 @@ SRC = Path(__file__).resolve().parents[3] / "src"
 
 
 def test_a_replaced_version_is_freed_without_the_cyclic_collector(tmp_path: Path) -> None:
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    index = str(tmp_path / "kb.lance")
+    clock, index = Clock(), str(tmp_path / "kb.lance")
+    store = LocalDocumentStore(root := write_bundle(tmp_path / "b", SMALL_BUNDLE), writable=False)
     index_bundle(store, index)
-    clock = Clock()
     kb = OKFManager(store, index=index, refresh_seconds=60, clock=clock)
-    kb.search("orders", 3)
-    old = weakref.ref(kb._served)
+    old = weakref.ref(kb._served)  # the version served first
     (root / "notes").mkdir()
     (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
     index_bundle(store, index)
