@@ -356,9 +356,11 @@ def run(args: argparse.Namespace, scratch: Path) -> dict[str, Any]:
 def compare(args: argparse.Namespace, base: dict[str, Any], scratch: Path) -> dict[str, Any]:
     """Baseline and this tree side by side, alternating: cold, warm restart, memory."""
     tree = str(HERE.parent / "src")
-    variants = {"baseline": (str(args.baseline.resolve()), {}), "this tree": (tree, {})}
+    baseline = str(args.baseline.resolve())
+    variants: dict[str, tuple[str, dict[str, str]]] = {"baseline": (baseline, {})}
     if args.pod_env:
-        variants["this tree, pod env"] = (tree, POD_ENV)
+        variants["baseline, pod env"] = (baseline, POD_ENV)
+    variants["this tree"] = (tree, {})
     found: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for round_ in range(args.rounds):
         for name, (src, env) in variants.items():
@@ -425,6 +427,7 @@ def fleet(
     config = {
         **base,
         "env": POD_ENV if args.pod_env else {},
+        "src": str(args.fleet_src.resolve()) if args.fleet_src else None,
         "cache": str(scratch / "fleet-node"),
         "refresh": args.refresh,
         "stop": str(stop),
@@ -554,6 +557,8 @@ def render_fleet(f: dict[str, Any]) -> str:
     errors = sum(len(p["errors"]) for p in f["pods"]) + len(f["indexer_errors"])
     private = sorted(p["memory"]["RssAnon"] for p in f["pods"])
     pss = sorted(p["memory"]["Pss"] for p in f["pods"])
+    peak = sorted(p["memory"]["VmHWM"] for p in f["pods"])
+    switched = sorted(len(p["switches"]) - 1 for p in f["pods"])
     lines += [
         "",
         f"Fleet: {len(f['pods'])} pods, one node cache folder, {len(f['commits'])} commits "
@@ -571,7 +576,10 @@ def render_fleet(f: dict[str, Any]) -> str:
         f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
         "",
         f"A refresh that switched version took {f['switch_refresh_p50_s']:.2f} s (median) "
-        f"and {f['switch_refresh_max_s']:.2f} s (max), download included.",
+        f"and {f['switch_refresh_max_s']:.2f} s (max), download included. Each pod switched "
+        f"{switched[0]}-{switched[-1]} times; at the end, private (RssAnon) "
+        f"{private[0]:.0f}-{private[-1]:.0f} MB, PSS {pss[0]:.0f}-{pss[-1]:.0f} MB, peak RSS "
+        f"{peak[0]:.0f}-{peak[-1]:.0f} MB (median {peak[len(peak) // 2]:.0f}).",
     ]
     return "\n".join(lines)
 
@@ -599,10 +607,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=HERE / ".data")
     parser.add_argument("--baseline", type=Path, help="another tree's src/ to compare with")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--fleet-src", type=Path, help="the fleet pods' src/ (default: this tree)")
     parser.add_argument("--only-compare", action="store_true")
     parser.add_argument("--only-fleet", action="store_true")
     parser.add_argument(
-        "--pod-env", action="store_true", help="also compare pods run with POD_ENV; the fleet too"
+        "--pod-env",
+        action="store_true",
+        help="also compare baseline pods run with POD_ENV; the fleet's pods get it too",
     )
     parser.add_argument(
         "--build-in-s3",

@@ -154,7 +154,7 @@ class NodeCache:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def install(self, target: Path, fetch: Writer) -> Digest:
-        """Download a file to ``target``: to a temporary name, checked, then renamed.
+        """Download a file to ``target`` through an open handle (see :meth:`install_file`).
 
         Args:
             target: The final path (inside this cache).
@@ -162,12 +162,7 @@ class NodeCache:
                 object store claimed (size, ETag).
 
         Returns:
-            The installed file's digest (also written to its ledger).
-
-        Raises:
-            CacheIntegrityError: The bytes received do not match the size or the plain-MD5
-                ETag; nothing was installed.
-            OSError: The download or the write failed; nothing was installed.
+            The installed file's digest, as :meth:`install_file` returns it (and raises).
         """
 
         def into(scratch: Path) -> FetchedObject:
@@ -177,7 +172,7 @@ class NodeCache:
         return self.install_file(target, into)
 
     def install_file(self, target: Path, download: PathWriter) -> Digest:
-        """Like :meth:`install`, for a downloader that writes the temporary file itself.
+        """Download a file to ``target``: to a temporary name, checked, then renamed.
 
         Args:
             target: The final path (inside this cache).

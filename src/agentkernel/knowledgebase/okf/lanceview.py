@@ -57,7 +57,7 @@ class LanceView(ViewState):
             IndexUnavailable: The index cannot be opened.
             IndexModelError: The index holds another model's vectors.
         """
-        from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
+        from agentkernel.knowledgebase.okf.bundleindex import _lance
         from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
         from agentkernel.knowledgebase.okf.bundleindex.source import index_source
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
@@ -69,17 +69,19 @@ class LanceView(ViewState):
         self.vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
         self._lag: list[str] = []
+        _lance.tune_process()  # before Lance (and pyarrow) are imported
         try:
             # the source keeps an object-store index's files in the node cache
             self.source: Any = index_source(uri, self.options)
             view = IndexView(self.source.open())
         except Exception as exc:
-            raise IndexUnavailable(one_line(exc)) from exc
+            raise IndexUnavailable(_lance.one_line(exc)) from exc
         # an index built from another bundle is refused, whatever the fallback
         check_serving(view.meta, context.store, self.location)
         self.lexical_only = self._check_vectors(view, raise_errors=True)
         self.view = view
         self._take_notes(view)
+        _lance.release_memory()  # the load's Arrow buffers, freed
 
     @property
     def location(self) -> str:
@@ -189,6 +191,7 @@ class LanceView(ViewState):
         Returns:
             What the refresh did, or ``None`` when it failed quietly.
         """
+        from agentkernel.knowledgebase.okf.bundleindex import _lance
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
         started = time.perf_counter()
@@ -209,6 +212,9 @@ class LanceView(ViewState):
             self._take_notes(fresh)
             self._lag = lag
             self.refresh_error = None
+        if fresh is not current:
+            del current, newer, fresh  # the previous version goes with its last reference
+            _lance.release_memory()
         return RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
 
     def read_document(self, concept: Concept) -> bytes:

@@ -58,7 +58,6 @@ class IndexView(DocumentTree):
         super().__init__()
         self.dataset = dataset
         self.version = int(dataset.version)
-        self.concepts = _Concepts(self)
         self.reserved: dict[str, ReservedFile] = {}
         self.skipped: dict[str, Skipped] = {}
         self.meta: dict[str, Any] = {}
@@ -66,6 +65,16 @@ class IndexView(DocumentTree):
         self._ids: dict[str, str] = {}  # concept id -> type
         self._cache: OrderedDict[str, Concept] = OrderedDict()
         self._load()
+
+    @property
+    def concepts(self) -> Mapping[str, Concept]:
+        """The concept ids held, their rows read on demand.
+
+        A new small object each time, not an attribute: one held by the view would make a
+        reference cycle, and a pod switching versions would keep every old view (100,000
+        rows of strings) until the cyclic collector ran (``bench/RESULTS.md``, issue 24).
+        """
+        return _Concepts(self)
 
     @property
     def truncated(self) -> bool:
