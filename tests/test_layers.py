@@ -206,6 +206,12 @@ def test_the_bundle_core_is_the_one_writer_of_index_md_and_log_md() -> None:
         if line.startswith(("def render_index(", "def prepend("))
     ]
     assert sorted(defined) == ["agentkernel/bundle/catalog.py", "agentkernel/bundle/logfile.py"]
+    entry_format = [  # a log entry's line, ``* **op**: what``, is spelled in one place
+        path.relative_to(src).as_posix()
+        for path in src.rglob("*.py")
+        if '"* **{' in path.read_text(encoding="utf-8")
+    ]
+    assert entry_format == ["agentkernel/bundle/logfile.py"]
 
 
 def test_no_import_cycles() -> None:
