@@ -147,3 +147,15 @@ def test_configuration_mistakes_stay_apart_from_what_an_agent_reads() -> None:
     assert issubclass(AKConfigError, ValueError)
     assert issubclass(MissingExtraError, ImportError)
     assert issubclass(EmbedderError, RuntimeError)
+
+
+def test_the_module_drawn_beside_a_class_is_where_it_is_defined() -> None:
+    """``(agentkernel.x)`` beside a class names its module or package; ``(here`` is this one."""
+    doc = agentkernel.errors.__doc__ or ""
+    drawn = re.findall(r"── (\w+)\s+(?:also an? \w+ )?\((here|agentkernel[\w.]*)", doc)
+    assert len(drawn) >= 10
+    found = exception_classes()
+    for name, where in drawn:
+        module = found[name][0]
+        home = "agentkernel.errors" if where == "here" else where
+        assert module == home or module.startswith(f"{home}."), f"{name}: drawn in {where}"

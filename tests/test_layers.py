@@ -206,6 +206,12 @@ def test_the_bundle_core_is_the_one_writer_of_index_md_and_log_md() -> None:
         if line.startswith(("def render_index(", "def prepend("))
     ]
     assert sorted(defined) == ["agentkernel/bundle/catalog.py", "agentkernel/bundle/logfile.py"]
+    entry_format = [  # a log entry's line, ``* **op**: what``, is spelled in one place
+        path.relative_to(src).as_posix()
+        for path in src.rglob("*.py")
+        if '"* **{' in path.read_text(encoding="utf-8")
+    ]
+    assert entry_format == ["agentkernel/bundle/logfile.py"]
 
 
 def test_no_import_cycles() -> None:
@@ -246,3 +252,16 @@ def test_no_package_init_holds_logic() -> None:
             assert isinstance(node, allowed), f"{path}: {type(node).__name__} at {node.lineno}"
             if isinstance(node, ast.If):
                 assert _type_checking(node), f"{path}: logic at line {node.lineno}"
+
+
+def test_only_files_rebuilt_from_others_skip_the_disk_wait() -> None:
+    """``durable=False`` (no fsync) is asked for the derived files architecture.md names only."""
+    asking = sorted(
+        path.relative_to(SRC).as_posix()
+        for path in SRC.rglob("*.py")
+        if "durable=False)" in path.read_text(encoding="utf-8")
+    )
+    assert asking == [
+        "agentkernel/knowledgebase/okf/warmstart.py",  # the warm-start file
+        "agentkernel/knowledgestore/bundle_store.py",  # index.md
+    ]

@@ -45,3 +45,11 @@ def test_a_helper_imported_from_another_test_module_is_followed() -> None:
 def test_pure_tests_are_not_marked() -> None:
     path = TESTS / "retrieval/test_ranking.py"
     assert reached(path, ["test_a_higher_tier_ranks_first_whatever_the_scores"]) == set()
+
+
+def test_a_helper_of_a_module_imported_under_an_alias_is_followed() -> None:
+    # test_auth_roles starts its servers through ``a.<helper>``: ``from tests.mcp import
+    # auth_support as a``; no hand-written marker is needed
+    path = TESTS / "mcp/test_auth_roles.py"
+    assert "subprocess" in reached(path, ["test_each_identity_sees_and_does_what_its_role_allows"])
+    assert "pytestmark" not in path.read_text(encoding="utf-8")

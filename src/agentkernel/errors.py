@@ -14,12 +14,13 @@
     │                              index holds vectors of another model
     ├── ConceptError               also a ValueError (agentkernel.knowledgebase.okf.concept):
     │                              a document cannot be read as an OKF concept
-    ├── FrontmatterError           also a ValueError (agentkernel.knowledgebase.okf.frontmatter):
+    ├── FrontmatterError           also a ValueError (agentkernel.storage.frontmatter):
     │                              a document's frontmatter is missing or not a YAML mapping
     ├── CacheIntegrityError        also an OSError (agentkernel.storage.nodecache): a downloaded
     │                              object does not match what the object store said it holds
-    ├── WriteConflictError         (agentkernel.storage) a conditional write lost a race: the
-    │                              file changed since its token was read; retry from a fresh read
+    ├── WriteConflictError         (here: agentkernel.storage raises it) a conditional write
+    │                              lost a race: the file changed since its token was read;
+    │                              retry from a fresh read
     └── KnowledgeError             (here; agentkernel.knowledgebase's) a knowledge-base failure
         │                          an agent can act on; the tools turn it into a string
         ├── KnowledgeCapabilityError   an operation the backend does not declare

@@ -153,3 +153,63 @@ def test_validate_capabilities_is_static_and_names_the_subject() -> None:
     KnowledgeBase.validate_capabilities(
         KnowledgeCapabilities(query=True, query_language="cypher"), "ok"
     )
+
+
+def _declared_in_source(module: str) -> KnowledgeCapabilities:
+    """The module's ``CAPABILITIES = KnowledgeCapabilities(...)``, read without importing it.
+
+    The SDK-backed modules import their SDK at import; the declaration is a constant call.
+    """
+    import ast
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    [call] = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and [ast.unparse(t) for t in node.targets] == ["CAPABILITIES"]
+    ]
+    return eval(ast.unparse(call), {"KnowledgeCapabilities": KnowledgeCapabilities})  # type: ignore[no-any-return]
+
+
+def _manual_declares(text: str, kinds: str) -> KnowledgeCapabilities:
+    """A manual row's ``kinds`` and ``Declares`` columns as a declaration (``writable*``: on)."""
+    fields: dict[str, object] = {"kinds": [k.strip() for k in kinds.split(",")]}
+    for part in text.replace(";", ",").split(","):
+        word, _, detail = part.strip().rstrip("*").partition(" (")
+        if word == "not writable":
+            continue
+        fields[word] = True
+        if word == "search":
+            fields["search_mode"] = detail.rstrip(")")
+        elif word == "query":
+            fields["query_language"] = detail.rstrip(")")
+    return KnowledgeCapabilities(**fields)  # type: ignore[arg-type]
+
+
+def test_each_built_in_backend_declares_what_the_manuals_table_says() -> None:
+    if not _MANUAL.is_file():
+        missing("the product manual spec/knowledge-bases.txt", "check out shared/ beside the repo")
+    lines = _MANUAL.read_text(encoding="utf-8").splitlines()
+    header = lines.index("Backend\tkinds\tDeclares")
+    rows = {}
+    for line in lines[header + 1 :]:
+        if not line.strip():
+            break
+        backend, kinds, declares = line.split("\t")
+        rows[backend] = _manual_declares(declares, kinds)
+
+    from agentkernel.knowledgebase.okf.declared import okf_capabilities
+    from agentkernel.knowledgebase.starburst import StarburstManager
+
+    starburst = StarburstManager(host="127.0.0.1", port=1, user="u", catalog="c", schema="s")
+    assert rows == {
+        "ChromaManager": _declared_in_source("agentkernel.knowledgebase.chroma"),
+        "Neo4jManager": _declared_in_source("agentkernel.knowledgebase.neo4j"),
+        "StarburstManager": starburst.capabilities,  # constructed: no connection until a query
+        "OKFManager": okf_capabilities(writable=True),
+    }

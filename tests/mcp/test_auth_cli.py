@@ -28,10 +28,6 @@ from tests.mcp import auth_support as a  # noqa: E402
 from tests.mcp._session import http_session, tools  # noqa: E402
 from tests.support.fixtures_mcp import REPO  # noqa: E402
 
-# the servers start through auth_support's helpers (a module alias the marker
-# derivation does not follow): these tests start a process
-pytestmark = pytest.mark.mcp_process
-
 _STARTUP = re.compile(
     r"^Serving MCP 'knowledge' at http://127\.0\.0\.1:(\d+)/mcp \((.*); "
     r"authentication off \(loopback only\); audit: off\)$"

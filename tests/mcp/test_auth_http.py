@@ -26,10 +26,6 @@ require_extra("mcp", "mcp")
 from tests.mcp import auth_support as a  # noqa: E402
 from tests.mcp._session import call, tools  # noqa: E402
 
-# the servers start through auth_support's helpers (a module alias the marker
-# derivation does not follow): these tests start a process
-pytestmark = pytest.mark.mcp_process
-
 SECRET_ENV = {"OPENAI_API_KEY": "sk-test-do-not-log-7f3a9c2e1b"}
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 import yaml
 
 from tests.support import okf_bundle, require_extra
@@ -23,10 +22,6 @@ require_extra("mcp", "mcp")
 
 from tests.mcp import auth_support as a  # noqa: E402
 from tests.mcp._session import call, tools  # noqa: E402
-
-# the servers start through auth_support's helpers (a module alias the marker
-# derivation does not follow): these tests start a process
-pytestmark = pytest.mark.mcp_process
 
 TOKENS = {
     "reader": "ak_reader_" + "r" * 32,  # consumer of ga4

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentkernel._tooling.result import is_error
 from agentkernel.errors import AKConfigError
 from agentkernel.roles import OKFCapability
 
@@ -82,10 +83,12 @@ def test_permission_is_per_agent_and_database() -> None:
         secrets=db("./secrets", consumer=["Other"]),
     )
     tools = {t.__name__: t for t in cap.tools_for("Ingest_Agent")}
-    assert tools["write_kb"]("policies", text="x") == (
+    refused = tools["write_kb"]("policies", text="x")
+    assert refused == (
         "Agent 'Ingest_Agent' has read-only access to 'policies'. "
         "Knowledge bases it may write to: ['warehouse']."
     )
+    assert is_error(refused)  # an error result, like every refusal (MCP isError: true)
     assert tools["read_kb"]("secrets", "x") == (
         "Unknown backend 'secrets'. Available: ['warehouse', 'policies']"
     )

@@ -1,12 +1,13 @@
 """Derive a test's server markers from what its code reaches, not from a hand-kept list.
 
 A test is marked when its function, a fixture it uses, or a helper either of them calls (a
-function or class of its own module, or one imported from another ``tests`` module, followed
-to any depth) reaches one of :data:`STARTERS`: ``subprocess.run``/``Popen``/``check_output``,
-``multiprocessing``, the MCP SDK's stdio client (an MCP server in a child process), the Trino
-test server, or an embedding model. Reading is static (the modules' syntax trees, parsed once
-each): nothing is imported or run to decide. The fixtures of ``tests/support/fixtures_*.py``
-are marked by name in ``tests/conftest.py`` (``SERVER_FIXTURES``).
+function or class of its own module, or one imported from another ``tests`` module, by name or
+as ``alias.helper`` of an imported module, followed to any depth) reaches one of
+:data:`STARTERS`: ``subprocess.run``/``Popen``/``check_output``, ``multiprocessing``, the MCP
+SDK's stdio client (an MCP server in a child process), the Trino test server, or an embedding
+model. Reading is static (the modules' syntax trees, parsed once each): nothing is imported or
+run to decide. The fixtures of ``tests/support/fixtures_*.py`` are marked by name in
+``tests/conftest.py`` (``SERVER_FIXTURES``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ class _Module:
                         markers.add(marker)
                 if isinstance(node, ast.Name):
                     names.add(node.id)
+                elif (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in self.imported
+                ):
+                    names.add(dotted)  # ``alias.helper`` of an imported module
         names.discard(name)
         return markers, names
 
@@ -79,7 +86,10 @@ def _module(path: Path) -> _Module | None:
 
 
 def _source(module: str) -> Path | None:
-    spec = importlib.util.find_spec(module)
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, AttributeError, ValueError):  # not a module: an imported name
+        return None
     return Path(spec.origin) if spec and spec.origin else None
 
 
@@ -113,13 +123,23 @@ def reached(path: Path, names: list[str]) -> set[str]:
         module = _module(where)
         if module is None:
             continue
-        if name in module.imported:
-            source, original = module.imported[name]
+        alias, _, attribute = name.partition(".")
+        if alias in module.imported:
+            source, original = module.imported[alias]
+            if attribute:  # a helper of an imported module: ``from tests.x import mod as m``
+                located = _source(f"{source}.{original}")
+                if located is not None:
+                    todo.append((located, attribute))
+                continue
             located = _source(source)
             if located is not None:
                 todo.append((located, original))
             continue
         markers, refers = module.direct(name)
         found |= markers
-        todo += [(where, ref) for ref in refers if ref in module.bodies or ref in module.imported]
+        todo += [
+            (where, ref)
+            for ref in refers
+            if ref in module.bodies or ref.partition(".")[0] in module.imported
+        ]
     return found

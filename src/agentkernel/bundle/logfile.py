@@ -53,6 +53,21 @@ def split_line(line: str) -> tuple[str, str, list[str]] | None:
     return match.group("op").strip(), what, items
 
 
+def entry(op: str, what: str, pages: list[str]) -> str:
+    """Render one entry line: ``* **op**: what``, then ``— pages: a, b`` when it names pages.
+
+    Args:
+        op: The operation.
+        what: What was done, as it goes on disk.
+        pages: The pages it touched, each as it goes on disk (a link or a bare id).
+
+    Returns:
+        The line, without a newline; :func:`split_line` reads it back.
+    """
+    line = f"* **{op}**: {what}"
+    return line + PAGES + ", ".join(pages) if pages else line
+
+
 def prepend(text: str, entry: str, today: str) -> str:
     """Insert ``entry`` as the newest line of today's group, creating the group when needed.
 

@@ -134,11 +134,8 @@ def log_entry_line(
     Returns:
         The line.
     """
-    entry = f"* **{op}**: {links.to_disk(text, 'log.md')}"
-    if ids:
-        listed = [f"[{i}]({rel_of_id[i]})" if i in rel_of_id else i for i in ids]
-        entry += logfile.PAGES + ", ".join(listed)
-    return entry
+    listed = [f"[{i}]({rel_of_id[i]})" if i in rel_of_id else i for i in ids]
+    return logfile.entry(op, links.to_disk(text, "log.md"), listed)
 
 
 def log_entry_for_tools(links: _bundle.LinkMap, date: str, line: str) -> str:
