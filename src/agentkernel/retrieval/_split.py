@@ -78,7 +78,7 @@ def both(mine: Callable[[], T], other: Callable[[], T]) -> tuple[T, T]:
     Raises:
         BaseException: What either half raised.
     """
-    if _helper is None:
+    if _helper is None or not _helper.is_alive():  # first call, or a forked child
         _start()
     task: _Task[T] = _Task(other)
     _tasks.put(task)  # type: ignore[arg-type]
