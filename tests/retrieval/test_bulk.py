@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkernel.retrieval import SearchIndex
+from agentkernel.retrieval import _bulk as bulk_module
 from agentkernel.retrieval import index as index_module
 from agentkernel.retrieval.index import PHRASE_BOOST
 from agentkernel.retrieval.indexfile import export_state, import_state
@@ -71,6 +72,29 @@ def test_bulk_count_equals_one_by_one(corpus, asked, phrase) -> None:  # type: i
     same_state(bulk, single)
     for query in asked:
         assert bulk.search(query, 10) == single.search(query, 10)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(corpora, st.integers(1, 40))
+def test_counting_in_runs_gives_the_same_count_as_one_run(corpus, run) -> None:  # type: ignore[no-untyped-def]
+    """A batch counted in runs of a few words (a walk's are bounded so) is the one-run count."""
+    import numpy as np
+
+    documents = [fields for fields, _status in corpus]
+    weights = SearchIndex()._weights
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bulk_module, "_RUN", 10**9)
+        whole = bulk_module.count_batch(np, documents, weights)
+        patch.setattr(bulk_module, "_RUN", run)
+        runs = bulk_module.count_batch(np, documents, weights)
+    assert runs.terms == whole.terms and runs.starts == whole.starts
+    assert runs.lengths == whole.lengths and runs.doc_terms == whole.doc_terms
+    for got, want in [
+        (runs.entry_term, whole.entry_term),
+        (runs.entry_doc, whole.entry_doc),
+        (runs.entry_tf, whole.entry_tf),
+    ]:
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
 
 
 @settings(max_examples=examples(40), deadline=None)

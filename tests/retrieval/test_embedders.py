@@ -119,6 +119,15 @@ def test_a_batch_and_one_text_alone_give_the_same_unit_vectors(minilm: MiniLMEmb
     assert float(np.min(np.sum(one_thread * batch, axis=1))) >= 0.9999
 
 
+def test_a_query_split_over_two_threads_is_the_query_on_one(minilm: MiniLMEmbedder) -> None:
+    one_thread = MiniLMEmbedder(default_model_path(), threads=1)
+    for text in ["power users", "which package provides the ssh client", "x " * 300, ""]:
+        split = minilm.embed_array([text])[0]  # threads=2: each layer's halves at once
+        alone = one_thread.embed_array([text])[0]
+        assert float(np.dot(split, alone)) >= 0.99999
+        assert np.allclose(split, alone, atol=1e-6)
+
+
 def test_texts_of_one_length_batch_like_texts_alone(minilm: MiniLMEmbedder) -> None:
     texts = ["power users", "count buyers", "sales totals"]  # the same number of word pieces
     assert len({len(ids) for ids in minilm._tokenize(texts)}) == 1

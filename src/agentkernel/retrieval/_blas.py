@@ -3,8 +3,9 @@
 A query's products (~10 tokens by 384 by up to 1,536) are too small to split: waking
 OpenBLAS's threads costs more than the product, and on a busy CPU a woken thread can wait
 milliseconds for a core, while the others spin. A batch is split by the embedder's own thread
-pool instead (numpy frees the GIL), and a BLAS pool under it would put two pools on the same
-cores. So :func:`one_blas_thread` holds BLAS to one thread for the duration of an embedding
+pool instead (numpy frees the GIL), and a query into each layer's halves on a helper thread
+(:mod:`agentkernel.retrieval._split`); a BLAS pool under either would put two pools on the
+same cores. So :func:`one_blas_thread` holds BLAS to one thread for the duration of an embedding
 call, through ``threadpoolctl`` (the ``embeddings`` extra).
 
 BLAS's thread count is per process. Concurrent embedding calls share one switch: the first

@@ -18,7 +18,8 @@ from typing import Any
 from agentkernel.retrieval.analysis import expand, expansions, word_counts_of, words
 
 Fields = Mapping[str, "str | Iterable[str] | None"]
-_RUN = 1 << 17  # words held as strings before they are turned into ids
+_RUN = 1 << 15
+"""Words (about) counted in one run: bounds the per-entry arrays of a count (see count_batch)."""
 
 
 @dataclass
@@ -96,6 +97,11 @@ def count_document(fields: Fields, weights: Mapping[str, float]) -> tuple[dict[s
 def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, float]) -> Counted:
     """Weighted term frequencies and lengths of many documents, as ``SearchIndex._count`` gives.
 
+    The documents are counted in runs of about :data:`_RUN` words sharing one vocabulary
+    (word and term ids in first-seen order, the same as counting them all at once), so the
+    per-entry arrays of a count, most of a walk's peak memory, are bounded by one run
+    whatever the batch's size; the runs' entries are then merged by term.
+
     Args:
         np: The numpy module.
         documents: Each document's fields.
@@ -104,92 +110,157 @@ def count_batch(np: Any, documents: Sequence[Fields], weights: Mapping[str, floa
     Returns:
         The counts.
     """
-    tokens: list[str] = []  # the words not yet turned into ids (a bounded run of them)
-    chunks: list[Any] = []  # word ids, one array per run
-    word_id: dict[str, int] = {}  # first-seen order: the same ids in every process
-    sizes: list[int] = []
-    field_weights: list[float] = []
-    field_docs: list[int] = []
+    vocabulary = _Vocabulary(np)
+    run = _Run()
+    parts: tuple[list[Any], list[Any], list[Any]] = ([], [], [])  # runs' term, doc, tf
+    lengths: list[float] = []
+    doc_terms: list[tuple[str, ...]] = []
 
-    def settle() -> None:
-        for word in dict.fromkeys(tokens):
-            if word not in word_id:
-                word_id[word] = len(word_id)
-        chunks.append(np.fromiter(map(word_id.__getitem__, tokens), np.int32, len(tokens)))
-        tokens.clear()  # a million word strings alive at once were most of the peak memory
+    def count_run(end: int) -> None:
+        first = len(lengths)
+        entry_term, entry_doc, tf = vocabulary.count(run, end - first)
+        lengths.extend(np.bincount(entry_doc, weights=tf, minlength=end - first).tolist())
+        doc_terms.extend(doc_terms_of(np, vocabulary.terms, entry_term, entry_doc, end - first))
+        entry_doc += first
+        for part, array in zip(parts, (entry_term, entry_doc, tf), strict=True):
+            part.append(array)
+        run.clear()
 
     for position, fields in enumerate(documents):
         for found, weight in _field_words(fields, weights):
             if found:
-                tokens += found
-                sizes.append(len(found))
-                field_weights.append(weight)
-                field_docs.append(position)
-        if len(tokens) >= _RUN:
-            settle()
-    settle()
-    count = len(documents)
-    vocabulary = list(word_id)
-    term_id: dict[str, int] = {}
-    pointers = [0]
-    expanded: list[int] = []
-    cache = expansions()
-    for word in vocabulary:
-        found_terms = cache.get(word)
-        if found_terms is None:
-            found_terms = expand(word)
-        for term in found_terms:
-            known = term_id.get(term)
-            if known is None:
-                known = term_id[term] = len(term_id)
-            expanded.append(known)
-        pointers.append(len(expanded))
-    terms = list(term_id)
-
-    # int32 per token and entry, every intermediate dropped once used: a walk's batch is a
-    # million tokens, and the peak memory of this pass is what a start-up pays
-    token_word = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
-    chunks.clear()
-    weight_values = sorted(set(field_weights))  # a handful: sorted with the keys as a code
-    code_of = {weight: code for code, weight in enumerate(weight_values)}
-    bits = max(1, (len(weight_values) - 1).bit_length())
-    token_code = np.repeat(np.asarray([code_of[w] for w in field_weights], dtype=np.int8), sizes)
-    token_doc = np.repeat(np.asarray(field_docs, dtype=np.int32), sizes)
-    pointer = np.asarray(pointers, dtype=np.int32)
-    per_token = (pointer[1:] - pointer[:-1])[token_word]
-    source = np.repeat(np.arange(len(token_word), dtype=np.int32), per_token)
-    offset = np.arange(len(source), dtype=np.int32) - np.repeat(
-        np.cumsum(per_token, dtype=np.int32) - per_token, per_token
-    )
-    del per_token
-    index = pointer[:-1][token_word][source]
-    del token_word
-    index += offset
-    del offset
-    entry_terms = np.asarray(expanded, dtype=np.int64)[index]
-    del index
-    # one sort of (term, document, field weight) keys groups the entries by term then document
-    width = max(count, 1)
-    entry_terms *= width
-    entry_terms += token_doc[source]
-    del token_doc
-    entry_terms <<= bits
-    entry_terms |= token_code[source]
-    del token_code, source
-    entry_terms.sort()
-    keys = entry_terms
-    weight = np.asarray(weight_values or [1.0], dtype=np.float64)[keys & ((1 << bits) - 1)]
-    keys >>= bits
-    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1]))) if len(keys) else keys
-    tf = np.add.reduceat(weight, first) if len(keys) else np.zeros(0)
-    unique = keys[first]
-    entry_term = unique // width
-    entry_doc = unique % width
-    lengths = np.bincount(entry_doc, weights=tf, minlength=count).tolist()
-
-    doc_terms = doc_terms_of(np, terms, entry_term, entry_doc, count)
+                run.add(found, weight, position - len(lengths))
+        if len(run.tokens) >= _RUN:
+            count_run(position + 1)
+    if len(lengths) < len(documents) or not parts[0]:
+        count_run(len(documents))
+    terms = vocabulary.terms
+    # each run is sorted by term then document, and a later run's documents come later: a
+    # stable sort by term merges them; one array at a time, each run's part dropped once used
+    order = np.argsort(np.concatenate(parts[0]), kind="stable") if len(parts[0]) > 1 else None
+    entry_term, entry_doc, tf = (_merged(np, part, order) for part in parts)
     starts = np.searchsorted(entry_term, np.arange(len(terms) + 1)).tolist()
     return Counted(terms, lengths, doc_terms, entry_term, entry_doc, tf, starts)
+
+
+def _merged(np: Any, part: list[Any], order: Any) -> Any:
+    """The runs' arrays of one kind as one array in ``order`` (``None``: the one run's)."""
+    if order is None:
+        return part.pop()
+    merged = np.concatenate(part)
+    part.clear()
+    return merged[order]
+
+
+class _Run:
+    """The words of a run of documents, not yet counted: each field's words and weight."""
+
+    def __init__(self) -> None:
+        self.tokens: list[str] = []
+        self.sizes: list[int] = []
+        self.weights: list[float] = []
+        self.docs: list[int] = []  # each field's document, counted from the run's first
+
+    def add(self, found: list[str], weight: float, doc: int) -> None:
+        self.tokens += found
+        self.sizes.append(len(found))
+        self.weights.append(weight)
+        self.docs.append(doc)
+
+    def clear(self) -> None:
+        self.tokens.clear()
+        self.sizes.clear()
+        self.weights.clear()
+        self.docs.clear()
+
+
+class _Vocabulary:
+    """Word and term ids shared by a batch's runs, each word expanded into its terms once."""
+
+    def __init__(self, np: Any) -> None:
+        self.np = np
+        self.word_id: dict[str, int] = {}  # first-seen order: the same ids in every process
+        self.term_id: dict[str, int] = {}
+        self.terms: list[str] = []  # term id to term
+        self.pointer = np.zeros(1, dtype=np.int32)  # word id to its first expanded entry
+        self.expanded = np.zeros(0, dtype=np.int64)  # the term ids of every word, in order
+
+    def ids(self, tokens: list[str]) -> Any:
+        """The tokens' word ids, new words filed and expanded."""
+        np = self.np
+        word_id, term_id, terms = self.word_id, self.term_id, self.terms
+        cache = expansions()
+        pointers: list[int] = []
+        expanded: list[int] = []
+        base = len(self.expanded)
+        for word in dict.fromkeys(tokens):
+            if word in word_id:
+                continue
+            word_id[word] = len(word_id)
+            found_terms = cache.get(word)
+            if found_terms is None:
+                found_terms = expand(word)
+            for term in found_terms:
+                known = term_id.get(term)
+                if known is None:
+                    known = term_id[term] = len(terms)
+                    terms.append(term)
+                expanded.append(known)
+            pointers.append(base + len(expanded))
+        if pointers:
+            self.pointer = np.concatenate((self.pointer, np.asarray(pointers, dtype=np.int32)))
+            self.expanded = np.concatenate((self.expanded, np.asarray(expanded, dtype=np.int64)))
+        return np.fromiter(map(word_id.__getitem__, tokens), np.int32, len(tokens))
+
+    def count(self, run: _Run, count: int) -> tuple[Any, Any, Any]:
+        """A run's (term, document, weighted frequency) entries, sorted by term then document.
+
+        Args:
+            run: The run's words (documents numbered from its first).
+            count: How many documents the run holds.
+
+        Returns:
+            Term ids (int64), documents (int64, from the run's first) and frequencies.
+        """
+        np = self.np
+        # int32 per token and entry, every intermediate dropped once used
+        token_word = self.ids(run.tokens)
+        weight_values = sorted(set(run.weights))  # a handful: sorted with the keys as a code
+        code_of = {weight: code for code, weight in enumerate(weight_values)}
+        bits = max(1, (len(weight_values) - 1).bit_length())
+        sizes = run.sizes
+        token_code = np.repeat(np.asarray([code_of[w] for w in run.weights], dtype=np.int8), sizes)
+        token_doc = np.repeat(np.asarray(run.docs, dtype=np.int32), sizes)
+        pointer = self.pointer
+        per_token = (pointer[1:] - pointer[:-1])[token_word]
+        source = np.repeat(np.arange(len(token_word), dtype=np.int32), per_token)
+        offset = np.arange(len(source), dtype=np.int32) - np.repeat(
+            np.cumsum(per_token, dtype=np.int32) - per_token, per_token
+        )
+        del per_token
+        index = pointer[:-1][token_word][source]
+        del token_word
+        index += offset
+        del offset
+        entry_terms = self.expanded[index]
+        del index
+        # one sort of (term, document, field weight) keys groups the entries by term then document
+        width = max(count, 1)
+        entry_terms *= width
+        entry_terms += token_doc[source]
+        del token_doc
+        entry_terms <<= bits
+        entry_terms |= token_code[source]
+        del token_code, source
+        entry_terms.sort()
+        keys = entry_terms
+        weight = np.asarray(weight_values or [1.0], dtype=np.float64)[keys & ((1 << bits) - 1)]
+        keys >>= bits
+        changed = np.concatenate(([True], keys[1:] != keys[:-1]))
+        first = np.flatnonzero(changed) if len(keys) else keys
+        tf = np.add.reduceat(weight, first) if len(keys) else np.zeros(0)
+        unique = keys[first]
+        return unique // width, unique % width, tf
 
 
 def doc_terms_of(

@@ -12,16 +12,18 @@ Any folder of the same shape loads (a BERT ``config.json`` with absolute positio
 ``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only Transformer, mean
 Pooling and Normalize); another is refused with a message naming sentence-transformers.
 
-Three things make it faster than the torch path on a CPU: the dense layers run over the
+Four things make it faster than the torch path on a CPU: the dense layers run over the
 batch's real tokens only (no padding; attention alone is padded, within length-sorted
 batches); a batch's chunks run on :attr:`MiniLMEmbedder.threads` threads of its own pool
-(numpy frees the GIL in its kernels); and BLAS runs each product on the thread that asks
-(:mod:`agentkernel.retrieval._blas`), so a query wakes no BLAS thread and a batch does not
-run two thread pools on the same cores.
+(numpy frees the GIL in its kernels); a single pass (a query) runs each layer's two halves on
+two threads instead (:mod:`agentkernel.retrieval._split`: each core reads half the weights,
+which is what a query waits for); and BLAS runs each product on the thread that asks
+(:mod:`agentkernel.retrieval._blas`), so no BLAS thread pool runs beside the embedder's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from agentkernel.retrieval import _split
 from agentkernel.retrieval._blas import one_blas_thread
 from agentkernel.retrieval._modelfolder import check_folder, fingerprint, model_name, read_config
 from agentkernel.retrieval.embedding import EmbedderError
@@ -54,16 +57,24 @@ _INV_SQRT2 = _F32(1.0 / math.sqrt(2.0))
 
 
 @dataclass(frozen=True)
-class _Layer:
-    qkv_w: np.ndarray  # (hidden, 3 hidden): x @ qkv_w
+class _Half:
+    """Half a layer's heads and feed-forward columns, with the rows of the products they feed."""
+
+    heads: int
+    qkv_w: np.ndarray  # (hidden, 3 * heads * head): x @ qkv_w gives this half's q, k, v
     qkv_b: np.ndarray
-    out_w: np.ndarray
+    out_w: np.ndarray  # (heads * head, hidden): this half's share of the output projection
+    up_w: np.ndarray  # (hidden, intermediate / 2)
+    up_b: np.ndarray
+    down_w: np.ndarray  # (intermediate / 2, hidden)
+
+
+@dataclass(frozen=True)
+class _Layer:
+    halves: tuple[_Half, ...]  # one, or two (see _split)
     out_b: np.ndarray
     ln1_g: np.ndarray
     ln1_b: np.ndarray
-    up_w: np.ndarray
-    up_b: np.ndarray
-    down_w: np.ndarray
     down_b: np.ndarray
     ln2_g: np.ndarray
     ln2_b: np.ndarray
@@ -89,7 +100,9 @@ class MiniLMEmbedder:
         Args:
             path: The model folder.
             threads: Threads a large batch is split over (this embedder's own pool; the
-                process's settings are left alone). 1 embeds on the calling thread only.
+                process's settings are left alone); above 1, a single pass (a query) also
+                runs each layer's two halves at once, one on a helper thread. 1 embeds on
+                the calling thread only.
 
         Raises:
             EmbedderError: The folder is not a BERT mean-pooling model, could run code, or
@@ -175,24 +188,27 @@ class MiniLMEmbedder:
         for i in range(int(config["num_hidden_layers"])):
             p = f"encoder.layer.{i}."
             qkv = [get(f"{p}attention.self.{n}.weight") for n in ("query", "key", "value")]
+            biases = [get(f"{p}attention.self.{n}.bias") for n in ("query", "key", "value")]
             layers.append(
                 _Layer(
-                    qkv_w=np.ascontiguousarray(np.concatenate(qkv).T),
-                    qkv_b=np.concatenate(
-                        [get(f"{p}attention.self.{n}.bias") for n in ("query", "key", "value")]
+                    halves=_halves(
+                        self._heads,
+                        qkv,
+                        biases,
+                        get(f"{p}attention.output.dense.weight").T,
+                        get(f"{p}intermediate.dense.weight").T,
+                        get(f"{p}intermediate.dense.bias"),
+                        get(f"{p}output.dense.weight").T,
                     ),
-                    out_w=np.ascontiguousarray(get(f"{p}attention.output.dense.weight").T),
                     out_b=get(f"{p}attention.output.dense.bias"),
                     ln1_g=get(f"{p}attention.output.LayerNorm.weight"),
                     ln1_b=get(f"{p}attention.output.LayerNorm.bias"),
-                    up_w=np.ascontiguousarray(get(f"{p}intermediate.dense.weight").T),
-                    up_b=get(f"{p}intermediate.dense.bias"),
-                    down_w=np.ascontiguousarray(get(f"{p}output.dense.weight").T),
                     down_b=get(f"{p}output.dense.bias"),
                     ln2_g=get(f"{p}output.LayerNorm.weight"),
                     ln2_b=get(f"{p}output.LayerNorm.bias"),
                 )
             )
+        layers = _packed(layers)
         self._layers = tuple(layers)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -222,9 +238,11 @@ class MiniLMEmbedder:
             chunks = _chunks(order, [len(i) for i in ids])
             out = np.empty((len(ids), self.dimension), dtype=_F32)
             with one_blas_thread() as matmul:
+                # one pass (a query): each layer's halves on two threads (see _split)
+                split = self.threads > 1 and len(chunks) == 1
 
                 def run(chunk: list[int]) -> None:
-                    out[chunk] = self._forward([ids[i] for i in chunk], matmul)
+                    out[chunk] = self._forward([ids[i] for i in chunk], matmul, split)
 
                 if self.threads > 1 and len(chunks) > 1:
                     with ThreadPoolExecutor(self.threads, thread_name_prefix="minilm") as pool:
@@ -248,7 +266,10 @@ class MiniLMEmbedder:
             encodings = self._tokenizer.encode_batch(prepared)
         return [np.asarray(encoding.ids, dtype=np.intp) for encoding in encodings]
 
-    def _forward(self, ids: list[np.ndarray], matmul: Callable[..., np.ndarray]) -> np.ndarray:
+    def _forward(
+        self, ids: list[np.ndarray], matmul: Callable[..., np.ndarray], split: bool = False
+    ) -> np.ndarray:
+        """Unit vectors of tokenised texts; ``split``: each layer's halves on two threads."""
         lengths = np.asarray([len(i) for i in ids], dtype=np.intp)
         count, longest = len(ids), int(lengths.max())
         flat = np.concatenate(ids)
@@ -256,45 +277,158 @@ class MiniLMEmbedder:
         x = self._words[flat] + self._positions[positions]
         x += self._type0
         x = _layer_norm(x, self._ln_g, self._ln_b, self._eps)
-        # one text (a query) has no padding: no gather, mask or scatter back
-        padding = count > 1 and int(lengths.min()) < longest
-        valid = np.arange(longest)[None, :] < lengths[:, None]
-        gather = np.zeros((count, longest), dtype=np.intp)
-        gather[valid] = np.arange(len(flat))
-        bias = np.where(valid, _F32(0), _MASKED).astype(_F32)[:, None, None, :]
-        hidden = x.shape[1]
-        head = hidden // self._heads
-        scale = _F32(1.0 / math.sqrt(head))
+        shape = _Shape(count, longest, lengths, self.dimension // self._heads, matmul)
+        eps = self._eps
         for layer in self._layers:
-            qkv = matmul(x, layer.qkv_w)
-            qkv += layer.qkv_b
-            padded = qkv[gather] if padding else qkv
-            q, k, v = padded.reshape(count, longest, 3, self._heads, head).transpose(2, 0, 3, 1, 4)
-            scores = q @ k.transpose(0, 1, 3, 2)
-            scores *= scale
-            if padding:
-                scores += bias
-            scores -= scores.max(axis=-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(count, longest, hidden)
-            context = context[valid] if padding else context.reshape(count * longest, hidden)
-            attended = matmul(context, layer.out_w)
+            attended = _sum(layer.halves, shape.attend, x, split)
             attended += layer.out_b
             attended += x
-            x = _layer_norm(attended, layer.ln1_g, layer.ln1_b, self._eps)
-            up = matmul(x, layer.up_w)
-            up += layer.up_b
-            _gelu(up)
-            down = matmul(up, layer.down_w)
+            x = _layer_norm(attended, layer.ln1_g, layer.ln1_b, eps)
+            down = _sum(layer.halves, shape.feed, x, split)
             down += layer.down_b
             down += x
-            x = _layer_norm(down, layer.ln2_g, layer.ln2_b, self._eps)
+            x = _layer_norm(down, layer.ln2_g, layer.ln2_b, eps)
         starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
         pooled = np.add.reduceat(x, starts, axis=0) / lengths[:, None].astype(_F32)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: np.ndarray = pooled / np.maximum(norms, _F32(1e-12))
         return result
+
+
+class _Shape:
+    """One forward pass's batch shape, and a layer's halves computed over it."""
+
+    def __init__(
+        self,
+        count: int,
+        longest: int,
+        lengths: np.ndarray,
+        head: int,
+        matmul: Callable[..., np.ndarray],
+    ) -> None:
+        self.count, self.longest, self.head, self.matmul = count, longest, head, matmul
+        self.scale = _F32(1.0 / math.sqrt(head))
+        # one text (a query), or texts of one length, have no padding: no gather, no mask
+        self.padding = count > 1 and int(lengths.min()) < longest
+        if self.padding:
+            self.valid = np.arange(longest)[None, :] < lengths[:, None]
+            self.gather = np.zeros((count, longest), dtype=np.intp)
+            self.gather[self.valid] = np.arange(int(lengths.sum()))
+            self.bias = np.where(self.valid, _F32(0), _MASKED).astype(_F32)[:, None, None, :]
+
+    def attend(self, half: _Half, x: np.ndarray) -> np.ndarray:
+        """This half's heads' attention, through its share of the output projection."""
+        count, longest, head = self.count, self.longest, self.head
+        qkv = self.matmul(x, half.qkv_w)
+        qkv += half.qkv_b
+        padded = qkv[self.gather] if self.padding else qkv
+        q, k, v = padded.reshape(count, longest, 3, half.heads, head).transpose(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(0, 1, 3, 2)
+        scores *= self.scale
+        if self.padding:
+            scores += self.bias
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        width = half.heads * head
+        context = (scores @ v).transpose(0, 2, 1, 3).reshape(count, longest, width)
+        flat = context[self.valid] if self.padding else context.reshape(count * longest, width)
+        return self.matmul(flat, half.out_w)
+
+    def feed(self, half: _Half, x: np.ndarray) -> np.ndarray:
+        """This half's feed-forward columns, through its share of the down projection."""
+        up = self.matmul(x, half.up_w)
+        up += half.up_b
+        _gelu(up)
+        return self.matmul(up, half.down_w)
+
+
+def _sum(
+    halves: tuple[_Half, ...],
+    step: Callable[[_Half, np.ndarray], np.ndarray],
+    x: np.ndarray,
+    split: bool,
+) -> np.ndarray:
+    """The sum of ``step`` over the halves: the second on the helper thread when ``split``."""
+    if split and len(halves) == 2:
+        first, second = _split.both(lambda: step(halves[0], x), lambda: step(halves[1], x))
+    else:
+        first = step(halves[0], x)
+        if len(halves) == 1:
+            return first
+        second = step(halves[1], x)
+    first += second
+    return first
+
+
+def _halves(
+    heads: int,
+    qkv: list[np.ndarray],
+    biases: list[np.ndarray],
+    out_w: np.ndarray,
+    up_w: np.ndarray,
+    up_b: np.ndarray,
+    down_w: np.ndarray,
+) -> tuple[_Half, ...]:
+    """A layer's weights cut in two halves that need no exchange until their sums.
+
+    One half when the layer has a single head. Products are ``x @ w``: weights are (inputs,
+    outputs).
+    """
+    head = out_w.shape[0] // heads
+    cut = heads // 2
+    spans = [(0, cut), (cut, heads)] if cut else [(0, heads)]
+    inner = up_w.shape[1]
+    columns = [(0, inner // 2), (inner // 2, inner)] if cut else [(0, inner)]
+    halves = []
+    for (first, last), (start, end) in zip(spans, columns, strict=True):
+        rows = slice(first * head, last * head)
+        halves.append(
+            _Half(
+                heads=last - first,
+                qkv_w=np.concatenate([w[rows] for w in qkv]).T,
+                qkv_b=np.concatenate([b[rows] for b in biases]),
+                out_w=out_w[rows],
+                up_w=up_w[:, start:end],
+                up_b=np.ascontiguousarray(up_b[start:end]),
+                down_w=down_w[start:end],
+            )
+        )
+    return tuple(halves)
+
+
+def _packed(layers: list[_Layer]) -> list[_Layer]:
+    """The layers with every product's weights copied, C-contiguous, into one buffer.
+
+    Layer by layer, and large enough (42 MB for all-MiniLM-L6-v2) for numpy to advise
+    transparent huge pages: fewer TLB misses while a query streams the weights.
+    """
+    names = ("qkv_w", "out_w", "up_w", "down_w")
+    total = sum(getattr(half, n).size for layer in layers for half in layer.halves for n in names)
+    buffer = np.empty(total, dtype=_F32)
+    offset = 0
+
+    def copy(weight: np.ndarray) -> np.ndarray:
+        nonlocal offset
+        view = buffer[offset : offset + weight.size].reshape(weight.shape)
+        view[...] = weight
+        offset += weight.size
+        return view
+
+    packed = []
+    for layer in layers:
+        halves = tuple(
+            dataclasses.replace(
+                half,
+                qkv_w=copy(half.qkv_w),
+                out_w=copy(half.out_w),
+                up_w=copy(half.up_w),
+                down_w=copy(half.down_w),
+            )
+            for half in layer.halves
+        )
+        packed.append(dataclasses.replace(layer, halves=halves))
+    return packed
 
 
 def _chunks(order: list[int], lengths: list[int]) -> list[list[int]]:
