@@ -37,6 +37,17 @@ INDEX_RANKING = "lexical (Lance's BM25 over the index's analysed terms, one fiel
 
 _SCAN_BATCH = 8192
 
+INDEXING_RETRY_SECONDS = 5.0
+"""How soon a refresh that found a newer version not fully indexed yet tries again."""
+
+INDEXING_GRACE_SECONDS = 120.0
+"""How long a pod waits for a newer version's indexes before serving it anyway.
+
+An indexer folds its rows into the indexes seconds after committing them; one killed in
+between, or a write through a manager (which does not fold), leaves the newest version
+partly indexed until the next indexer run, still correct, only slower to search.
+"""
+
 
 class IndexUnavailable(KnowledgeError):
     """The bundle index cannot be opened (missing, unreadable, wrong options)."""
@@ -69,7 +80,7 @@ class LanceView(ViewState):
         self.vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
         self._lag: list[str] = []
-        _lance.tune_process()  # before Lance (and pyarrow) are imported
+        self._waiting_since: float | None = None  # a newer version is not fully indexed
         try:
             # the source keeps an object-store index's files in the node cache
             self.source: Any = index_source(uri, self.options)
@@ -151,7 +162,7 @@ class LanceView(ViewState):
         hybrid = self._hybrid_vectors()
         commit(self._writer, [rows.concept_row(concept, vector if hybrid else None)], [])
         # serve the version holding the row: search runs over the dataset, not this process
-        self.refresh(raise_errors=True, check_bundle=False)
+        self.refresh(raise_errors=True, check_bundle=False, any_version=True)
         with self.context.lock:
             self.view.put_concept(concept)
             if (held := self._hybrid_vectors()) is not None:
@@ -181,12 +192,21 @@ class LanceView(ViewState):
             "search": search,
         }
 
-    def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+    def refresh(
+        self, *, raise_errors: bool, check_bundle: bool, any_version: bool = False
+    ) -> RefreshStats | None:
         """Open the index's latest version if it moved (one small request when it has not).
+
+        A newer version whose indexes do not cover all its rows yet (the indexer folds
+        them in after committing) is not served: the current one stays, and
+        :attr:`retry_after` asks the manager to try again in
+        :data:`INDEXING_RETRY_SECONDS`, up to :data:`INDEXING_GRACE_SECONDS`.
 
         Args:
             raise_errors: Raise a failure instead of noting it.
             check_bundle: Also list the bundle and say how far the index is behind it.
+            any_version: Serve the newest version even when it is not fully indexed (a
+                write serves the version holding its row).
 
         Returns:
             What the refresh did, or ``None`` when it failed quietly.
@@ -196,8 +216,11 @@ class LanceView(ViewState):
 
         started = time.perf_counter()
         current = self.view
+        self.retry_after = None
         try:
             newer = self.source.newer(current.dataset)  # one listing of the versions
+            if newer is not None and not any_version and not self._indexed(newer, current):
+                newer = None  # keep serving the current version; try again soon
             fresh = current if newer is None else IndexView(newer)
             lag = self._index_lag(fresh) if check_bundle else self._lag
             lexical = self._check_vectors(fresh, raise_errors=False)
@@ -213,6 +236,7 @@ class LanceView(ViewState):
             self._lag = lag
             self.refresh_error = None
         if fresh is not current:
+            self._waiting_since = None
             del current, newer, fresh  # the previous version goes with its last reference
             _lance.release_memory()
         return RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
@@ -237,6 +261,33 @@ class LanceView(ViewState):
         )
 
     # -- internals ------------------------------------------------------------------------
+
+    def _indexed(self, newer: Any, current: IndexView) -> bool:
+        """Whether to serve ``newer``: fully indexed, or waited for long enough."""
+        from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed, index_names
+
+        if fully_indexed(newer, index_names(current.dataset)):
+            return True
+        now = self.context.clock()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        if now - self._waiting_since >= INDEXING_GRACE_SECONDS:
+            logger.warning(
+                "OKF bundle index %s: version %d is still not fully indexed after %.0f s; "
+                "serving it (searches over its unindexed rows are slower)",
+                self.location,
+                newer.version,
+                now - self._waiting_since,
+            )
+            return True
+        logger.info(
+            "OKF bundle index %s: version %d is not fully indexed yet; serving version %d",
+            self.location,
+            newer.version,
+            current.version,
+        )
+        self.retry_after = INDEXING_RETRY_SECONDS
+        return False
 
     def _take_notes(self, view: IndexView) -> None:
         self.notes = list(view.meta.get("diagnostics") or [])

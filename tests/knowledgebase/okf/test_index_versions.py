@@ -1,0 +1,114 @@
+"""A pod serves only fully indexed versions (issue 24): a refresh waits for the indexes.
+
+Real: a bundle on disk, the indexer writing a Lance dataset in a tmp folder; the run that
+commits rows without folding them into the indexes is the indexer with its fold held back,
+then folded by Lance's own ``optimize()``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support import require_extra
+
+require_extra("lancedb", "lancedb")
+
+from agentkernel.knowledgebase import OKFManager  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex import indexer  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex._lance import open_dataset  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed  # noqa: E402
+from agentkernel.knowledgebase.okf.lanceview import (  # noqa: E402
+    INDEXING_GRACE_SECONDS,
+    INDEXING_RETRY_SECONDS,
+)
+from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
+from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept, write_bundle  # noqa: E402
+
+QUERIES = ("orders", "fresh orders note", "customer", "note")
+
+
+def ids(kb: OKFManager, query: str) -> list[str]:
+    return [row["metadata"]["id"] for row in kb.search(query, 10)]
+
+
+def unfolded_run(store: LocalDocumentStore, index: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Run the indexer without its fold into the indexes; return the version it committed."""
+    with monkeypatch.context() as patch:
+        patch.setattr(indexer, "_refresh_indexes", lambda table: None)
+        stats = indexer.index_bundle(store, index)
+    assert stats.committed
+    assert not fully_indexed(open_dataset(index, {}))  # the new fragment is not indexed
+    return stats.version
+
+
+def fold(index: str) -> int:
+    table = indexer.open_table(index, {})
+    table.optimize()
+    assert fully_indexed(open_dataset(index, {}))
+    return int(table.version)
+
+
+def test_a_refresh_waits_for_the_new_version_to_be_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock, index = Clock(), str(tmp_path / "kb.lance")
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    store = LocalDocumentStore(root, writable=False)
+    indexer.index_bundle(store, index)
+    kb = OKFManager(store, index=index, refresh_seconds=300, clock=clock)
+    served = kb.schema()["index"]["version"]
+    before = {q: ids(kb, q) for q in QUERIES}
+    (root / "notes").mkdir()
+    (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
+    unindexed = unfolded_run(store, index, monkeypatch)
+    assert unindexed > served
+
+    clock.advance(301)  # the refresh finds the new version, not indexed: it stays
+    assert {q: ids(kb, q) for q in QUERIES} == before
+    assert kb.schema()["index"]["version"] == served
+    kb.reload()  # an explicit reload waits too
+    assert kb.schema()["index"]["version"] == served
+    # a first open takes the newest fully indexed version, and serves the same
+    fresh = OKFManager(store, index=index, refresh_seconds=None)
+    assert fresh.schema()["index"]["version"] == served
+    assert {q: ids(fresh, q) for q in QUERIES} == before
+
+    clock.advance(INDEXING_RETRY_SECONDS)  # tried again soon, not 300 s later
+    assert ids(kb, "orders") == before["orders"]
+    assert kb.schema()["index"]["version"] == served
+    folded = fold(index)
+    clock.advance(INDEXING_RETRY_SECONDS)
+    moved = {q: ids(kb, q) for q in QUERIES}
+    assert kb.schema()["index"]["version"] == folded
+    assert moved["fresh orders note"][0] == "notes/fresh"
+    # the same results as a pod that opened the indexed version first
+    assert moved == {q: ids(OKFManager(store, index=index), q) for q in QUERIES}
+    clock.advance(INDEXING_RETRY_SECONDS)  # back to the interval: nothing is waiting
+    kb.search("orders", 3)
+    assert kb.last_refresh is not None
+    seen = kb.last_refresh
+    clock.advance(INDEXING_RETRY_SECONDS)
+    kb.search("orders", 3)
+    assert kb.last_refresh is seen
+
+
+def test_a_version_never_indexed_is_served_after_the_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock, index = Clock(), str(tmp_path / "kb.lance")
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    store = LocalDocumentStore(root, writable=False)
+    indexer.index_bundle(store, index)
+    kb = OKFManager(store, index=index, refresh_seconds=60, clock=clock)
+    served = kb.schema()["index"]["version"]
+    (root / "notes").mkdir()
+    (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
+    unindexed = unfolded_run(store, index, monkeypatch)  # e.g. its indexer was killed
+    clock.advance(61)
+    kb.search("orders", 3)
+    assert kb.schema()["index"]["version"] == served
+    clock.advance(INDEXING_GRACE_SECONDS)
+    assert ids(kb, "fresh orders note")[0] == "notes/fresh"  # slower, still correct
+    assert kb.schema()["index"]["version"] == unindexed
