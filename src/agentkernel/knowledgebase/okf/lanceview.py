@@ -162,7 +162,7 @@ class LanceView(ViewState):
         hybrid = self._hybrid_vectors()
         commit(self._writer, [rows.concept_row(concept, vector if hybrid else None)], [])
         # serve the version holding the row: search runs over the dataset, not this process
-        self.refresh(raise_errors=True, check_bundle=False, any_version=True)
+        self.refresh(raise_errors=True, check_bundle=False)
         with self.context.lock:
             self.view.put_concept(concept)
             if (held := self._hybrid_vectors()) is not None:
@@ -192,21 +192,18 @@ class LanceView(ViewState):
             "search": search,
         }
 
-    def refresh(
-        self, *, raise_errors: bool, check_bundle: bool, any_version: bool = False
-    ) -> RefreshStats | None:
+    def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
         """Open the index's latest version if it moved (one small request when it has not).
 
-        A newer version whose indexes do not cover all its rows yet (the indexer folds
-        them in after committing) is not served: the current one stays, and
-        :attr:`retry_after` asks the manager to try again in
-        :data:`INDEXING_RETRY_SECONDS`, up to :data:`INDEXING_GRACE_SECONDS`.
+        The periodic refresh (``raise_errors=False``) does not serve a newer version whose
+        indexes do not cover all its rows yet (the indexer folds them in after committing):
+        the current one stays, and :attr:`retry_after` asks the manager to try again in
+        :data:`INDEXING_RETRY_SECONDS`, up to :data:`INDEXING_GRACE_SECONDS`. An explicit
+        reload and a write (``raise_errors=True``) serve the newest version.
 
         Args:
-            raise_errors: Raise a failure instead of noting it.
+            raise_errors: Raise a failure instead of noting it (a reload, or a write).
             check_bundle: Also list the bundle and say how far the index is behind it.
-            any_version: Serve the newest version even when it is not fully indexed (a
-                write serves the version holding its row).
 
         Returns:
             What the refresh did, or ``None`` when it failed quietly.
@@ -219,7 +216,7 @@ class LanceView(ViewState):
         self.retry_after = None
         try:
             newer = self.source.newer(current.dataset)  # one listing of the versions
-            if newer is not None and not any_version and not self._indexed(newer, current):
+            if newer is not None and not raise_errors and not self._indexed(newer, current):
                 newer = None  # keep serving the current version; try again soon
             fresh = current if newer is None else IndexView(newer)
             lag = self._index_lag(fresh) if check_bundle else self._lag

@@ -137,8 +137,7 @@ class DirectSource:
         """
         newest = _lance.open_dataset(self._uri, self._options)
         older = (
-            (lambda v=v: newest.checkout_version(v))
-            for v in range(int(newest.version) - 1, 0, -1)
+            (lambda v=v: newest.checkout_version(v)) for v in range(int(newest.version) - 1, 0, -1)
         )
         return first_version(newest, older)
 
