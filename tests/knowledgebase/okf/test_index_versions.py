@@ -1,6 +1,7 @@
 """A pod serves only fully indexed versions (issue 24): a refresh waits for the indexes.
 
-Real: a bundle on disk, the indexer writing a Lance dataset in a tmp folder; the run that
+Real: a bundle on disk, the indexer writing a Lance dataset in a tmp folder (and in a moto S3
+server, read through the node cache); the run that
 commits rows without folding them into the indexes is the indexer with its fold held back,
 then folded by Lance's own ``optimize()``.
 """
@@ -8,6 +9,7 @@ then folded by Lance's own ``optimize()``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +27,8 @@ from agentkernel.knowledgebase.okf.lanceview import (  # noqa: E402
 )
 from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept, write_bundle  # noqa: E402
+from tests.knowledgebase.okf.test_bundleindex_processes import note  # noqa: E402
+from tests.knowledgebase.okf.test_index_nodecache import indexed, open_pod  # noqa: E402, F401
 
 QUERIES = ("orders", "fresh orders note", "customer", "note")
 
@@ -126,3 +130,32 @@ def test_an_explicit_reload_serves_the_newest_version(
     kb.reload()  # asked for: the newest, indexed or not
     assert kb.schema()["index"]["version"] == unindexed
     assert ids(kb, "fresh orders note")[0] == "notes/fresh"
+
+
+def test_pods_on_a_node_cache_wait_for_the_indexes_too(
+    indexed: dict[str, Any],  # noqa: F811  (the fixture)
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    clock, root = Clock(), indexed["root"]
+    kb = open_pod(indexed, clock)
+    served = kb.schema()["index"]["version"]
+    before = ids(kb, "changed")
+    for i in range(0, 300, 100):
+        (root / f"notes/n{i:05d}.md").write_text(note(i, "changed"))
+    store = LocalDocumentStore(root, writable=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(indexer, "_refresh_indexes", lambda table: None)
+        stats = indexer.index_bundle(store, indexed["uri"], storage_options=indexed["direct"])
+    assert stats.committed
+    clock.advance(61)
+    assert ids(kb, "changed") == before
+    assert kb.schema()["index"]["version"] == served
+    # a pod starting on another node takes the newest fully indexed version
+    other = open_pod(indexed, node_cache=str(tmp_path / "other-node"))
+    assert other.schema()["index"]["version"] == served
+    table = indexer.open_table(indexed["uri"], indexed["direct"])
+    table.optimize()
+    clock.advance(INDEXING_RETRY_SECONDS)
+    assert ids(kb, "changed")[0] == "notes/n00000"
+    assert kb.schema()["index"]["version"] == int(table.version)
