@@ -47,6 +47,25 @@ def unfolded_run(store: LocalDocumentStore, index: str, monkeypatch: pytest.Monk
     return stats.version
 
 
+def pod_before_an_unfolded_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clock: Clock, refresh: float | None
+) -> tuple[OKFManager, LocalDocumentStore, str, dict[str, list[str]], int]:
+    """A pod serving an indexed small bundle, then a run that leaves its rows unfolded.
+
+    Returns:
+        The pod, the store, the index, the pod's answers before the run, the run's version.
+    """
+    index = str(tmp_path / "kb.lance")
+    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
+    store = LocalDocumentStore(root, writable=False)
+    indexer.index_bundle(store, index)
+    kb = OKFManager(store, index=index, refresh_seconds=refresh, clock=clock)
+    before = {q: ids(kb, q) for q in QUERIES}
+    (root / "notes").mkdir()
+    (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
+    return kb, store, index, before, unfolded_run(store, index, monkeypatch)
+
+
 def fold(index: str) -> int:
     table = indexer.open_table(index, {})
     table.optimize()
@@ -57,16 +76,11 @@ def fold(index: str) -> int:
 def test_a_refresh_waits_for_the_new_version_to_be_indexed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clock, index = Clock(), str(tmp_path / "kb.lance")
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    indexer.index_bundle(store, index)
-    kb = OKFManager(store, index=index, refresh_seconds=300, clock=clock)
+    clock = Clock()
+    kb, store, index, before, unindexed = pod_before_an_unfolded_run(
+        tmp_path, monkeypatch, clock, 300
+    )
     served = kb.schema()["index"]["version"]
-    before = {q: ids(kb, q) for q in QUERIES}
-    (root / "notes").mkdir()
-    (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
-    unindexed = unfolded_run(store, index, monkeypatch)
     assert unindexed > served
 
     clock.advance(301)  # the refresh finds the new version, not indexed: it stays
@@ -99,17 +113,11 @@ def test_a_refresh_waits_for_the_new_version_to_be_indexed(
 def test_a_version_never_indexed_is_served_after_the_grace(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clock, index = Clock(), str(tmp_path / "kb.lance")
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    indexer.index_bundle(store, index)
-    kb = OKFManager(store, index=index, refresh_seconds=60, clock=clock)
+    clock = Clock()
+    kb, _, _, before, unindexed = pod_before_an_unfolded_run(tmp_path, monkeypatch, clock, 60)
     served = kb.schema()["index"]["version"]
-    (root / "notes").mkdir()
-    (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
-    unindexed = unfolded_run(store, index, monkeypatch)  # e.g. its indexer was killed
-    clock.advance(61)
-    kb.search("orders", 3)
+    clock.advance(61)  # e.g. its indexer was killed before the fold
+    assert ids(kb, "orders") == before["orders"]
     assert kb.schema()["index"]["version"] == served
     clock.advance(INDEXING_GRACE_SECONDS)
     assert ids(kb, "fresh orders note")[0] == "notes/fresh"  # slower, still correct
@@ -119,17 +127,20 @@ def test_a_version_never_indexed_is_served_after_the_grace(
 def test_an_explicit_reload_serves_the_newest_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    index = str(tmp_path / "kb.lance")
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=False)
-    indexer.index_bundle(store, index)
-    kb = OKFManager(store, index=index, refresh_seconds=None)
-    (root / "notes").mkdir()
-    (root / "notes/fresh.md").write_text(concept("Note", "Fresh orders note"))
-    unindexed = unfolded_run(store, index, monkeypatch)
+    kb, _, _, _, unindexed = pod_before_an_unfolded_run(tmp_path, monkeypatch, Clock(), None)
     kb.reload()  # asked for: the newest, indexed or not
     assert kb.schema()["index"]["version"] == unindexed
     assert ids(kb, "fresh orders note")[0] == "notes/fresh"
+
+
+def test_the_next_run_folds_what_a_killed_run_left_unfolded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, store, index, _, unindexed = pod_before_an_unfolded_run(tmp_path, monkeypatch, Clock(), None)
+    stats = indexer.index_bundle(store, index)  # nothing changed in the bundle
+    assert not stats.committed and stats.reads == 0
+    assert stats.version > unindexed
+    assert fully_indexed(open_dataset(index, {}))
 
 
 def test_pods_on_a_node_cache_wait_for_the_indexes_too(

@@ -174,6 +174,9 @@ def index_bundle(
         changed = _changes(result) or table is None or _meta_changed(table, upserts[-1])
         embedded = semantic.embedded if semantic is not None else 0
         if not changed:
+            if table is not None and not _fully_indexed(table):
+                _refresh_indexes(table)  # a run killed before its fold: pods wait for it
+                version = table.version
             return IndexStats(
                 result.listed,
                 result.reads,
@@ -479,6 +482,12 @@ def _create_indexes(table: Any) -> None:
 
 def _indexed_columns(table: Any) -> set[str]:
     return {column for index in table.list_indices() for column in index.columns}
+
+
+def _fully_indexed(table: Any) -> bool:
+    from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed
+
+    return fully_indexed(table.to_lance())
 
 
 def _refresh_indexes(table: Any) -> None:
