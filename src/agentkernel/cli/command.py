@@ -61,6 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # default embedder then spent 3-4x its CPU: bench/RESULTS.md, issue 26); the embedder
     # splits a large batch over its own threads instead. Takes effect before numpy loads.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # ... and the allocator settings of a serving pod, before pyarrow loads (the library
+    # leaves them to the program that imports it)
+    from agentkernel.cli._allocator import tune_process
+
+    tune_process()
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -2,7 +2,7 @@
 
 Real: a bundle on disk, the indexer writing a Lance dataset in a tmp folder, the manager
 serving it and refreshing to the next version; the allocator settings checked in a fresh
-interpreter (they apply only before pyarrow is imported).
+interpreter: the command applies them, a program importing the library keeps its own.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import subprocess
 import sys
 import weakref
 from pathlib import Path
+
+import pytest
 
 from tests.support import require_extra
 
@@ -46,33 +48,81 @@ def test_a_replaced_version_is_freed_without_the_cyclic_collector(tmp_path: Path
         gc.enable()
 
 
-def _settings(env: dict[str, str]) -> dict[str, str | None]:
-    script = (
-        "import json, os\n"
-        "from agentkernel.knowledgebase.okf.bundleindex import _lance\n"
-        "_lance.tune_process()\n"
-        "import pyarrow\n"
-        "print(json.dumps([os.environ.get('ARROW_DEFAULT_MEMORY_POOL'),"
-        " pyarrow.default_memory_pool().backend_name]))\n"
-    )
+ARENAS = """
+import ctypes, threading
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+barrier = threading.Barrier(8)
+def work():
+    barrier.wait()  # eight threads allocating at once: an arena each, up to the bound
+    for _ in range(100):
+        libc.malloc(4096)
+    barrier.wait()
+threads = [threading.Thread(target=work) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+libc.malloc_stats()  # one "Arena N:" line per arena, on stderr
+"""
+
+CLI = """
+from agentkernel.cli import main
+try:
+    main(["--version"])
+except SystemExit:
+    pass
+"""
+
+LIBRARY = """
+import sys
+from agentkernel.knowledgebase import OKFManager
+from agentkernel.storage.local import LocalDocumentStore
+kb = OKFManager(LocalDocumentStore(sys.argv[1], writable=False), index=sys.argv[2])
+assert kb.search("orders", 3)
+"""
+
+REPORT = """
+import json, os
+import pyarrow
+print(json.dumps([os.environ.get("ARROW_DEFAULT_MEMORY_POOL"),
+                  pyarrow.default_memory_pool().backend_name]))
+"""
+
+
+def _settings(entry: str, env: dict[str, str], *args: str) -> dict[str, str | int | None]:
+    """What a fresh interpreter ends with after ``entry``: the pool, and glibc's arenas."""
     clean = {
         k: v
         for k, v in os.environ.items()
         if k not in ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_ARENA_MAX")
     }
     done = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", entry + REPORT + ARENAS, *args],
         env={**clean, **env, "PYTHONPATH": str(SRC)},
         capture_output=True,
         text=True,
         check=True,
     )
     variable, backend = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"variable": variable, "backend": backend}
+    arenas = sum(1 for line in done.stderr.splitlines() if line.startswith("Arena "))
+    return {"variable": variable, "backend": backend, "arenas": arenas}
 
 
-def test_pod_allocator_settings_apply_only_where_the_environment_is_silent() -> None:
-    assert _settings({}) == {"variable": "system", "backend": "system"}
-    chosen = _settings({"ARROW_DEFAULT_MEMORY_POOL": "mimalloc"})
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
+def test_the_command_applies_the_pod_allocator_settings_where_the_environment_is_silent() -> None:
+    assert _settings(CLI, {}) == {"variable": "system", "backend": "system", "arenas": 2}
+    chosen = _settings(CLI, {"ARROW_DEFAULT_MEMORY_POOL": "mimalloc", "MALLOC_ARENA_MAX": "3"})
     assert chosen["variable"] == "mimalloc"  # the user's choice stands
     assert chosen["backend"] in ("mimalloc", "system", "jemalloc")  # as pyarrow was built
+    assert chosen["arenas"] == 3
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
+def test_the_library_leaves_the_process_allocator_settings_alone(tmp_path: Path) -> None:
+    index = str(tmp_path / "kb.lance")
+    store = LocalDocumentStore(root := write_bundle(tmp_path / "b", SMALL_BUNDLE), writable=False)
+    index_bundle(store, index)
+    served = _settings(LIBRARY, {}, str(root), index)  # a program opening a bundle index
+    assert served["variable"] is None
+    assert served["arenas"] > 2  # glibc's default bound: eight threads, their own arenas

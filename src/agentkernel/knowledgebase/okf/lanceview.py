@@ -37,6 +37,17 @@ INDEX_RANKING = "lexical (Lance's BM25 over the index's analysed terms, one fiel
 
 _SCAN_BATCH = 8192
 
+INDEXING_RETRY_SECONDS = 5.0
+"""How soon a refresh that found a newer version not fully indexed yet tries again."""
+
+INDEXING_GRACE_SECONDS = 120.0
+"""How long a pod waits for a newer version's indexes before serving it anyway.
+
+An indexer folds its rows into the indexes seconds after committing them; one killed in
+between, or a write through a manager (which does not fold), leaves the newest version
+partly indexed until the next indexer run, still correct, only slower to search.
+"""
+
 
 class IndexUnavailable(KnowledgeError):
     """The bundle index cannot be opened (missing, unreadable, wrong options)."""
@@ -69,7 +80,7 @@ class LanceView(ViewState):
         self.vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
         self._lag: list[str] = []
-        _lance.tune_process()  # before Lance (and pyarrow) are imported
+        self._waiting_since: float | None = None  # a newer version is not fully indexed
         try:
             # the source keeps an object-store index's files in the node cache
             self.source: Any = index_source(uri, self.options)
@@ -184,8 +195,14 @@ class LanceView(ViewState):
     def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
         """Open the index's latest version if it moved (one small request when it has not).
 
+        The periodic refresh (``raise_errors=False``) does not serve a newer version whose
+        indexes do not cover all its rows yet (the indexer folds them in after committing):
+        the current one stays, and :attr:`retry_after` asks the manager to try again in
+        :data:`INDEXING_RETRY_SECONDS`, up to :data:`INDEXING_GRACE_SECONDS`. An explicit
+        reload and a write (``raise_errors=True``) serve the newest version.
+
         Args:
-            raise_errors: Raise a failure instead of noting it.
+            raise_errors: Raise a failure instead of noting it (a reload, or a write).
             check_bundle: Also list the bundle and say how far the index is behind it.
 
         Returns:
@@ -196,8 +213,11 @@ class LanceView(ViewState):
 
         started = time.perf_counter()
         current = self.view
+        self.retry_after = None
         try:
             newer = self.source.newer(current.dataset)  # one listing of the versions
+            if newer is not None and not raise_errors and not self._indexed(newer, current):
+                newer = None  # keep serving the current version; try again soon
             fresh = current if newer is None else IndexView(newer)
             lag = self._index_lag(fresh) if check_bundle else self._lag
             lexical = self._check_vectors(fresh, raise_errors=False)
@@ -213,6 +233,7 @@ class LanceView(ViewState):
             self._lag = lag
             self.refresh_error = None
         if fresh is not current:
+            self._waiting_since = None
             del current, newer, fresh  # the previous version goes with its last reference
             _lance.release_memory()
         return RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
@@ -237,6 +258,33 @@ class LanceView(ViewState):
         )
 
     # -- internals ------------------------------------------------------------------------
+
+    def _indexed(self, newer: Any, current: IndexView) -> bool:
+        """Whether to serve ``newer``: fully indexed, or waited for long enough."""
+        from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed, index_names
+
+        if fully_indexed(newer, index_names(current.dataset)):
+            return True
+        now = self.context.clock()
+        if self._waiting_since is None:
+            self._waiting_since = now
+        if now - self._waiting_since >= INDEXING_GRACE_SECONDS:
+            logger.warning(
+                "OKF bundle index %s: version %d is still not fully indexed after %.0f s; "
+                "serving it (searches over its unindexed rows are slower)",
+                self.location,
+                newer.version,
+                now - self._waiting_since,
+            )
+            return True
+        logger.info(
+            "OKF bundle index %s: version %d is not fully indexed yet; serving version %d",
+            self.location,
+            newer.version,
+            current.version,
+        )
+        self.retry_after = INDEXING_RETRY_SECONDS
+        return False
 
     def _take_notes(self, view: IndexView) -> None:
         self.notes = list(view.meta.get("diagnostics") or [])

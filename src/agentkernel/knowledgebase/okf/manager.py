@@ -540,7 +540,9 @@ class OKFManager(DocumentKnowledgeBase):
             return stats
         finally:
             if self._refresh_seconds is not None:
-                self._next_refresh = self._clock() + self._refresh_seconds
+                # a view waiting for something (an index's new version) asks sooner
+                wait = min(self._refresh_seconds, self._view.retry_after or math.inf)
+                self._next_refresh = self._clock() + wait
             self._refresh_lock.release()
 
     def _fetch_one(self, target: navigation.Target) -> Record | None:

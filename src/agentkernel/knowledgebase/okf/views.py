@@ -93,6 +93,9 @@ class ViewContext:
 class BundleView(Protocol):
     """What ``OKFManager`` serves from: a walk of the store, or a bundle index."""
 
+    retry_after: float | None
+    """Seconds until the next refresh, when the view wants it sooner than the interval."""
+
     @property
     def contents(self) -> BundleContents:
         """The served tree: concepts, reserved files, skipped documents, directories."""
@@ -166,6 +169,8 @@ class ViewState:
         self.context = context
         self.notes: list[str] = []  # the walk's (or the index's) own diagnostics
         self.refresh_error: str | None = None
+        # seconds until the next refresh when sooner than the manager's interval
+        self.retry_after: float | None = None
 
     def note_failure(self, what: str, serving: str, exc: Exception) -> None:
         """Log a failed refresh and keep its message; the old state keeps serving.

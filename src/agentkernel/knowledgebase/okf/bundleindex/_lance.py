@@ -61,41 +61,6 @@ def local_session() -> Any:
         return _SESSION[0]
 
 
-POD_ENVIRONMENT = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"}
-"""The allocator settings a serving process takes unless its environment names them.
-
-pyarrow's default pool (jemalloc) keeps about 12 MB it has freed, and glibc gives each thread
-an arena of its own; with both set a 100,000-concept pod holds 15-30 MB less private memory
-(``bench/RESULTS.md``, issue 24). Set either variable to choose otherwise.
-"""
-
-_M_ARENA_MAX = -8  # glibc's mallopt parameter behind MALLOC_ARENA_MAX
-_TUNED: list[bool] = []
-
-
-def tune_process() -> None:
-    """Apply :data:`POD_ENVIRONMENT` to this process where its environment is silent.
-
-    Called before a reader first imports Lance: Arrow reads its variable when its default
-    pool is first used, so the pool is set only while ``pyarrow`` is not imported yet; glibc
-    reads ``MALLOC_ARENA_MAX`` at start, so the same bound is applied with ``mallopt``. Runs
-    once per process; does nothing off glibc.
-    """
-    import os
-    import sys
-
-    if _TUNED:
-        return
-    _TUNED.append(True)
-    pool = "ARROW_DEFAULT_MEMORY_POOL"
-    if pool not in os.environ and "pyarrow" not in sys.modules:
-        os.environ[pool] = POD_ENVIRONMENT[pool]
-    if "MALLOC_ARENA_MAX" not in os.environ:
-        libc = _glibc()
-        if libc is not None:
-            libc.mallopt(_M_ARENA_MAX, int(POD_ENVIRONMENT["MALLOC_ARENA_MAX"]))
-
-
 def release_memory() -> None:
     """Give the heap's free pages back to the system (glibc's ``malloc_trim``).
 
@@ -104,12 +69,12 @@ def release_memory() -> None:
     memory stays at its start-up level from switch to switch. A few milliseconds; nothing
     off glibc.
     """
-    libc = _glibc()
+    libc = glibc()
     if libc is not None:
         libc.malloc_trim(0)
 
 
-def _glibc() -> Any:
+def glibc() -> Any:
     """The C library through ``ctypes`` when it is glibc, else ``None`` (musl, macOS)."""
     import ctypes
     import os

@@ -174,6 +174,9 @@ def index_bundle(
         changed = _changes(result) or table is None or _meta_changed(table, upserts[-1])
         embedded = semantic.embedded if semantic is not None else 0
         if not changed:
+            if table is not None and not _fully_indexed(table):
+                _refresh_indexes(table)  # a run killed before its fold: pods wait for it
+                version = table.version
             return IndexStats(
                 result.listed,
                 result.reads,
@@ -481,12 +484,31 @@ def _indexed_columns(table: Any) -> set[str]:
     return {column for index in table.list_indices() for column in index.columns}
 
 
+_FOLD_ATTEMPTS = 3
+
+
+def _fully_indexed(table: Any) -> bool:
+    from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed
+
+    return fully_indexed(table.to_lance())
+
+
 def _refresh_indexes(table: Any) -> None:
-    """Fold the new rows into the indexes (rows not yet folded are still searched, slower)."""
-    try:
-        table.optimize()
-    except Exception as exc:  # an optimisation that fails leaves a correct, slower index
-        logger.warning("index optimisation failed (the index stays correct): %s", exc)
+    """Fold the new rows into the indexes (rows not yet folded are still searched, slower).
+
+    Pods serve only a version whose indexes cover every row, so a fold that lost a race
+    with another indexer's commit (or left rows out) is tried again on the newest version.
+    """
+    for attempt in range(1, _FOLD_ATTEMPTS + 1):
+        try:
+            table.optimize()
+            if _fully_indexed(table):
+                return
+        except Exception as exc:  # an optimisation that fails leaves a correct, slower index
+            if attempt == _FOLD_ATTEMPTS or not _is_conflict(exc):
+                logger.warning("index optimisation failed (the index stays correct): %s", exc)
+                return
+        table.checkout_latest()
 
 
 def _path_filter(paths: list[str]) -> str:

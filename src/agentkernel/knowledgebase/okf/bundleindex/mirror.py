@@ -87,14 +87,25 @@ class MirroredIndex:
         Raises:
             FileNotFoundError: The index has no version.
         """
-        best: tuple[int, str, int] | None = None
-        for name, size in self._list("_versions/"):
-            version = manifest_version(name)
-            if version is not None and (best is None or version > best[0]):
-                best = (version, name, size)
-        if best is None:
+        return max(self.versions())
+
+    def versions(self) -> list[tuple[int, str, int]]:
+        """Every version the object store holds: one listing of ``_versions/``.
+
+        Returns:
+            ``(version, manifest file name, its size in bytes)`` of each, in no order.
+
+        Raises:
+            FileNotFoundError: The index has no version.
+        """
+        found = [
+            (version, name, size)
+            for name, size in self._list("_versions/")
+            if (version := manifest_version(name)) is not None
+        ]
+        if not found:
             raise FileNotFoundError(f"No bundle index at {self.location}")
-        return best
+        return found
 
     def open(self, version: int, manifest: str, size: int = -1) -> Any:
         """Make one version complete on the node and open it from local disk.
