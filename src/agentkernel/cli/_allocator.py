@@ -27,7 +27,7 @@ def tune_process() -> None:
     while ``pyarrow`` is not imported yet; glibc reads ``MALLOC_ARENA_MAX`` at start, so the
     same bound is applied with ``mallopt``. Does nothing to the arenas off glibc.
     """
-    from agentkernel.knowledgebase.okf.bundleindex._lance import glibc
+    from agentkernel._libc import glibc
 
     pool = "ARROW_DEFAULT_MEMORY_POOL"
     if pool not in os.environ and "pyarrow" not in sys.modules:

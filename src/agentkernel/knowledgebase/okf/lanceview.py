@@ -68,6 +68,7 @@ class LanceView(ViewState):
             IndexUnavailable: The index cannot be opened.
             IndexModelError: The index holds another model's vectors.
         """
+        from agentkernel._libc import release_memory
         from agentkernel.knowledgebase.okf.bundleindex import _lance
         from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
         from agentkernel.knowledgebase.okf.bundleindex.source import index_source
@@ -92,7 +93,7 @@ class LanceView(ViewState):
         self.lexical_only = self._check_vectors(view, raise_errors=True)
         self.view = view
         self._take_notes(view)
-        _lance.release_memory()  # the load's Arrow buffers, freed
+        release_memory()  # the load's Arrow buffers, freed
 
     @property
     def location(self) -> str:
@@ -208,7 +209,7 @@ class LanceView(ViewState):
         Returns:
             What the refresh did, or ``None`` when it failed quietly.
         """
-        from agentkernel.knowledgebase.okf.bundleindex import _lance
+        from agentkernel._libc import release_memory
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
         started = time.perf_counter()
@@ -235,7 +236,7 @@ class LanceView(ViewState):
         if fresh is not current:
             self._waiting_since = None
             del current, newer, fresh  # the previous version goes with its last reference
-            _lance.release_memory()
+            release_memory()
         return RefreshStats(0, 0, 0, 0, time.perf_counter() - started)
 
     def read_document(self, concept: Concept) -> bytes:
