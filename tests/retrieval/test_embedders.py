@@ -36,7 +36,7 @@ from agentkernel.retrieval.semantic import SemanticIndex
 from agentkernel.retrieval.vectorcache import VectorCache
 from tests.support import OKF_BUNDLES, REPO, require_extra
 
-require_extra("tokenizers", "embeddings")
+require_extra("safetensors", "embeddings")
 
 SRC = REPO / "src"
 KEY = "sk-secret-0123456789abcdef"
