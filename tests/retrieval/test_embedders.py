@@ -57,7 +57,7 @@ def test_the_default_embedder_loads_and_embeds_without_torch(tmp_path: Path) -> 
         from agentkernel.retrieval import load_embedder
         embedder = load_embedder("default")
         vectors = embedder.embed(["power users", "count of buyers"])
-        heavy = [m for m in ("torch", "sentence_transformers", "transformers")
+        heavy = [m for m in ("torch", "sentence_transformers", "transformers", "tokenizers")
                  if m in sys.modules]
         print(type(embedder).__name__, embedder.model_id, len(vectors[0]), heavy)
         """

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkernel.retrieval import EmbedderError, default_model_path
+from agentkernel.retrieval import EmbedderError, default_model_path, minilm
 from agentkernel.retrieval import _wordpiece as wordpiece
 from agentkernel.retrieval._wordpiece import WordPiece
-from tests.retrieval.test_embedders import bench_texts
+from tests.retrieval.test_embedders import bench_texts, model_copy
 from tests.support import examples, require_extra
 
 require_extra("safetensors", "embeddings")  # the default model's folder comes with the extra
@@ -199,3 +199,14 @@ def test_a_tokenizer_of_another_shape_is_refused_naming_sentence_transformers(
     path.write_text(json.dumps({**spec, **change}))
     with pytest.raises(EmbedderError, match=r"sentence-transformers.*embeddings-torch"):
         WordPiece.from_file(path, MAX)
+
+
+def test_a_bert_folder_with_another_tokenizer_is_left_to_sentence_transformers(
+    spec: dict[str, Any], tmp_path: Path
+) -> None:
+    folder = model_copy(tmp_path)
+    other = {**spec, "pre_tokenizer": {"type": "Metaspace", "replacement": "_"}}
+    (folder / "tokenizer.json").write_text(json.dumps(other))
+    assert minilm.unsupported(folder) == ["pre-tokenizer 'Metaspace', not BertPreTokenizer"]
+    with pytest.raises(EmbedderError, match=r"Metaspace.*sentence-transformers"):
+        minilm.MiniLMEmbedder(folder).embed(["sales"])  # built directly: refused at load
