@@ -84,6 +84,8 @@ def refusals(spec: dict[str, Any]) -> list[str]:
         reasons.append(f"model {model.get('type')!r}, not WordPiece")
     elif model.get("unk_token") not in model["vocab"]:
         reasons.append("the unknown token is not in the vocabulary")
+    elif not all(type(i) is int for i in model["vocab"].values()):
+        reasons.append("the vocabulary has ids that are not integers")
     if _frame(spec.get("post_processor")) is None:
         kind = (spec.get("post_processor") or {}).get("type")
         reasons.append(f"post-processor {kind!r}, not [CLS] text [SEP]")
@@ -178,8 +180,9 @@ class WordPiece:
         self._lower = bool(normalizer.get("lowercase", True))
         strip = normalizer.get("strip_accents")
         self._strip = self._lower if strip is None else bool(strip)
-        self._ascii = _ascii_table(self._clean, self._lower)
-        vocab: dict[str, int] = {str(k): int(v) for k, v in model["vocab"].items()}
+        self._re = _patterns()
+        self._ascii = _ascii_table(self._clean, self._lower, self._re)
+        vocab: dict[str, int] = model["vocab"]
         prefix = str(model.get("continuing_subword_prefix") or "")
         self._starts = vocab
         self._continues = {k[len(prefix) :]: v for k, v in vocab.items() if k.startswith(prefix)}
@@ -197,7 +200,6 @@ class WordPiece:
         )
         self._added_starts = "".join(sorted({t[0] for t in added}))
         self._memo: dict[str, tuple[int, ...]] = {}
-        self._re = _patterns()
 
     @classmethod
     def from_file(cls, path: str | Path, max_length: int) -> WordPiece:
@@ -314,16 +316,16 @@ class WordPiece:
         return tuple(ids)
 
 
-def _ascii_table(clean: bool, lower: bool) -> dict[int, int | None]:
+def _ascii_table(
+    clean: bool, lower: bool, patterns: dict[str, re.Pattern[str]]
+) -> dict[int, int | None]:
     """The normaliser on ASCII text as one ``str.translate`` table."""
     table: dict[int, int | None] = {}
-    control = re.compile("[" + chars.char_class(chars.CONTROL) + "]")
-    space = re.compile("[" + chars.char_class(chars.WHITESPACE) + "]")
     for code in range(128):
         char = chr(code)
-        if clean and control.match(char):
+        if clean and patterns["control"].match(char):
             table[code] = None
-        elif clean and space.match(char):
+        elif clean and patterns["space"].match(char):
             table[code] = ord(" ")
         elif lower and "A" <= char <= "Z":
             table[code] = ord(char.lower())
