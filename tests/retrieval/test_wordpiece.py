@@ -177,6 +177,13 @@ def test_an_encoding_is_cut_to_max_length_with_its_special_tokens(spec: dict[str
     assert WordPiece(spec, 10).encode("[MASK] " * 20) == [101, *[103] * 8, 102]
 
 
+def test_the_bert_post_processor_frames_a_text_as_the_template_does(spec: dict[str, Any]) -> None:
+    bert = {"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]", 101]}
+    text = "Which package provides the SSH client?"
+    expected = WordPiece(spec, MAX).encode(text)
+    assert WordPiece({**spec, "post_processor": bert}, MAX).encode(text) == expected
+
+
 # --- what it refuses ----------------------------------------------------------------------------
 
 
@@ -190,6 +197,10 @@ def test_an_encoding_is_cut_to_max_length_with_its_special_tokens(spec: dict[str
         {"post_processor": {"type": "RobertaProcessing", "sep": ["</s>", 2], "cls": ["<s>", 0]}},
         {"post_processor": None},
         {"added_tokens": [{"id": 5, "content": "hello", "normalized": True}]},
+        {"added_tokens": ["[X]"]},
+        {"normalizer": "BertNormalizer"},
+        {"normalizer": {"type": "BertNormalizer", "lowercase": "yes"}},
+        {"post_processor": {"type": "BertProcessing", "sep": ["[SEP]", 102], "cls": ["[CLS]"]}},
     ],
 )
 def test_a_tokenizer_of_another_shape_is_refused_naming_sentence_transformers(

@@ -73,28 +73,49 @@ def refusals(spec: dict[str, Any]) -> list[str]:
         The reasons (empty: it reads it exactly).
     """
     reasons = []
-    normalizer = spec.get("normalizer") or {}
+    normalizer = _part(spec, "normalizer")
     if normalizer.get("type") != "BertNormalizer":
         reasons.append(f"normalizer {normalizer.get('type')!r}, not BertNormalizer")
-    pre = spec.get("pre_tokenizer") or {}
+    elif any(not isinstance(normalizer.get(flag, True), bool | None) for flag in _FLAGS):
+        reasons.append("a BertNormalizer setting is neither true, false nor null")
+    pre = _part(spec, "pre_tokenizer")
     if pre.get("type") != "BertPreTokenizer":
         reasons.append(f"pre-tokenizer {pre.get('type')!r}, not BertPreTokenizer")
-    model = spec.get("model") or {}
-    if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
+    model = _part(spec, "model")
+    vocab = model.get("vocab")
+    if model.get("type") != "WordPiece" or not isinstance(vocab, dict):
         reasons.append(f"model {model.get('type')!r}, not WordPiece")
-    elif model.get("unk_token") not in model["vocab"]:
+    elif not isinstance(model.get("unk_token"), str) or model["unk_token"] not in vocab:
         reasons.append("the unknown token is not in the vocabulary")
-    elif not all(type(i) is int for i in model["vocab"].values()):
+    elif not all(type(i) is int for i in vocab.values()):
         reasons.append("the vocabulary has ids that are not integers")
+    elif not isinstance(model.get("continuing_subword_prefix", "##"), str) or (
+        type(model.get("max_input_chars_per_word", 100)) is not int
+    ):
+        reasons.append("the WordPiece prefix or word length is not a string and an integer")
     if _frame(spec.get("post_processor")) is None:
-        kind = (spec.get("post_processor") or {}).get("type")
+        kind = _part(spec, "post_processor").get("type")
         reasons.append(f"post-processor {kind!r}, not [CLS] text [SEP]")
-    for token in spec.get("added_tokens") or []:
-        if token.get("normalized") or token.get("lstrip") or token.get("rstrip"):
-            reasons.append(f"added token {token.get('content')!r} is normalised or strips")
+    added = spec.get("added_tokens") or []
+    for token in added if isinstance(added, list) else [added]:
+        if not isinstance(token, dict):
+            reasons.append(f"added token {token!r} is not an object")
+        elif not isinstance(token.get("content"), str) or type(token.get("id")) is not int:
+            reasons.append(f"added token {token!r} has no text or no integer id")
+        elif token.get("normalized") or token.get("lstrip") or token.get("rstrip"):
+            reasons.append(f"added token {token['content']!r} is normalised or strips")
         elif token.get("single_word"):
-            reasons.append(f"added token {token.get('content')!r} matches single words")
+            reasons.append(f"added token {token['content']!r} matches single words")
     return reasons
+
+
+_FLAGS = ("clean_text", "handle_chinese_chars", "strip_accents", "lowercase")
+
+
+def _part(spec: dict[str, Any], key: str) -> dict[str, Any]:
+    """``spec[key]`` when it is an object, else an empty one."""
+    value = spec.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def file_refusals(path: Path) -> list[str]:
@@ -118,21 +139,27 @@ def _frame(processor: Any) -> tuple[list[int], list[int]] | None:
     if not isinstance(processor, dict):
         return None
     if processor.get("type") == "BertProcessing":
-        cls, sep = processor.get("cls"), processor.get("sep")
-        if isinstance(cls, list) and isinstance(sep, list) and len(cls) == len(sep) == 2:
-            return [int(cls[1])], [int(sep[1])]
-        return None
+        ids = [
+            pair[1]
+            for pair in (processor.get("cls"), processor.get("sep"))
+            if isinstance(pair, list) and len(pair) == 2 and type(pair[1]) is int
+        ]
+        return ([ids[0]], [ids[1]]) if len(ids) == 2 else None
     if processor.get("type") != "TemplateProcessing":
         return None
-    specials = processor.get("special_tokens") or {}
+    specials = _part(processor, "special_tokens")
     before: list[int] = []
     after: list[int] = []
     texts = 0
-    for piece in processor.get("single") or []:
-        if "Sequence" in piece and piece["Sequence"].get("id") == "A" and not texts:
+    single = processor.get("single")
+    for piece in single if isinstance(single, list) else []:
+        sequence = _part(piece, "Sequence") if isinstance(piece, dict) else {}
+        special = _part(piece, "SpecialToken") if isinstance(piece, dict) else {}
+        given = _part(specials, str(special.get("id"))).get("ids")
+        if sequence.get("id") == "A" and not texts:
             texts = 1
-        elif "SpecialToken" in piece and piece["SpecialToken"].get("id") in specials:
-            (after if texts else before).extend(specials[piece["SpecialToken"]["id"]]["ids"])
+        elif isinstance(given, list) and all(type(i) is int for i in given):
+            (after if texts else before).extend(given)
         else:
             return None
     return (before, after) if texts else None
@@ -183,15 +210,13 @@ class WordPiece:
         self._re = _patterns()
         self._ascii = _ascii_table(self._clean, self._lower, self._re)
         vocab: dict[str, int] = model["vocab"]
-        prefix = str(model.get("continuing_subword_prefix") or "")
+        prefix: str = model.get("continuing_subword_prefix", "##")
         self._starts = vocab
         self._continues = {k[len(prefix) :]: v for k, v in vocab.items() if k.startswith(prefix)}
         self._longest = max(len(k) for k in vocab)
         self._unk = (vocab[model["unk_token"]],)
-        self._max_chars = int(model.get("max_input_chars_per_word") or 100)
-        added = {
-            str(t["content"]): int(t["id"]) for t in spec.get("added_tokens") or [] if t["content"]
-        }
+        self._max_chars: int = model.get("max_input_chars_per_word", 100)
+        added = {t["content"]: t["id"] for t in spec.get("added_tokens") or [] if t["content"]}
         self._added = added
         self._added_re = (
             re.compile("|".join(re.escape(t) for t in sorted(added, key=len, reverse=True)))
