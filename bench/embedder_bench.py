@@ -67,13 +67,7 @@ print(json.dumps({"load": loaded, "p50": times[len(times) // 2] if times else 0.
 """
 
 EXTRA = {
-    "numpy (embeddings)": [
-        "tokenizers",
-        "safetensors",
-        "threadpoolctl",
-        "huggingface-hub",
-        "hf-xet",
-    ],
+    "numpy (embeddings)": ["safetensors", "threadpoolctl"],
     "torch (embeddings-torch)": [
         "torch",
         "sentence-transformers",

