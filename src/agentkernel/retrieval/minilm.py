@@ -118,7 +118,8 @@ class MiniLMEmbedder:
             from agentkernel.retrieval._bertonnx import bert_model, read_safetensors
 
             folder = self.path
-            model, weights = bert_model(self._config, read_safetensors(folder / "model.safetensors"))
+            tensors = read_safetensors(folder / "model.safetensors")
+            model, weights = bert_model(self._config, tensors)
             try:
                 import onnxruntime  # type: ignore[import-not-found,import-untyped,unused-ignore]
                 from tokenizers import Tokenizer  # type: ignore[import-not-found,unused-ignore]
