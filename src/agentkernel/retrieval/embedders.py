@@ -6,7 +6,7 @@ The vector cache keys every vector by that id, so vectors of two models are neve
 
 Three implementations live in their own modules, each importing its SDK only when built:
 :class:`~agentkernel.retrieval.minilm.MiniLMEmbedder` (``default``: the packaged
-all-MiniLM-L6-v2 in numpy, no torch; the ``embeddings`` extra),
+all-MiniLM-L6-v2 on ONNX Runtime, no torch; the ``embeddings`` extra),
 :class:`~agentkernel.retrieval.sentence.SentenceTransformerEmbedder` (any other local
 sentence-transformers model from a folder; the ``embeddings-torch`` extra) and
 :class:`~agentkernel.retrieval.openai_embeddings.OpenAIEmbedder` (an OpenAI-compatible
