@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -161,7 +162,13 @@ def _outputs(name: str) -> tuple[str, str]:
 
 
 def _dense_norm(
-    graph: GraphBuilder, weight: Any, residual: str, x: str, prefix: str, hidden: int, eps: float
+    graph: GraphBuilder,
+    weight: Callable[..., str],
+    residual: str,
+    x: str,
+    prefix: str,
+    hidden: int,
+    eps: float,
 ) -> str:
     """``LayerNorm(residual + x @ W.T + b)``: a BERT output block."""
     dense = graph.node(
