@@ -131,6 +131,7 @@ def test_a_query_on_two_threads_is_the_query_on_one(minilm: MiniLMEmbedder) -> N
 
 def test_texts_of_one_length_batch_like_texts_alone(minilm: MiniLMEmbedder) -> None:
     texts = ["power users", "count buyers", "sales totals"]  # the same number of word pieces
+    minilm.load()
     assert len({len(ids) for ids in minilm._tokenize(texts)}) == 1
     batch = minilm.embed_array(texts)
     alone = np.stack([minilm.embed_array([text])[0] for text in texts])
