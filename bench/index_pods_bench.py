@@ -184,13 +184,16 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     errors: list[str] = []
+    took: list[float] = []  # each search's seconds, a switch on the call path included
     searches = 0
     while not os.path.exists(config["stop"]):
         text = queries[searches % len(queries)][0]
+        begun = time.perf_counter()
         try:
             kb.search(text, 10)
         except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}"[:300])
+        took.append(time.perf_counter() - begun)
         searches += 1
         version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
@@ -209,6 +212,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         "cold_s": cold,
         "switches": switches,
         "served": served,
+        "search_s": took,
         "errors": errors,
         "searches": searches,
         "requests_per_min": sum(counts.values()) / minutes,
@@ -464,7 +468,11 @@ def fleet(
             except Exception as exc:  # reported, never hidden
                 failure.append(f"{type(exc).__name__}: {exc}"[:300])
                 break
-            commits.append((time.time(), int(stats["version"]), time.time() - begun))
+            ended = time.time()
+            # staleness counts from the version's own commit (Lance's timestamp), not the
+            # run's end: the fold's commit comes a little before the run returns
+            stamped = committed_at(uri, endpoint, int(stats["version"])) or ended
+            commits.append((stamped, int(stats["version"]), ended - begun))
             round_ += 1
             time.sleep(max(0.0, args.every - (time.time() - begun)))
 
@@ -483,6 +491,15 @@ def fleet(
         "pods": results,
         "load": load,
     } | staleness(commits, results)
+
+
+def committed_at(uri: str, endpoint: str, version: int) -> float | None:
+    """When ``version`` of the index was committed (its manifest's timestamp), or ``None``."""
+    import lance
+
+    options = {**index_bench.S3_OPTIONS, "aws_endpoint": endpoint}
+    found = lance.dataset(uri, storage_options=options).versions()
+    return next((v["timestamp"].timestamp() for v in found if v["version"] == version), None)
 
 
 def staleness(
@@ -509,7 +526,11 @@ def staleness(
             behind = max(behind, newest - served)
     delays.sort()
     refreshes = sorted(took for pod in pods for _, _, took in pod["switches"][1:] if took >= 0)
+    searches = sorted(s for pod in pods for s in pod.get("search_s", []))
     return {
+        "search_ms": [searches[int(q * (len(searches) - 1))] * 1e3 for q in (0.5, 0.95, 0.99, 1.0)]
+        if searches
+        else [],
         "switch_refresh_p50_s": refreshes[len(refreshes) // 2] if refreshes else 0.0,
         "switch_refresh_max_s": refreshes[-1] if refreshes else 0.0,
         "stale_p50_s": delays[len(delays) // 2] if delays else 0.0,
@@ -608,7 +629,10 @@ def render_fleet(f: dict[str, Any]) -> str:
         f"and {f['switch_refresh_max_s']:.2f} s (max), download included. Each pod switched "
         f"{switched[0]}-{switched[-1]} times; at the end, private (RssAnon) "
         f"{private[0]:.0f}-{private[-1]:.0f} MB, PSS {pss[0]:.0f}-{pss[-1]:.0f} MB, peak RSS "
-        f"{peak[0]:.0f}-{peak[-1]:.0f} MB (median {peak[len(peak) // 2]:.0f}). Load average "
+        f"{peak[0]:.0f}-{peak[-1]:.0f} MB (median {peak[len(peak) // 2]:.0f}). Searches "
+        "p50 / p95 / p99 / max: "
+        + " / ".join(f"{ms:.0f}" for ms in f.get("search_ms", []))
+        + f" ms. Load average "
         f"{f['load'][0]:.1f} when the indexer started, {f['load'][-1]:.1f} when it stopped.",
     ]
     return "\n".join(lines)

@@ -542,9 +542,9 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _poll(self) -> tuple[bool, float | None]:
         """One refresh of the background thread: whether it switched, when to poll again."""
-        before = self._served
+        before = getattr(self._served, "version", None)  # not the view: it goes when replaced
         self._refresh(raise_errors=False, polled=True)
-        return self._served is not before, self._view.retry_after
+        return getattr(self._served, "version", None) != before, self._view.retry_after
 
     def _fetch_one(self, target: navigation.Target) -> Record | None:
         if target.kind == "reserved":
