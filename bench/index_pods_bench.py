@@ -184,7 +184,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     errors: list[str] = []
-    took: list[float] = []  # each search's seconds, a switch on the call path included
+    durations: list[float] = []  # each search's seconds, a switch on the call path included
     searches = 0
     while not os.path.exists(config["stop"]):
         text = queries[searches % len(queries)][0]
@@ -193,7 +193,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
             kb.search(text, 10)
         except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}"[:300])
-        took.append(time.perf_counter() - begun)
+        durations.append(time.perf_counter() - begun)
         searches += 1
         version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
@@ -212,7 +212,7 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         "cold_s": cold,
         "switches": switches,
         "served": served,
-        "search_s": took,
+        "search_s": durations,
         "errors": errors,
         "searches": searches,
         "requests_per_min": sum(counts.values()) / minutes,

@@ -198,3 +198,18 @@ def test_no_thread_without_an_interval_nor_for_a_walk(tmp_path: Path) -> None:
     assert walked._poller is None
     kb.close()
     walked.close()
+
+
+def test_the_thread_ends_with_its_manager(tmp_path: Path) -> None:
+    import gc
+
+    clock = Clock()
+    kb, _, _ = _pod(tmp_path, clock)
+    poller = kb._poller
+    assert poller is not None
+    del kb
+    gc.collect()
+    clock.now = poller.due  # its next poll finds the manager gone
+    poller.wake()
+    poller.thread.join(EVENT)
+    assert not poller.thread.is_alive()

@@ -6,8 +6,9 @@ retrieval index; search and browse answer from it and only fetch reads a whole d
 with ``index=URI``, a shared bundle index (:mod:`~agentkernel.knowledgebase.okf.lanceview`, a
 Lance dataset built by ``agentkernel-kb index``). ``connect()`` opens the view once, from
 ``__init__``; afterwards an operation costs one clock comparison, except the call crossing
-the ``refresh_seconds`` boundary, which refreshes the view (the walk re-reads only the
-documents whose change token moved; the index opens its latest version). A failed refresh
+the ``refresh_seconds`` boundary, which refreshes the walk (re-reading only the documents
+whose change token moved). An index is refreshed by a background thread
+(:mod:`~agentkernel.knowledgebase.okf.background`), within ``refresh_seconds``. A failed refresh
 keeps the last good state and records a diagnostic. Writes go through to the store, then to
 the view, before they are acknowledged (:mod:`~agentkernel.knowledgebase.okf.writing`).
 """
