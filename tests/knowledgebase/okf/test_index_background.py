@@ -213,3 +213,13 @@ def test_the_thread_ends_with_its_manager(tmp_path: Path) -> None:
     poller.wake()
     poller.thread.join(EVENT)
     assert not poller.thread.is_alive()
+
+
+def test_connecting_again_replaces_the_thread(tmp_path: Path) -> None:
+    kb, _, _ = _pod(tmp_path, Clock())
+    first = kb._poller
+    assert first is not None
+    kb.connect()
+    assert kb._poller is not None and kb._poller is not first
+    assert not first.thread.is_alive()
+    kb.close()

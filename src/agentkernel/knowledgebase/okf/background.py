@@ -152,6 +152,30 @@ class BackgroundRefresh:
             self._wake.notify_all()
 
 
+def start_polling(
+    previous: BackgroundRefresh | None,
+    poll: Callable[[], tuple[bool, float | None]],
+    seconds: float,
+    clock: Callable[[], float],
+    name: str,
+) -> BackgroundRefresh:
+    """Start a manager's thread, stopping the one it had (a second ``connect()``).
+
+    Args:
+        previous: The manager's thread, if any.
+        poll: As for :class:`BackgroundRefresh`.
+        seconds: The refresh interval.
+        clock: The manager's clock.
+        name: The index.
+
+    Returns:
+        The new thread's handle.
+    """
+    if previous is not None:
+        previous.stop()
+    return BackgroundRefresh(poll, seconds, clock, name)
+
+
 @atexit.register
 def _stop_all() -> None:
     """Stop every thread before the interpreter finalizes (a poll may be inside Lance)."""
