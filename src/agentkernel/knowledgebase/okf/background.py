@@ -57,8 +57,9 @@ class BackgroundRefresh:
         seconds: float,
         clock: Callable[[], float],
         name: str,
+        replacing: BackgroundRefresh | None = None,
     ) -> None:
-        """Start polling.
+        """Start polling (after stopping the thread this one replaces).
 
         Args:
             poll: Refreshes once; says whether it switched version and how soon the view
@@ -67,7 +68,10 @@ class BackgroundRefresh:
             seconds: The refresh interval ``R``.
             clock: The manager's clock.
             name: The index, for the thread's name and the logs.
+            replacing: The manager's previous thread (a second ``connect()``), stopped first.
         """
+        if replacing is not None:
+            replacing.stop()
         self._poll: Callable[[], Callable[[], tuple[bool, float | None]] | None]
         if hasattr(poll, "__self__"):
             self._poll = weakref.WeakMethod(poll)  # type: ignore[arg-type]
@@ -150,30 +154,6 @@ class BackgroundRefresh:
         with self._wake:
             self.polls += 1
             self._wake.notify_all()
-
-
-def start_polling(
-    previous: BackgroundRefresh | None,
-    poll: Callable[[], tuple[bool, float | None]],
-    seconds: float,
-    clock: Callable[[], float],
-    name: str,
-) -> BackgroundRefresh:
-    """Start a manager's thread, stopping the one it had (a second ``connect()``).
-
-    Args:
-        previous: The manager's thread, if any.
-        poll: As for :class:`BackgroundRefresh`.
-        seconds: The refresh interval.
-        clock: The manager's clock.
-        name: The index.
-
-    Returns:
-        The new thread's handle.
-    """
-    if previous is not None:
-        previous.stop()
-    return BackgroundRefresh(poll, seconds, clock, name)
 
 
 @atexit.register

@@ -204,11 +204,11 @@ class OKFManager(DocumentKnowledgeBase):
         """
         if self._index_uri is not None and self._open_index():
             if self._refresh_seconds is not None:
-                from agentkernel.knowledgebase.okf.background import start_polling
+                from agentkernel.knowledgebase.okf.background import BackgroundRefresh
 
                 self._next_refresh = self._clock() + self._refresh_seconds
-                self._poller = start_polling(
-                    self._poller, self._poll, self._refresh_seconds, self._clock, self._index_uri
+                self._poller = BackgroundRefresh(
+                    self._poll, self._refresh_seconds, self._clock, self._index_uri, self._poller
                 )
             return
         walk = WalkView(self._context)
