@@ -172,14 +172,28 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
     proxy.take()
     steady_from = time.time()
     switches = [(time.time(), kb.schema()["index"]["version"], 0.0)]
+    served = [(time.time(), switches[0][1])]  # when the view changed, whoever changed it
+    watching = threading.Event()
+
+    def watch() -> None:  # 20 ms resolution, one attribute read: the moment a version is served
+        while not watching.wait(0.02):
+            version = getattr(kb._view.contents, "version", -1)
+            if version != served[-1][1]:
+                served.append((time.time(), version))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     errors: list[str] = []
+    durations: list[float] = []  # each search's seconds, a switch on the call path included
     searches = 0
     while not os.path.exists(config["stop"]):
         text = queries[searches % len(queries)][0]
+        begun = time.perf_counter()
         try:
             kb.search(text, 10)
         except Exception as exc:
             errors.append(f"{type(exc).__name__}: {exc}"[:300])
+        durations.append(time.perf_counter() - begun)
         searches += 1
         version = getattr(kb._view.contents, "version", -1)
         if version != switches[-1][1]:
@@ -191,9 +205,14 @@ def fleet_pod(config: dict[str, Any]) -> dict[str, Any]:
         time.sleep(config["pause"])
     minutes = (time.time() - steady_from) / 60
     counts = proxy.take()
+    watching.set()
+    watcher.join()
+    kb.close()
     return {
         "cold_s": cold,
         "switches": switches,
+        "served": served,
+        "search_s": durations,
         "errors": errors,
         "searches": searches,
         "requests_per_min": sum(counts.values()) / minutes,
@@ -449,46 +468,75 @@ def fleet(
             except Exception as exc:  # reported, never hidden
                 failure.append(f"{type(exc).__name__}: {exc}"[:300])
                 break
-            commits.append((time.time(), int(stats["version"]), time.time() - begun))
+            ended = time.time()
+            # staleness counts from the version's own commit (Lance's timestamp), not the
+            # run's end: the fold's commit comes a little before the run returns
+            stamped = committed_at(uri, endpoint, int(stats["version"])) or ended
+            commits.append((stamped, int(stats["version"]), ended - begun))
             round_ += 1
             time.sleep(max(0.0, args.every - (time.time() - begun)))
 
     time.sleep(args.warmup)
     worker = threading.Thread(target=indexer)
+    load = [os.getloadavg()[0]]
     worker.start()
     worker.join()
+    load.append(os.getloadavg()[0])
     time.sleep(args.refresh + 2)  # one refresh interval after the last commit
     stop.touch()
     results = [finish(pod, timeout=600) for pod in pods]
-    return {"commits": commits, "indexer_errors": failure, "pods": results} | staleness(
-        commits, results
-    )
+    return {
+        "commits": commits,
+        "indexer_errors": failure,
+        "pods": results,
+        "load": load,
+    } | staleness(commits, results)
+
+
+def committed_at(uri: str, endpoint: str, version: int) -> float | None:
+    """When ``version`` of the index was committed (its manifest's timestamp), or ``None``."""
+    import lance
+
+    options = {**index_bench.S3_OPTIONS, "aws_endpoint": endpoint}
+    found = lance.dataset(uri, storage_options=options).versions()
+    return next((v["timestamp"].timestamp() for v in found if v["version"] == version), None)
 
 
 def staleness(
     commits: list[tuple[float, int, float]], pods: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Seconds from each commit to each pod serving it (or a later version); versions behind."""
+    """Seconds from each commit to each pod serving it (or a later version); versions behind.
+
+    "At first search": the pod's first search on that version or a later one; "at switch":
+    the moment the pod's view changed to it (the pod's watcher, every 20 ms).
+    """
     delays: list[float] = []
+    at_switch: list[float] = []
     behind = 0
     for at, version, _ in commits:
         for pod in pods:
             served = [t for t, v, _ in pod["switches"] if v >= version]
-            if served:
-                delays.append(max(0.0, served[0] - at))
-            else:
-                delays.append(float("inf"))
+            delays.append(max(0.0, served[0] - at) if served else float("inf"))
+            swapped = [t for t, v in pod.get("served", []) if v >= version]
+            at_switch.append(max(0.0, swapped[0] - at) if swapped else float("inf"))
+    at_switch.sort()
     for pod in pods:
         for t, served, _ in pod["switches"]:
             newest = max((v for at, v, _ in commits if at <= t), default=served)
             behind = max(behind, newest - served)
     delays.sort()
     refreshes = sorted(took for pod in pods for _, _, took in pod["switches"][1:] if took >= 0)
+    searches = sorted(s for pod in pods for s in pod.get("search_s", []))
     return {
+        "search_ms": [searches[int(q * (len(searches) - 1))] * 1e3 for q in (0.5, 0.95, 0.99, 1.0)]
+        if searches
+        else [],
         "switch_refresh_p50_s": refreshes[len(refreshes) // 2] if refreshes else 0.0,
         "switch_refresh_max_s": refreshes[-1] if refreshes else 0.0,
         "stale_p50_s": delays[len(delays) // 2] if delays else 0.0,
         "stale_max_s": delays[-1] if delays else 0.0,
+        "switch_stale_p50_s": at_switch[len(at_switch) // 2] if at_switch else 0.0,
+        "switch_stale_max_s": at_switch[-1] if at_switch else 0.0,
         "versions_behind_max": behind,
     }
 
@@ -567,10 +615,12 @@ def render_fleet(f: dict[str, Any]) -> str:
         if f["commits"]
         else "Fleet:",
         "",
-        "| requests per pod per minute (min / median / max) | staleness p50 / max "
-        "| versions behind (max) | errors | searches | private / PSS per pod (median) |",
-        "|---|---|---|---|---|---|",
+        "| requests per pod per minute (min / median / max) | staleness at switch p50 / max "
+        "| at first search p50 / max | versions behind (max) | errors | searches "
+        "| private / PSS per pod (median) |",
+        "|---|---|---|---|---|---|---|",
         f"| {per_min[0]:.1f} / {per_min[len(per_min) // 2]:.1f} / {per_min[-1]:.1f} | "
+        f"{f['switch_stale_p50_s']:.1f} / {f['switch_stale_max_s']:.1f} s | "
         f"{f['stale_p50_s']:.1f} / {f['stale_max_s']:.1f} s | {f['versions_behind_max']} | "
         f"{errors} | {sum(p['searches'] for p in f['pods'])} | "
         f"{private[len(private) // 2]:.0f} / {pss[len(pss) // 2]:.0f} MB |",
@@ -579,7 +629,11 @@ def render_fleet(f: dict[str, Any]) -> str:
         f"and {f['switch_refresh_max_s']:.2f} s (max), download included. Each pod switched "
         f"{switched[0]}-{switched[-1]} times; at the end, private (RssAnon) "
         f"{private[0]:.0f}-{private[-1]:.0f} MB, PSS {pss[0]:.0f}-{pss[-1]:.0f} MB, peak RSS "
-        f"{peak[0]:.0f}-{peak[-1]:.0f} MB (median {peak[len(peak) // 2]:.0f}).",
+        f"{peak[0]:.0f}-{peak[-1]:.0f} MB (median {peak[len(peak) // 2]:.0f}). Searches "
+        "p50 / p95 / p99 / max: "
+        + " / ".join(f"{ms:.0f}" for ms in f.get("search_ms", []))
+        + f" ms. Load average "
+        f"{f['load'][0]:.1f} when the indexer started, {f['load'][-1]:.1f} when it stopped.",
     ]
     return "\n".join(lines)
 

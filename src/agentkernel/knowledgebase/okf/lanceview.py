@@ -12,6 +12,7 @@ The ``lancedb`` SDK is imported on first use, by the bundle index's own modules.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -82,6 +83,7 @@ class LanceView(ViewState):
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
         self._lag: list[str] = []
         self._waiting_since: float | None = None  # a newer version is not fully indexed
+        self._refreshing = threading.Lock()
         try:
             # the source keeps an object-store index's files in the node cache
             self.source: Any = index_source(uri, self.options)
@@ -209,6 +211,10 @@ class LanceView(ViewState):
         Returns:
             What the refresh did, or ``None`` when it failed quietly.
         """
+        with self._refreshing:  # a write's refresh and the background poll, one at a time
+            return self._refresh(raise_errors=raise_errors, check_bundle=check_bundle)
+
+    def _refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
         from agentkernel._libc import release_memory
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
@@ -350,6 +356,50 @@ class LanceView(ViewState):
             f"{new + changed + gone} document(s): {new} new, {changed} changed, {gone} "
             "deleted; run 'agentkernel-kb index' to catch up"
         ]
+
+
+def open_index(
+    context: ViewContext,
+    uri: str,
+    options: Mapping[str, str],
+    fallback: str | None,
+    backend: str,
+) -> LanceView | None:
+    """Open a manager's bundle index; ``None`` when it falls back to the walk (as asked).
+
+    Args:
+        context: What the view shares with its manager.
+        uri: The index.
+        options: Object-store options, as Lance names them.
+        fallback: ``"walk"`` to walk the store when the index cannot be opened.
+        backend: The manager's name, for the error.
+
+    Returns:
+        The view, or ``None`` (the reason is in ``context.notes``).
+
+    Raises:
+        KnowledgeError: The index is missing or unreadable and no fallback was asked for.
+    """
+    from agentkernel.knowledgebase.okf.bundleindex._lance import describe
+
+    try:
+        return LanceView(context, uri, options)
+    except IndexUnavailable as exc:
+        where = describe(uri)
+        if fallback != "walk":
+            raise KnowledgeError(
+                f"OKF bundle '{backend}': the bundle index {where} cannot be opened ({exc}). "
+                f"Build it with 'agentkernel-kb index {context.store.location} --to {uri}', "
+                "fix the index options, or pass index_fallback='walk' to walk the bundle "
+                "instead."
+            ) from exc.__cause__
+        note = (
+            f"bundle index {where} could not be opened ({exc}); serving a walk of the "
+            "bundle instead (index_fallback='walk')"
+        )
+        logger.warning("OKF bundle %s: %s", context.store.location, note)
+        context.notes = [note]
+        return None
 
 
 def _scan_concepts(view: IndexView) -> Iterator[Concept]:

@@ -6,8 +6,9 @@ retrieval index; search and browse answer from it and only fetch reads a whole d
 with ``index=URI``, a shared bundle index (:mod:`~agentkernel.knowledgebase.okf.lanceview`, a
 Lance dataset built by ``agentkernel-kb index``). ``connect()`` opens the view once, from
 ``__init__``; afterwards an operation costs one clock comparison, except the call crossing
-the ``refresh_seconds`` boundary, which refreshes the view (the walk re-reads only the
-documents whose change token moved; the index opens its latest version). A failed refresh
+the ``refresh_seconds`` boundary, which refreshes the walk (re-reading only the documents
+whose change token moved). An index is refreshed by a background thread
+(:mod:`~agentkernel.knowledgebase.okf.background`), within ``refresh_seconds``. A failed refresh
 keeps the last good state and records a diagnostic. Writes go through to the store, then to
 the view, before they are acknowledged (:mod:`~agentkernel.knowledgebase.okf.writing`).
 """
@@ -54,6 +55,7 @@ from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
 from agentkernel.storage.base import DocumentStore, clean_path
 
 if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf.background import BackgroundRefresh
     from agentkernel.retrieval.embedders import Embedder
     from agentkernel.retrieval.semantic import SemanticIndex
 
@@ -183,6 +185,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._context = ViewContext(store, self._lock, clock, self._limits(), semantic)
         self._view: BundleView = WalkView(self._context)
         self._next_refresh = math.inf
+        self._poller: BackgroundRefresh | None = None  # a bundle index's refresh thread
         self.last_refresh: RefreshStats | None = None
         self.connect()
 
@@ -201,7 +204,12 @@ class OKFManager(DocumentKnowledgeBase):
         """
         if self._index_uri is not None and self._open_index():
             if self._refresh_seconds is not None:
+                from agentkernel.knowledgebase.okf.background import BackgroundRefresh
+
                 self._next_refresh = self._clock() + self._refresh_seconds
+                self._poller = BackgroundRefresh(
+                    self._poll, self._refresh_seconds, self._clock, self._index_uri, self._poller
+                )
             return
         walk = WalkView(self._context)
         self._view = walk
@@ -223,6 +231,12 @@ class OKFManager(DocumentKnowledgeBase):
         stats = self._refresh(raise_errors=True)
         assert stats is not None  # raise_errors: a failure raised instead
         return stats
+
+    def close(self) -> None:
+        """Stop a bundle index's background refresh, then close the store."""
+        if self._poller is not None:
+            self._poller.stop()
+        super().close()
 
     @property
     def diagnostics(self) -> list[str]:
@@ -493,33 +507,14 @@ class OKFManager(DocumentKnowledgeBase):
         return navigation.derived_listing(served, directory, limit, now)
 
     def _open_index(self) -> bool:
-        """Open the bundle index; ``False`` when falling back to the walk (as asked).
+        """Open the bundle index; ``False`` when falling back to the walk (as asked)."""
+        from agentkernel.knowledgebase.okf.lanceview import open_index
 
-        Raises:
-            KnowledgeError: The index is missing or unreadable and no fallback was asked for.
-        """
-        from agentkernel.knowledgebase.okf.bundleindex._lance import describe
-        from agentkernel.knowledgebase.okf.lanceview import IndexUnavailable, LanceView
-
-        try:
-            self._view = LanceView(self._context, self._index_uri or "", self._index_options)
-        except IndexUnavailable as exc:
-            where = describe(self._index_uri or "")
-            if self._index_fallback != "walk":
-                raise KnowledgeError(
-                    f"OKF bundle '{self.backend_name}': the bundle index {where} cannot be "
-                    f"opened ({exc}). Build it with 'agentkernel-kb index "
-                    f"{self._store.location} --to {self._index_uri}', fix the index options, "
-                    "or pass index_fallback='walk' to walk the bundle instead."
-                ) from exc.__cause__
-            note = (
-                f"bundle index {where} could not be opened ({exc}); serving a walk of the "
-                "bundle instead (index_fallback='walk')"
-            )
-            logger.warning("OKF bundle %s: %s", self._store.location, note)
-            self._context.notes = [note]
-            return False
-        return True
+        uri, fallback = self._index_uri or "", self._index_fallback
+        view = open_index(self._context, uri, self._index_options, fallback, self.backend_name)
+        if view is not None:
+            self._view = view
+        return view is not None
 
     def _limits(self) -> ScanLimits:
         return ScanLimits(
@@ -529,8 +524,8 @@ class OKFManager(DocumentKnowledgeBase):
             workers=self.read_workers,
         )
 
-    def _refresh(self, *, raise_errors: bool) -> RefreshStats | None:
-        if not self._refresh_lock.acquire(blocking=raise_errors):
+    def _refresh(self, *, raise_errors: bool, polled: bool = False) -> RefreshStats | None:
+        if not self._refresh_lock.acquire(blocking=raise_errors or polled):
             return None  # another caller is refreshing; keep serving the current state
         try:
             # reload() (raise_errors) also says how far a bundle index is behind the bundle
@@ -540,10 +535,17 @@ class OKFManager(DocumentKnowledgeBase):
             return stats
         finally:
             if self._refresh_seconds is not None:
-                # a view waiting for something (an index's new version) asks sooner
-                wait = min(self._refresh_seconds, self._view.retry_after or math.inf)
-                self._next_refresh = self._clock() + wait
+                # a view waiting for something (an index's new version) asks sooner; a call
+                # refreshes a polled index only when its thread fell a whole interval behind
+                retry = math.inf if polled else self._view.retry_after or math.inf
+                self._next_refresh = self._clock() + min(self._refresh_seconds, retry)
             self._refresh_lock.release()
+
+    def _poll(self) -> tuple[bool, float | None]:
+        """One refresh of the background thread: whether it switched, when to poll again."""
+        before = getattr(self._served, "version", None)  # not the view: it goes when replaced
+        self._refresh(raise_errors=False, polled=True)
+        return getattr(self._served, "version", None) != before, self._view.retry_after
 
     def _fetch_one(self, target: navigation.Target) -> Record | None:
         if target.kind == "reserved":
