@@ -69,8 +69,8 @@ libc.malloc_stats()  # one "Arena N:" line per arena, on stderr
 MAPPED = """
 import ctypes, sys
 class Info(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+    _fields_ = [(name, ctypes.c_size_t) for name in "arena ordblks smblks hblks hblkhd "
+                "usmblks fsmblks uordblks fordblks keepcost".split()]
 libc = ctypes.CDLL("libc.so.6")
 libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
@@ -121,7 +121,7 @@ def _settings(entry: str, env: dict[str, str], *args: str) -> dict[str, str | in
     )
     variable, backend = json.loads(done.stdout.strip().splitlines()[-1])
     arenas = sum(1 for line in done.stderr.splitlines() if line.startswith("Arena "))
-    mapped = [int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("Mapped:")]
+    mapped = [int(ln.split()[1]) for ln in done.stderr.splitlines() if ln.startswith("Mapped:")]
     return {"variable": variable, "backend": backend, "arenas": arenas, "mapped": mapped == [1]}
 
 
