@@ -27,6 +27,17 @@ from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept, write_
 from tests.knowledgebase.okf.test_bundleindex import HOSTILE, QUERIES, assert_same  # noqa: E402
 
 
+def _built(
+    tmp_path: Path, files: dict[str, str | bytes], *, writable: bool = False
+) -> tuple[Path, LocalDocumentStore, str]:
+    """A bundle on disk, its store and its index, built."""
+    root = write_bundle(tmp_path / "b", files)
+    store = LocalDocumentStore(root, writable=writable)
+    index = str(tmp_path / "kb.lance")
+    index_bundle(store, index)
+    return root, store, index
+
+
 def _loaded(held: dict[str, str]) -> ConceptIds:
     ids = ConceptIds()
     names = list(held)
@@ -83,10 +94,7 @@ def test_ids_loaded_in_batches_with_odd_paths_are_served_as_walked(
     # two rows a batch: plain batches are loaded in bulk, a batch with an odd path
     # (upper-case suffix, ...) one path at a time, both in one view
     monkeypatch.setattr(view_module, "_LOAD_BATCH", 2)
-    root = write_bundle(tmp_path / "b", HOSTILE)
-    store = LocalDocumentStore(root, writable=False)
-    index = str(tmp_path / "kb.lance")
-    index_bundle(store, index)
+    _, store, index = _built(tmp_path, HOSTILE)
     walked = OKFManager(store, refresh_seconds=None, name="OKF", clock=Clock())
     indexed = OKFManager(store, index=index, refresh_seconds=None, name="OKF", clock=Clock())
     assert_same(walked, indexed)
@@ -114,10 +122,7 @@ def _tree(kb: OKFManager) -> dict[str, object]:
 
 
 def test_a_view_after_a_switch_answers_like_a_freshly_opened_one(tmp_path: Path) -> None:
-    root = write_bundle(tmp_path / "b", HOSTILE)
-    store = LocalDocumentStore(root, writable=False)
-    index = str(tmp_path / "kb.lance")
-    index_bundle(store, index)
+    root, store, index = _built(tmp_path, HOSTILE)
     clock = Clock()
     pod = OKFManager(store, index=index, refresh_seconds=60, name="OKF", clock=clock)
     assert pod.search("orders", 3)
@@ -137,10 +142,7 @@ def test_a_view_after_a_switch_answers_like_a_freshly_opened_one(tmp_path: Path)
 
 
 def test_a_write_through_replacing_a_loaded_concept_is_served_as_walked(tmp_path: Path) -> None:
-    root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
-    store = LocalDocumentStore(root, writable=True)
-    index = str(tmp_path / "kb.lance")
-    index_bundle(store, index)
+    _, store, index = _built(tmp_path, SMALL_BUNDLE, writable=True)
     writer = OKFManager(store, index=index, refresh_seconds=None, name="OKF")
     text = concept("Table", "Orders rewritten", "Every order, rewritten")
     assert writer.write([{"text": text, "metadata": {"id": "tables/orders"}}]) == ["tables/orders"]
