@@ -157,3 +157,22 @@ def test_a_write_through_replacing_a_loaded_concept_is_served_as_walked(tmp_path
     assert_same(walked, fresh)
     assert _tree(writer) == _tree(fresh)
     assert new in writer._served.concepts
+
+
+def test_loading_the_ids_takes_nothing_from_arrows_default_pool(tmp_path: Path) -> None:
+    # pyarrow's default pool (jemalloc where built with it) would keep the load's pages for
+    # the life of the process; the load allocates from the C allocator instead
+    long = "a_concept_with_a_rather_long_name_to_fill_the_arrays"
+    files: dict[str, str | bytes] = {
+        f"notes/n{i // 500}/{long}_{i}.md": concept("Note", f"Note {i}") for i in range(2000)
+    }
+    _, store, index = _built(tmp_path, files)
+    watched = pa.proxy_memory_pool(pa.default_memory_pool())
+    previous = pa.default_memory_pool()
+    pa.set_memory_pool(watched)
+    try:
+        kb = OKFManager(store, index=index, refresh_seconds=None)
+    finally:
+        pa.set_memory_pool(previous)
+    assert len(kb._served.concepts) == 2000
+    assert watched.max_memory() < 16 << 10  # the ids alone are over 100 KB

@@ -36,13 +36,14 @@ class ConceptIds:
         self._removed: set[str] = set()  # loaded ids no longer held
         self._added: dict[str, str] = {}  # ids held beside the loaded ones -> type
 
-    def load(self, ids: Any, directories: Any, types: Any) -> dict[str, int]:
+    def load(self, ids: Any, directories: Any, types: Any, pool: Any = None) -> dict[str, int]:
         """Take the loaded concepts (once, before any change).
 
         Args:
             ids: The concept ids, a ``pyarrow`` string array or chunked array.
             directories: Each id's directory (``""`` at the root), alike.
             types: Each id's type (``""`` for none), alike.
+            pool: The ``pyarrow`` memory pool to sort and pack them with (default: Arrow's).
 
         Returns:
             Concepts per directory.
@@ -51,10 +52,12 @@ class ConceptIds:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        table = pa.table({"directory": directories, "id": ids, "type": types}).sort_by(
-            [("directory", "ascending"), ("id", "ascending")]
+        table = pa.table({"directory": directories, "id": ids, "type": types})
+        order = pc.sort_indices(
+            table, [("directory", "ascending"), ("id", "ascending")], memory_pool=pool
         )
-        column = table.column("id").combine_chunks()
+        table = pc.take(table, order, memory_pool=pool)
+        column = _one_array(table.column("id"), pool)
         count = len(column)
         if count:
             offsets = np.frombuffer(
@@ -69,12 +72,12 @@ class ConceptIds:
             hashes[start : start + len(some)] = np.fromiter(map(hash, some), np.int64, len(some))
         self._order = np.argsort(hashes, kind="stable").astype(np.int32)
         self._hashes = hashes[self._order]
-        coded = pc.dictionary_encode(table.column("type").combine_chunks())
+        coded = pc.dictionary_encode(_one_array(table.column("type"), pool), memory_pool=pool)
         self._names = [str(name) for name in coded.dictionary.to_pylist()]
         self._codes = coded.indices.to_numpy(zero_copy_only=False).astype(np.int32)
         counts: dict[str, int] = {}
         if count:
-            runs = pc.run_end_encode(table.column("directory").combine_chunks())
+            runs = pc.run_end_encode(_one_array(table.column("directory"), pool), memory_pool=pool)
             start = 0
             for directory, end in zip(
                 runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True
@@ -213,3 +216,14 @@ class ConceptIds:
                 return index
             at += 1
         return -1
+
+
+def _one_array(column: Any, pool: Any) -> Any:
+    """A chunked array as one array, allocated from ``pool`` (``combine_chunks`` ignores it)."""
+    import pyarrow as pa
+
+    if column.num_chunks == 1:
+        return column.chunk(0)
+    if column.num_chunks == 0:
+        return pa.array([], type=column.type)
+    return pa.concat_arrays(column.chunks, memory_pool=pool)
