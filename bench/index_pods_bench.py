@@ -46,9 +46,14 @@ import index_bench  # noqa: E402
 from _proxy import LatencyProxy  # noqa: E402
 
 DELAY = 0.020
-# what docs/deployment.md puts in a pod's spec: Arrow's buffers from the C allocator (freed
-# memory goes back), two malloc arenas instead of one per thread
-POD_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"}
+# what docs/index.md puts in a pod's spec: Arrow's buffers from the C allocator (freed
+# memory goes back), two malloc arenas instead of one per thread, large blocks mapped on
+# their own (`--pod-tune` instead: each pod applies its own tree's `agentkernel-kb` settings)
+POD_ENV = {
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "MALLOC_ARENA_MAX": "2",
+    "MALLOC_MMAP_THRESHOLD_": "131072",
+}
 SEED = index_bench.SEED
 
 
