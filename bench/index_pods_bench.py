@@ -46,9 +46,14 @@ import index_bench  # noqa: E402
 from _proxy import LatencyProxy  # noqa: E402
 
 DELAY = 0.020
-# what docs/deployment.md puts in a pod's spec: Arrow's buffers from the C allocator (freed
-# memory goes back), two malloc arenas instead of one per thread
-POD_ENV = {"ARROW_DEFAULT_MEMORY_POOL": "system", "MALLOC_ARENA_MAX": "2"}
+# what docs/index.md puts in a pod's spec: Arrow's buffers from the C allocator (freed
+# memory goes back), two malloc arenas instead of one per thread, large blocks mapped on
+# their own (`--pod-tune` instead: each pod applies its own tree's `agentkernel-kb` settings)
+POD_ENV = {
+    "ARROW_DEFAULT_MEMORY_POOL": "system",
+    "MALLOC_ARENA_MAX": "2",
+    "MALLOC_MMAP_THRESHOLD_": "131072",
+}
 SEED = index_bench.SEED
 
 
@@ -385,6 +390,7 @@ def compare(args: argparse.Namespace, base: dict[str, Any], scratch: Path) -> di
         for name, (src, env) in variants.items():
             cache = str(scratch / f"cmp-{round_}-{name.replace(' ', '_').replace(',', '')}")
             config = {**base, "cache": cache, "n_queries": args.queries, "src": src, "env": env}
+            config["tune"] = args.pod_tune
             cold = finish(child(config))
             warm = finish(child(config))
             mem = finish(child({**config, "mode": "memory"}))
@@ -446,6 +452,7 @@ def fleet(
     config = {
         **base,
         "env": POD_ENV if args.pod_env else {},
+        "tune": args.pod_tune,
         "src": str(args.fleet_src.resolve()) if args.fleet_src else None,
         "cache": str(scratch / "fleet-node"),
         "refresh": args.refresh,
@@ -642,6 +649,10 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] == "--pod":
         config = json.loads(args[1])
+        if config.get("tune"):  # as `agentkernel-kb serve` starts: its allocator settings
+            from agentkernel.cli._allocator import tune_process
+
+            tune_process()
         mode = "fleet" if config.get("fleet") else config.get("mode", "single")
         pod = {"fleet": fleet_pod, "memory": memory_pod, "single": single_pod}[mode]
         print(json.dumps(pod(config)))
@@ -668,6 +679,11 @@ def main(argv: list[str] | None = None) -> int:
         "--pod-env",
         action="store_true",
         help="also compare baseline pods run with POD_ENV; the fleet's pods get it too",
+    )
+    parser.add_argument(
+        "--pod-tune",
+        action="store_true",
+        help="pods apply their own tree's allocator settings first, as `agentkernel-kb serve`",
     )
     parser.add_argument(
         "--build-in-s3",

@@ -66,6 +66,21 @@ for thread in threads:
 libc.malloc_stats()  # one "Arena N:" line per arena, on stderr
 """
 
+MAPPED = """
+import ctypes, sys
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in "arena ordblks smblks hblks hblkhd "
+                "usmblks fsmblks uordblks fordblks keepcost".split()]
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = Info
+libc.free(libc.malloc(8 << 20))  # a large block freed: a dynamic threshold rises past it
+before = libc.mallinfo2().hblks
+block = libc.malloc(512 << 10)
+print("Mapped:", libc.mallinfo2().hblks - before, file=sys.stderr)  # 1: a mapping of its own
+"""
+
 CLI = """
 from agentkernel.cli import main
 try:
@@ -95,10 +110,10 @@ def _settings(entry: str, env: dict[str, str], *args: str) -> dict[str, str | in
     clean = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_ARENA_MAX")
+        if k not in ("ARROW_DEFAULT_MEMORY_POOL", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_")
     }
     done = subprocess.run(
-        [sys.executable, "-c", entry + REPORT + ARENAS, *args],
+        [sys.executable, "-c", entry + REPORT + ARENAS + MAPPED, *args],
         env={**clean, **env, "PYTHONPATH": str(SRC)},
         capture_output=True,
         text=True,
@@ -106,16 +121,31 @@ def _settings(entry: str, env: dict[str, str], *args: str) -> dict[str, str | in
     )
     variable, backend = json.loads(done.stdout.strip().splitlines()[-1])
     arenas = sum(1 for line in done.stderr.splitlines() if line.startswith("Arena "))
-    return {"variable": variable, "backend": backend, "arenas": arenas}
+    mapped = [int(ln.split()[1]) for ln in done.stderr.splitlines() if ln.startswith("Mapped:")]
+    return {"variable": variable, "backend": backend, "arenas": arenas, "mapped": mapped == [1]}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
 def test_the_command_applies_the_pod_allocator_settings_where_the_environment_is_silent() -> None:
-    assert _settings(CLI, {}) == {"variable": "system", "backend": "system", "arenas": 2}
-    chosen = _settings(CLI, {"ARROW_DEFAULT_MEMORY_POOL": "mimalloc", "MALLOC_ARENA_MAX": "3"})
+    # a large block freed later is given back: the mmap threshold stays at 128 KiB
+    assert _settings(CLI, {}) == {
+        "variable": "system",
+        "backend": "system",
+        "arenas": 2,
+        "mapped": True,
+    }
+    chosen = _settings(
+        CLI,
+        {
+            "ARROW_DEFAULT_MEMORY_POOL": "mimalloc",
+            "MALLOC_ARENA_MAX": "3",
+            "MALLOC_MMAP_THRESHOLD_": str(1 << 20),
+        },
+    )
     assert chosen["variable"] == "mimalloc"  # the user's choice stands
     assert chosen["backend"] in ("mimalloc", "system", "jemalloc")  # as pyarrow was built
     assert chosen["arenas"] == 3
+    assert not chosen["mapped"]  # 512 KiB is below the user's 1 MiB threshold
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
@@ -126,3 +156,4 @@ def test_the_library_leaves_the_process_allocator_settings_alone(tmp_path: Path)
     served = _settings(LIBRARY, {}, str(root), index)  # a program opening a bundle index
     assert served["variable"] is None
     assert served["arenas"] > 2  # glibc's default bound: eight threads, their own arenas
+    assert not served["mapped"]  # glibc's dynamic threshold: the heap keeps the block

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
+from collections.abc import Mapping
 from typing import NamedTuple
 
 
@@ -160,7 +161,15 @@ class DocumentTree:
             if siblings is None:
                 siblings = child_concepts[directory] = {}
             siblings[cid] = token
-        for directory, count in Counter(directories).items():
+        self._count_concepts(Counter(directories))
+
+    def _count_concepts(self, counts: Mapping[str, int]) -> None:
+        """Count concepts added to directories in the directory counts (not the entries).
+
+        Args:
+            counts: Concepts added per directory.
+        """
+        for directory, count in counts.items():
             ancestors = _ancestors(directory)
             for ancestor in ancestors:
                 if self._documents_under[ancestor] == 0:
@@ -179,11 +188,22 @@ class DocumentTree:
             concept = True
         else:
             return False
-        ancestors = _ancestors(directory)
         if concept:
             del siblings[path[:-3]]
             if not siblings:
                 del self._child_concepts[directory]
+        self._discount(directory, concept=concept)
+        return True
+
+    def _discount(self, directory: str, *, concept: bool) -> None:
+        """Take one document out of the directory counts (not its entry).
+
+        Args:
+            directory: The document's directory.
+            concept: Whether it is a concept.
+        """
+        ancestors = _ancestors(directory)
+        if concept:
             for ancestor in [*ancestors, ""]:
                 self._concepts_under[ancestor] -= 1
                 if self._concepts_under[ancestor] <= 0:
@@ -197,7 +217,6 @@ class DocumentTree:
                 children.pop(ancestor, None)
                 if not children:
                     self._child_dirs.pop(parent, None)
-        return True
 
 
 _SUFFIX = ".md"

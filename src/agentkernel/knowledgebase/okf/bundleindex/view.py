@@ -1,8 +1,9 @@
 """A reader's view of a bundle index: what ``OKFManager(store, index=...)`` serves from.
 
 Opening streams three short columns of every row (path, kind, type) in batches and derives
-the directory tree, the type counts and the concept ids from them, one string per id and one
-per type name; everything else (titles, descriptions, trust, change tokens, ...) is read per
+the directory tree, the type counts and the concept ids from them, held compactly
+(:class:`~agentkernel.knowledgebase.okf.bundleindex.ids.ConceptIds`: one buffer of ids, not a
+Python string each); everything else (titles, descriptions, trust, change tokens, ...) is read per
 row when a listing, a search or a refresh asks for it. Reserved
 files and skipped documents (few) are held whole. The view answers the same questions as the
 in-process :class:`~agentkernel.knowledgebase.okf.manifest.Manifest`
@@ -21,14 +22,16 @@ from __future__ import annotations
 
 import json
 import logging
+import posixpath
 from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentkernel.knowledgebase.okf.bundleindex import rows
+from agentkernel.knowledgebase.okf.bundleindex.ids import ConceptIds
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
-from agentkernel.knowledgebase.okf.tree import DocumentTree
+from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval.analysis import parse_query
 from agentkernel.retrieval.ranking import Candidate, Hit, rank, title_match
 
@@ -41,6 +44,7 @@ _IN_BATCH = 500
 _LOAD_BATCH = 8192
 _LOAD_COLUMNS = ["path", "kind", "type"]
 _UNREAD = ""  # the token of a row whose token is still in the dataset, not in memory
+_SUFFIX = ".md"
 
 
 class IndexView(DocumentTree):
@@ -62,7 +66,7 @@ class IndexView(DocumentTree):
         self.skipped: dict[str, Skipped] = {}
         self.meta: dict[str, Any] = {}
         self.types: Counter[str] = Counter()
-        self._ids: dict[str, str] = {}  # concept id -> type
+        self._ids = ConceptIds()  # concept id -> type
         self._cache: OrderedDict[str, Concept] = OrderedDict()
         self._load()
 
@@ -203,6 +207,8 @@ class IndexView(DocumentTree):
             The token, or ``None`` when the index has no such document.
         """
         token = super().token_of(path)
+        if token is None and path.endswith(_SUFFIX) and self._ids.is_loaded(path[:-3]):
+            token = _UNREAD  # a loaded concept: its token is in the dataset
         if token != _UNREAD:
             return token
         found = self.dataset.to_table(
@@ -217,6 +223,7 @@ class IndexView(DocumentTree):
             ``{path: token}``.
         """
         held = super().tokens()
+        held.update((cid + _SUFFIX, _UNREAD) for cid in self._ids.loaded())
         unread = {path for path, token in held.items() if token == _UNREAD}
         for batch in self.dataset.to_batches(columns=["path", "token"], batch_size=_LOAD_BATCH):
             for path, token in zip(
@@ -226,33 +233,64 @@ class IndexView(DocumentTree):
                     held[path] = token
         return held
 
+    def paths(self) -> list[str]:
+        """Return every document path known (concepts, reserved, skipped).
+
+        Returns:
+            The paths.
+        """
+        return super().paths() + [cid + _SUFFIX for cid in self._ids.loaded()]
+
+    def children(self, directory: str) -> Children:
+        """Return what is directly in a directory: its subdirectories and its concepts.
+
+        Args:
+            directory: A clean directory path (``""`` is the root).
+
+        Returns:
+            The subdirectories' paths and the concepts' ids, each sorted.
+        """
+        found = super().children(directory)
+        loaded = self._ids.loaded_in(directory)
+        if not loaded:
+            return found
+        if found.concepts:
+            loaded = sorted({*loaded, *found.concepts})
+        return Children(found.directories, loaded)
+
     def _load(self) -> None:
-        # batches keep the Python strings of one batch alive at a time, not of every row
+        # the ids stay in Arrow arrays until they are packed (ConceptIds): no Python string
+        # per row outlives its batch. Arrow allocates them from the C allocator, whatever
+        # the process' default pool: jemalloc (pyarrow's default) would keep the pages of
+        # this one-off load, about 12 MB at 100,000 concepts, for the life of the process.
+        import pyarrow as pa
         import pyarrow.compute as pc
 
+        pool = pa.system_memory_pool()
         others: list[str] = []
-        names: dict[str, str] = {}  # one string object per type name
+        loaded: tuple[list[Any], list[Any], list[Any]] = ([], [], [])
         for batch in self.dataset.to_batches(
             columns=_LOAD_COLUMNS, batch_size=_LOAD_BATCH, scan_in_order=True
         ):
             paths, kinds, types = (batch.column(i) for i in range(3))
-            concept = pc.fill_null(pc.equal(kinds, rows.KIND_CONCEPT), False)
-            others += pc.filter(paths, pc.invert(concept)).to_pylist()
-            paths = pc.filter(paths, concept)
-            # one string object per type name: the batch's names, dictionary-encoded
-            coded = pc.dictionary_encode(pc.fill_null(pc.filter(types, concept), ""))
-            shared = [names.setdefault(name, name) for name in coded.dictionary.to_pylist()]
-            held = list(map(shared.__getitem__, coded.indices.to_pylist()))
-            self.types.update(held)
-            if _plain(paths):  # every path <dir>/<name>.md: the tree is built in bulk
-                ids = pc.utf8_slice_codeunits(paths, 0, -3).to_pylist()
-                folders = pc.replace_substring_regex(paths, r"(^|/)[^/]*$", "").to_pylist()
-                self._add_concepts(ids, folders, _UNREAD)
+            concept = pc.fill_null(pc.equal(kinds, rows.KIND_CONCEPT, memory_pool=pool), False)
+            others += pc.filter(paths, pc.invert(concept), memory_pool=pool).to_pylist()
+            paths = pc.filter(paths, concept, memory_pool=pool)
+            types = pc.coalesce(pc.filter(types, concept, memory_pool=pool), "", memory_pool=pool)
+            if _plain(paths):  # every path <dir>/<name>.md: loaded in bulk
+                loaded[0].append(pc.utf8_slice_codeunits(paths, 0, -3, memory_pool=pool))
+                loaded[1].append(
+                    pc.replace_substring_regex(paths, r"(^|/)[^/]*$", "", memory_pool=pool)
+                )
+                loaded[2].append(types)
             else:
-                ids = [
-                    self._add_document(path, _UNREAD, concept=True) for path in paths.to_pylist()
-                ]
-            self._ids.update(zip(ids, held, strict=True))
+                for path, kind_type in zip(paths.to_pylist(), types.to_pylist(), strict=True):
+                    self._add(path, rows.KIND_CONCEPT, kind_type, _UNREAD)
+        ids, directories, kind_types = (
+            pa.chunked_array(part) if part else pa.chunked_array([], pa.string()) for part in loaded
+        )
+        self._count_concepts(self._ids.load(ids, directories, kind_types, pool))
+        self.types.update(self._ids.type_counts())
         if others:
             wanted = ["path", "kind", "token", "size", "text", "reason"]
             for where, _ in in_filters("path", others):
@@ -274,14 +312,17 @@ class IndexView(DocumentTree):
     def _add(self, path: str, kind: str, kind_type: str | None, token: str) -> None:
         cid = self._add_document(path, token, concept=kind == rows.KIND_CONCEPT)
         if cid is not None:
-            self._ids[cid] = kind_type or ""
+            self._ids.add(cid, kind_type or "")
             self.types[kind_type or ""] += 1
 
     def _forget(self, path: str) -> None:
-        self._remove_document(path)
         cid = path[:-3]
-        if cid in self._ids:
-            self.types[self._ids.pop(cid)] -= 1
+        loaded = path.endswith(_SUFFIX) and self._ids.is_loaded(cid)
+        if not self._remove_document(path) and loaded:  # a loaded concept: counted only
+            self._discount(posixpath.dirname(path), concept=True)
+        kind_type = self._ids.remove(cid)
+        if kind_type is not None:
+            self.types[kind_type] -= 1
             self._cache.pop(cid, None)
 
     def _select(self, where: str, limit: int) -> list[Concept]:
