@@ -2,7 +2,7 @@
 
 :func:`read_safetensors` maps ``model.safetensors`` into memory read-only and returns a view
 per tensor (no copy: processes embedding with the same model share the page cache);
-:func:`bert_graph` writes the graph (:mod:`agentkernel.retrieval._onnxgraph`) that runs a BERT
+:func:`bert_model` writes the graph (:mod:`agentkernel.retrieval._onnxgraph`) that runs a BERT
 encoder over those views with ONNX Runtime's fused CPU operators, then mean pooling over the
 real tokens and normalisation to unit length, as sentence-transformers does.
 
