@@ -190,7 +190,8 @@ class NodeCache:
             Nothing; the lock is held inside the block.
         """
         path = self.folder(namespace) / ".lock"
-        with open(path, "a+b") as handle:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(path, flags, PRIVATE_FILE), "a+b") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:
                 yield

@@ -101,7 +101,7 @@ def commit_data_file_named(setup: dict[str, Any], name: str) -> None:
         setup["client"].put_object(Bucket=setup["bucket"], Key=key, Body=PAYLOAD)
 
 
-@pytest.mark.parametrize("depth", [4, 6])
+@pytest.mark.parametrize("depth", [4, 5])
 def test_a_manifest_naming_a_file_above_the_cache_writes_nothing_outside_it(
     hostile: dict[str, Any], depth: int
 ) -> None:
