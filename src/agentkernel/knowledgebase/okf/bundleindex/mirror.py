@@ -145,29 +145,33 @@ class MirroredIndex:
             self.cache.evict(keep=files)
         return lance.dataset(str(self.local), version=version, session=_lance.local_session())
 
-    def repair(self, version: int) -> int:
+    def repair(self, version: int) -> Any | None:
         """Hash a version's files anew and fetch the damaged ones (after a read error).
 
         Args:
             version: A version opened before (its record names its files).
 
         Returns:
-            How many files were fetched again.
+            The version opened again when a file was damaged (and is whole now), else
+            ``None``: the read error was not the cache's.
         """
+        import lance
+
         listed = self._record(f"versions/{version}.json")
         if listed is None:
-            return 0
+            return None
         with self.cache.lock(self._namespace):
             damaged = [(r, s) for r, s in listed if not self.cache.check(self._path(r), again=True)]
             self._fetch_all(damaged)
-        if damaged:
-            logger.warning(
-                "bundle index %s: %d damaged file(s) of version %d fetched again",
-                self.location,
-                len(damaged),
-                version,
-            )
-        return len(damaged)
+        if not damaged:
+            return None
+        logger.warning(
+            "bundle index %s: %d damaged file(s) of version %d fetched again",
+            self.location,
+            len(damaged),
+            version,
+        )
+        return lance.dataset(str(self.local), version=version, session=_lance.new_local_session())
 
     # -- internals ------------------------------------------------------------------------
 
