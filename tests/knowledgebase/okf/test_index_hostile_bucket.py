@@ -22,12 +22,13 @@ from tests.support import require_extra
 require_extra("lancedb", "lancedb")
 require_extra("boto3", "aws")
 
-from agentkernel.knowledgebase import LocalDocumentStore, OKFManager  # noqa: E402
+from agentkernel.knowledgebase import LocalDocumentStore  # noqa: E402
 from agentkernel.knowledgebase.errors import KnowledgeError  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle  # noqa: E402
 from agentkernel.storage.nodecache import CachePathError, NodeCache  # noqa: E402
 from tests.knowledgebase.okf.helpers import Clock, write_bundle  # noqa: E402
 from tests.knowledgebase.okf.test_bundleindex_processes import note  # noqa: E402
+from tests.knowledgebase.okf.test_index_nodecache import open_pod  # noqa: E402
 
 S3_KEYS = {
     "allow_http": "true",
@@ -56,17 +57,6 @@ def hostile(tmp_path: Path, s3_bucket: str, s3_endpoint: str, s3_client: Any) ->
         "bucket": s3_bucket,
         "client": s3_client,
     }
-
-
-def open_pod(setup: dict[str, Any], clock: Clock | None = None) -> OKFManager:
-    return OKFManager(
-        LocalDocumentStore(setup["root"], writable=False),
-        name="OKF",
-        refresh_seconds=60,
-        clock=clock or Clock(),
-        index=setup["uri"],
-        index_options=setup["pod"],
-    )
 
 
 def files_outside_the_cache(setup: dict[str, Any]) -> set[str]:

@@ -1,4 +1,4 @@
-"""The node cache verifies content: damaged files are fetched again, a damaged cache never stops a pod.
+"""The node cache verifies content: damaged files are fetched again; a damaged cache stops no pod.
 
 Real: the S3 HTTP API (moto's server, its own process) behind the latency proxy on 127.0.0.1
 (requests counted), Lance writing the index and reading it from the node cache on the test's
