@@ -360,7 +360,7 @@ def _ledger_path(target: Path) -> Path:
 
 def _write_ledger(target: Path, digest: Digest) -> None:
     held = json.dumps({"size": digest.size, "sha256": digest.sha256})
-    atomic_write(_ledger_path(target), held, durable=False, tidy=False, mode=PRIVATE_FILE)
+    atomic_write(_ledger_path(target), held, tidy=False, mode=PRIVATE_FILE, durable=False)
 
 
 def _read_ledger(target: Path) -> Digest | None:

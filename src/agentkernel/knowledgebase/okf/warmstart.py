@@ -211,11 +211,10 @@ def save(path: Path, manifest: Manifest) -> None:
         "index": export_state(manifest.index),
     }
     body = pickle.dumps(payload, protocol=5)
+    pieces = [_MAGIC, hashlib.sha256(body).digest(), body]
     try:
         private_folder(path.parent)
-        atomic_write(
-            path, [_MAGIC, hashlib.sha256(body).digest(), body], durable=False, mode=PRIVATE_FILE
-        )
+        atomic_write(path, pieces, mode=PRIVATE_FILE, durable=False)
     except OSError as exc:
         logger.info("warm start %s not saved (%s): the next process walks the bundle", path, exc)
 

@@ -219,7 +219,7 @@ class MirroredIndex:
         self.cache.folder(f"{self._namespace}/{posixpath.dirname(name)}")
         body = json.dumps(items)
         held = json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "files": items})
-        atomic_write(path, held, durable=False, tidy=False, mode=PRIVATE_FILE)
+        atomic_write(path, held, tidy=False, mode=PRIVATE_FILE, durable=False)
 
     def _referenced(self, version: int, pool: ThreadPoolExecutor) -> list[tuple[str, int]]:
         """Fetch the files a version's manifest names; return them with their sizes.
