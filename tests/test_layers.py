@@ -262,6 +262,8 @@ def test_only_files_rebuilt_from_others_skip_the_disk_wait() -> None:
         if "durable=False)" in path.read_text(encoding="utf-8")
     )
     assert asking == [
+        "agentkernel/knowledgebase/okf/bundleindex/mirror.py",  # the node cache's records
         "agentkernel/knowledgebase/okf/warmstart.py",  # the warm-start file
         "agentkernel/knowledgestore/bundle_store.py",  # index.md
+        "agentkernel/storage/nodecache.py",  # the node cache's ledgers
     ]

@@ -27,6 +27,7 @@ length-sorted chunks, padded to each chunk's longest text and masked.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -125,7 +126,7 @@ class MiniLMEmbedder:
             tensors = read_safetensors(folder / "model.safetensors")
             model, weights = bert_model(self._config, tensors)
             try:
-                import onnxruntime  # type: ignore[import-not-found,import-untyped,unused-ignore]
+                onnxruntime = _import_onnxruntime()
 
                 tokenizer = WordPiece.from_file(folder / "tokenizer.json", self.max_tokens)
                 options = onnxruntime.SessionOptions()
@@ -203,6 +204,31 @@ class MiniLMEmbedder:
             None, {"input_ids": tokens, "attention_mask": mask}
         )[0]
         return vectors
+
+
+TELEMETRY_ENV = "ORT_DISABLE_TELEMETRY"
+"""ONNX Runtime's own switch for its telemetry, read when it is imported."""
+
+
+def _import_onnxruntime() -> Any:
+    """Import ONNX Runtime with its telemetry off.
+
+    ONNX Runtime (1.2x on Linux too) starts a telemetry client when it is imported: it writes
+    a device id and an event store under ``$XDG_CACHE_HOME/Microsoft/DeveloperTools`` and
+    would upload events. ``ORT_DISABLE_TELEMETRY=1`` before the import stops all of it; it is
+    set here unless the operator set it (``0`` turns telemetry back on). When the application
+    imported ONNX Runtime first, its telemetry events are turned off from here on.
+
+    Returns:
+        The ``onnxruntime`` module.
+    """
+    os.environ.setdefault(TELEMETRY_ENV, "1")
+    import onnxruntime  # type: ignore[import-not-found,import-untyped,unused-ignore]
+
+    disable = getattr(onnxruntime, "disable_telemetry_events", None)
+    if os.environ.get(TELEMETRY_ENV) != "0" and disable is not None:
+        disable()
+    return onnxruntime
 
 
 def _chunks(order: list[int], lengths: list[int]) -> list[list[int]]:

@@ -18,6 +18,9 @@ are embedded again into a new segment; an unreadable ``model.json`` is rewritten
 well-formed ``model.json`` naming another model or dimension is refused (vectors of two
 models are never mixed).
 
+Private: the folders it creates are ``0700`` and its files ``0600``, whatever the umask
+(:mod:`agentkernel.storage._cachedir`).
+
 The default root is ``$AGENTKERNEL_VECTOR_CACHE``, else ``$XDG_CACHE_HOME/agentkernel/vectors``,
 else ``~/.cache/agentkernel/vectors``: never inside a bundle, so read-only and S3 bundles work.
 """
@@ -38,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from agentkernel.retrieval.embedding import EmbedderError
-from agentkernel.storage._cachedir import cache_root
+from agentkernel.storage._cachedir import PRIVATE_FILE, cache_root, private_folder
 from agentkernel.storage._fs import atomic_write
 
 logger = logging.getLogger(__name__)
@@ -130,8 +133,8 @@ class VectorCache:
                 )
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            atomic_write(meta, json.dumps(wanted).encode())
+            private_folder(self.folder)
+            atomic_write(meta, json.dumps(wanted).encode(), mode=PRIVATE_FILE)
         except OSError as exc:
             self._read_only(exc)
 
@@ -235,7 +238,9 @@ class VectorCache:
             return
         name = f"{uuid.uuid4().hex}.vec"
         try:
-            atomic_write(self.folder / name, _encode(list(keys), array, self.dimension))
+            atomic_write(
+                self.folder / name, _encode(list(keys), array, self.dimension), mode=PRIVATE_FILE
+            )
         except OSError as exc:
             self._read_only(exc)
             return
@@ -251,7 +256,9 @@ class VectorCache:
             return
         name = f"{uuid.uuid4().hex}.vec"
         try:
-            atomic_write(self.folder / name, _encode(keys, vectors, self.dimension))
+            atomic_write(
+                self.folder / name, _encode(keys, vectors, self.dimension), mode=PRIVATE_FILE
+            )
             for old in merged:
                 (self.folder / old).unlink(missing_ok=True)
         except OSError as exc:

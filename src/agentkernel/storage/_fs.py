@@ -150,6 +150,7 @@ def atomic_write(
     durable: bool = True,
     overwrite: bool = True,
     tidy: bool = True,
+    mode: int | None = None,
 ) -> os.stat_result:
     """Write ``data`` to ``path`` so readers see the old file or the new one, never a part.
 
@@ -167,6 +168,8 @@ def atomic_write(
             concurrent writers exactly one wins.
         tidy: Sweep the folder for abandoned temporary files; a caller that knows nothing
             else wrote there since it last swept skips that listing of the whole folder.
+        mode: The new file's permission bits, whatever the umask and the file replaced
+            (``0o600`` for a cache's private files); ``None`` keeps the rule above.
 
     Returns:
         The written file's status (size, mtime, inode), taken before the rename.
@@ -180,7 +183,11 @@ def atomic_write(
     os.makedirs(folder, exist_ok=True)
     temp = os.path.join(folder, temp_name(os.path.basename(target)))
     # O_EXCL: never write through a file or link someone else put at that name
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+    fd = os.open(
+        temp,
+        os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+        0o666 if mode is None else mode,
+    )
     try:
         with os.fdopen(fd, "wb") as handle:
             if isinstance(data, bytes | bytearray | memoryview):
@@ -191,8 +198,11 @@ def atomic_write(
                 pieces = [p.encode("utf-8") if isinstance(p, str) else p for p in data]
                 write_pieces(handle.fileno(), pieces)
             handle.flush()
-            with contextlib.suppress(FileNotFoundError):
-                os.fchmod(handle.fileno(), stat.S_IMODE(os.stat(target).st_mode))
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.fchmod(handle.fileno(), stat.S_IMODE(os.stat(target).st_mode))
             if durable:
                 os.fsync(handle.fileno())
             info = os.fstat(handle.fileno())

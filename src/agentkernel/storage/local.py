@@ -1,6 +1,7 @@
 """``LocalDocumentStore``: a bundle in a directory on the local filesystem.
 
-Containment is checked twice for every path: lexically by :func:`clean_file_path` (no ``..``,
+Containment is checked twice for every path, by :func:`~agentkernel.storage._confine.confined`
+(the one check every local path built from outside data goes through): lexically (no ``..``,
 no absolute path, no NUL byte, no backslash, nothing hidden), then physically by resolving
 symlinks and refusing any target outside the root. Files are opened without following a final
 symlink and must be regular files, so a path swapped for a symlink or a FIFO after the check
@@ -32,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from typing_extensions import override
 
 from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
+from agentkernel.storage._confine import confined
 from agentkernel.storage._fs import atomic_write, locked, probe_writable
 from agentkernel.storage.base import (
     DocumentStore,
@@ -392,23 +394,7 @@ class LocalDocumentStore(DocumentStore):
 
     def _resolve(self, path: str) -> str:
         """Map a caller's path to a real path inside the root, or refuse it."""
-        parts = clean_file_path(path).split("/")
-        real = os.path.join(self._root, *parts)
-        current = self._root
-        for part in parts:  # as os.path.realpath, but stat only below the (resolved) root
-            current = os.path.join(current, part)
-            try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    real = os.path.realpath(real)
-                    break
-            except OSError:
-                break  # nothing exists from here on, so nothing below can be a symlink
-        if not real.startswith(self._prefix):
-            raise KnowledgePathError(f"Path {echo(path)} resolves outside {self.label!r}.")
-        inside = real[len(self._prefix) :]
-        if any(part.startswith(".") for part in inside.split(os.sep)):
-            raise KnowledgePathError(f"Path {echo(path)} resolves to a hidden entry.")
-        return real
+        return confined(self._root, path, label=self.label)
 
     def _open(self, path: str) -> int:
         """Open ``path`` read-only as a file descriptor of a regular file inside the root."""

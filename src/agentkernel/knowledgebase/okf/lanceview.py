@@ -112,8 +112,41 @@ class LanceView(ViewState):
     def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
         """Rank concepts over the index's full-text index, fused with its vectors when hybrid.
 
-        Arguments and result as for :meth:`~.views.BundleView.search`.
+        Arguments and result as for :meth:`~.views.BundleView.search`. A read error on an
+        index served from the node cache has its files checked again (hashed, the damaged
+        ones fetched) and the search run once more on the repaired files.
         """
+        try:
+            return self._search(query, limit)
+        except (OSError, RuntimeError, ValueError) as exc:  # Lance's read errors
+            if not self._repaired(exc):
+                raise
+        return self._search(query, limit)
+
+    def _repaired(self, exc: Exception) -> bool:
+        """Repair the served version's cached files after ``exc``; whether any was damaged."""
+        from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
+
+        repair = getattr(self.source, "repair", None)
+        if repair is None:
+            return False
+        with self._refreshing:
+            current = self.view
+            try:
+                dataset = repair(current.dataset)
+            except Exception as failed:  # the repair's own failure: the first error stands
+                logger.warning("OKF bundle index %s: repair failed: %s", self.location, failed)
+                return False
+            if dataset is None:
+                return False
+            fresh = IndexView(dataset)
+            with self.context.lock:
+                if self.view is current:
+                    self.view = fresh
+        logger.warning("OKF bundle index %s: a read failed (%s); repaired", self.location, exc)
+        return True
+
+    def _search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
         lock = self.context.lock
         semantic = self.context.semantic
         with lock:

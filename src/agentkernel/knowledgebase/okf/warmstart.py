@@ -21,7 +21,8 @@ Safe to share: a file is written to a temporary name and renamed into place, so 
 sees a whole file or none; it opens with a SHA-256 of its contents, and a file that does not
 match, does not decode, or holds anything but plain data (the decoder accepts no class but
 ``datetime``'s) is ignored with a WARNING and replaced after the walk. A cache folder that
-cannot be written costs the saving only. Search with an embedder (hybrid) and a truncated
+cannot be written costs the saving only. The folder is created ``0700`` and the file ``0600``,
+whatever the umask: it holds what the bundle holds. Search with an embedder (hybrid) and a truncated
 bundle (more than ``max_concepts``) walk as before, without this file.
 """
 
@@ -47,6 +48,7 @@ from agentkernel.knowledgebase.okf.manifest import Manifest, ReservedFile, Skipp
 from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.retrieval.index import SearchIndex
 from agentkernel.retrieval.indexfile import export_state, import_state, settings_of
+from agentkernel.storage._cachedir import PRIVATE_FILE, private_folder
 from agentkernel.storage._fs import atomic_write
 from agentkernel.storage.base import DocumentStore
 
@@ -209,8 +211,10 @@ def save(path: Path, manifest: Manifest) -> None:
         "index": export_state(manifest.index),
     }
     body = pickle.dumps(payload, protocol=5)
+    pieces = [_MAGIC, hashlib.sha256(body).digest(), body]
     try:
-        atomic_write(path, [_MAGIC, hashlib.sha256(body).digest(), body], durable=False)
+        private_folder(path.parent)
+        atomic_write(path, pieces, mode=PRIVATE_FILE, durable=False)
     except OSError as exc:
         logger.info("warm start %s not saved (%s): the next process walks the bundle", path, exc)
 

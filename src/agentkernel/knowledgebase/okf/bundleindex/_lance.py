@@ -61,6 +61,20 @@ def local_session() -> Any:
         return _SESSION[0]
 
 
+def new_local_session() -> Any:
+    """Replace the process's local session with a fresh one (its caches empty), and return it.
+
+    After the node cache replaced damaged files, the old session's caches may still hold
+    readers of the damaged copies; versions opened from here on read the files anew.
+
+    Returns:
+        A ``lance.Session``.
+    """
+    with _SESSION_LOCK:
+        _SESSION.clear()
+    return local_session()
+
+
 # options of the node cache (bundleindex.source), never passed to Lance
 CACHE_OPTIONS = ("node_cache", "node_cache_bytes")
 

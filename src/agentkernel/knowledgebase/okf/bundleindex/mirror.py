@@ -19,6 +19,14 @@ checked; only then is it written to ``versions/<n>.json`` and opened. Lance's ow
 hold decoded pages in memory; they do not persist across processes or avoid the first read
 of a file over the network, which is why this layer exists (``docs/index.md``).
 
+Every local path is built from a name the bucket gave (a manifest's file, an index
+folder's listing, a record of them) through :meth:`NodeCache.path`, which refuses any name
+that would leave the cache (``..``, an absolute path, a symlink out of it): a version naming
+one is refused whole (:class:`~agentkernel.storage.nodecache.CachePathError`) before any of
+its files is fetched, and the version served stays. The records (``versions/<n>.json``,
+``indices/<uuid>.json``) carry their own SHA-256, so a damaged record is rebuilt from the
+manifest, never followed.
+
 Only ``s3://`` indexes are mirrored; local ones are opened in place. Listings go through
 ``pyarrow``'s S3 file system (loaded with Lance already; they give each file's size), and
 every file is downloaded by Lance's own object store (``lance.file.LanceFileSession``): one
@@ -29,12 +37,12 @@ trips (``bench/RESULTS.md``, issue 24).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import posixpath
 import threading
-import uuid
 import warnings
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -43,7 +51,14 @@ from typing import Any
 from urllib.parse import urlparse
 
 from agentkernel.knowledgebase.okf.bundleindex import _lance
-from agentkernel.storage.nodecache import FetchedObject, NodeCache, namespace_for
+from agentkernel.storage._cachedir import PRIVATE_FILE
+from agentkernel.storage._fs import atomic_write
+from agentkernel.storage.nodecache import (
+    CachePathError,
+    FetchedObject,
+    NodeCache,
+    namespace_for,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +84,8 @@ class MirroredIndex:
         self._bucket = bucket
         self._prefix = key.rstrip("/") + "/"
         self._namespace = namespace_for(location)
-        self._root = cache.folder(self._namespace)
-        self.local = self._root / "dataset"
+        cache.folder(self._namespace)
+        self.local = cache.path(self._namespace, "dataset")
         self._fs = s3_filesystem(options)
         self._options = dict(options)
         self._files: Any = None  # lance.file.LanceFileSession, on the first download
@@ -117,6 +132,10 @@ class MirroredIndex:
 
         Returns:
             A ``lance.LanceDataset`` reading the node cache.
+
+        Raises:
+            CachePathError: The version names a file outside the index (a hostile or broken
+                manifest or listing); nothing of it was fetched or written.
         """
         import lance
 
@@ -126,20 +145,81 @@ class MirroredIndex:
             self.cache.evict(keep=files)
         return lance.dataset(str(self.local), version=version, session=_lance.local_session())
 
+    def repair(self, version: int) -> Any | None:
+        """Hash a version's files anew and fetch the damaged ones (after a read error).
+
+        Args:
+            version: A version opened before (its record names its files).
+
+        Returns:
+            The version opened again when a file was damaged (and is whole now), else
+            ``None``: the read error was not the cache's.
+        """
+        import lance
+
+        listed = self._record(f"versions/{version}.json")
+        if listed is None:
+            return None
+        with self.cache.lock(self._namespace):
+            damaged = [(r, s) for r, s in listed if not self.cache.check(self._path(r), again=True)]
+            self._fetch_all(damaged)
+        if not damaged:
+            return None
+        logger.warning(
+            "bundle index %s: %d damaged file(s) of version %d fetched again",
+            self.location,
+            len(damaged),
+            version,
+        )
+        return lance.dataset(str(self.local), version=version, session=_lance.new_local_session())
+
     # -- internals ------------------------------------------------------------------------
 
     def _complete(self, version: int, manifest: str, size: int) -> list[Path]:
-        record = self._root / "versions" / f"{version}.json"
-        listed = _read_list(record)
-        if listed is not None:  # a restart: the files are checked by size and identity
-            self._fetch_all(listed)
-            return [self.local / rel for rel, _ in listed]
+        record = f"versions/{version}.json"
+        listed = self._record(record)
+        if listed is not None:  # a restart: each file is hashed and checked against its ledger
+            try:
+                self._fetch_all(listed)
+                return [self._path(rel) for rel, _ in listed]
+            except OSError as exc:  # CacheIntegrityError among them
+                # a record that disagrees with the bucket (sizes, names): rebuilt below
+                logger.warning("node cache: %s of %s is stale (%s)", record, self.location, exc)
         manifest_file = (f"_versions/{manifest}", size)
         self._fetch_all([manifest_file])
         with ThreadPoolExecutor(max_workers=_WORKERS) as pool:
             needed = [manifest_file, *self._referenced(version, pool)]
-        _write_list(record, needed)
-        return [self.local / rel for rel, _ in needed]
+        self._write_record(record, needed)
+        return [self._path(rel) for rel, _ in needed]
+
+    def _path(self, rel: str) -> Path:
+        """The local path of a dataset file the bucket named (refused if it would leave)."""
+        try:
+            return self.cache.path(f"{self._namespace}/dataset", rel)
+        except CachePathError as exc:
+            raise CachePathError(
+                f"bundle index {self.location} names a file outside the index, {rel!r}: "
+                "refused, nothing fetched (a damaged or hostile manifest or listing)"
+            ) from exc
+
+    def _record(self, name: str) -> list[tuple[str, int]] | None:
+        """A record of files and sizes, when whole and every name in it stays inside."""
+        listed = _read_list(self.cache.path(self._namespace, name))
+        if listed is None:
+            return None
+        try:
+            for rel, _ in listed:
+                self._path(rel)
+        except CachePathError:
+            return None  # not what this cache wrote: rebuilt from the manifest
+        return listed
+
+    def _write_record(self, name: str, items: list[tuple[str, int]]) -> None:
+        path = self.cache.path(self._namespace, name)
+        self.cache.folder(f"{self._namespace}/{posixpath.dirname(name)}")
+        body = json.dumps(items)
+        held = json.dumps({"sha256": hashlib.sha256(body.encode()).hexdigest(), "files": items})
+        atomic_write(path, held, tidy=False, mode=PRIVATE_FILE, durable=False)
 
     def _referenced(self, version: int, pool: ThreadPoolExecutor) -> list[tuple[str, int]]:
         """Fetch the files a version's manifest names; return them with their sizes.
@@ -161,8 +241,10 @@ class MirroredIndex:
                 found.append((deletion.path(fragment.fragment_id), -1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            indices = dataset.list_indices()
-        listing = [pool.submit(self._index_files, str(index["uuid"])) for index in indices]
+            indices = [str(index["uuid"]) for index in dataset.list_indices()]
+        for rel in [*(rel for rel, _ in found), *(f"_indices/{name}/x" for name in indices)]:
+            self._path(rel)  # the whole version is refused before any of it is fetched
+        listing = [pool.submit(self._index_files, name) for name in indices]
         fetching = [pool.submit(self._fetch_all, [item]) for item in dict.fromkeys(found)]
         for listed in listing:
             files = listed.result()
@@ -173,12 +255,14 @@ class MirroredIndex:
         return list(dict.fromkeys(found))
 
     def _index_files(self, name: str) -> list[tuple[str, int]]:
-        record = self._root / "indices" / f"{name}.json"
-        listed = _read_list(record)
+        record = f"indices/{name}.json"
+        listed = self._record(record)
         if listed is None:
             folder = f"_indices/{name}/"
             listed = [(folder + rel, size) for rel, size in self._list(folder)]
-            _write_list(record, listed)
+            for rel, _ in listed:
+                self._path(rel)  # refused before it is recorded or fetched
+            self._write_record(record, listed)
         return listed
 
     def _list(self, folder: str) -> list[tuple[str, int]]:
@@ -195,7 +279,7 @@ class MirroredIndex:
 
     def _fetch_all(self, files: list[tuple[str, int]]) -> None:
         """Download the files the node does not hold (checked), all at once."""
-        missing = [(rel, size) for rel, size in files if not self.cache.check(self.local / rel)]
+        missing = [(rel, size) for rel, size in files if not self.cache.check(self._path(rel))]
         if len(missing) == 1:
             self._fetch(*missing[0])
         elif missing:
@@ -211,7 +295,7 @@ class MirroredIndex:
             session.download_file(rel, str(scratch))
             return FetchedObject(size, "")
 
-        self.cache.install_file(self.local / rel, download)
+        self.cache.install_file(self._path(rel), download)
 
     def _session(self) -> Any:
         with self._session_lock:
@@ -286,24 +370,15 @@ def s3_filesystem(options: Mapping[str, str]) -> Any:
 
 
 def _read_list(path: Path) -> list[tuple[str, int]] | None:
-    """A record of files and their sizes (``-1``: unknown; older records name files only)."""
+    """A record of files and their sizes (``-1``: unknown), when its SHA-256 matches.
+
+    ``None`` for a missing, damaged or older (unsummed) record: it is rebuilt.
+    """
     try:
         held = json.loads(path.read_text())
-    except (OSError, ValueError):
+        items = held["files"]
+        if hashlib.sha256(json.dumps(items).encode()).hexdigest() != held["sha256"]:
+            return None
+        return [(str(rel), int(size)) for rel, size in items]
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not isinstance(held, list):
-        return None
-    try:
-        return [
-            (str(item[0]), int(item[1])) if isinstance(item, list) else (str(item), -1)
-            for item in held
-        ]
-    except (IndexError, TypeError, ValueError):
-        return None
-
-
-def _write_list(path: Path, items: list[tuple[str, int]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f"{path.name}.{uuid.uuid4().hex}.tmp")
-    scratch.write_text(json.dumps(items))
-    os.replace(scratch, path)

@@ -200,6 +200,17 @@ class CachedSource:
         older = ((lambda found=found: self.mirror.open(*found)) for found in listed[1:])
         return first_version(newest, older)
 
+    def repair(self, current: Any) -> Any | None:
+        """After a read error: fetch the served version's damaged files and open it again.
+
+        Args:
+            current: The dataset being served.
+
+        Returns:
+            The same version opened again, or ``None`` when none of its files was damaged.
+        """
+        return self.mirror.repair(int(current.version))
+
     def newer(self, current: Any) -> Any | None:
         """The newest version when it is not ``current``'s (one listing when it is).
 
