@@ -56,7 +56,11 @@ from agentkernel.knowledgestore import (
 from agentkernel.knowledgestore._cataloged import View
 from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
-from agentkernel.knowledgestore.errors import KnowledgeStoreError, PageConflictError
+from agentkernel.knowledgestore.errors import (
+    KnowledgeStoreError,
+    PageConflictError,
+    StoreAccessError,
+)
 from agentkernel.knowledgestore.model import CheckReport, NewPage, PageType, is_slug
 from agentkernel.storage.local import LocalDocumentStore
 
@@ -349,6 +353,8 @@ class BundlePagesStore(PageFilesStore):
         try:
             with self._writing_unguarded(index) as documents:
                 yield documents
+        except StoreAccessError:
+            raise
         except OSError as exc:
             raise _faults.access_error(self._label(), subject, exc, writing=True) from exc
 
@@ -531,7 +537,7 @@ class BundlePagesStore(PageFilesStore):
                 left = self._undo(documents, written)
                 if isinstance(exc, WriteConflictError):
                     raise PageConflictError(valid[len(written)].id) from None
-                if left and isinstance(exc, OSError):
+                if left and isinstance(exc, OSError) and not isinstance(exc, StoreAccessError):
                     kept = (
                         f"{', '.join(left)} could not be taken back and stay (not yet in "
                         "index.md; the next write lists them)."

@@ -51,14 +51,16 @@ class PageConflictError(KnowledgeStoreError):
         self.page = page
 
 
-class StoreAccessError(KnowledgeStoreError):
+class StoreAccessError(KnowledgeStoreError, OSError):
     """The store's files could not be read or written; the message says what, where and why.
 
     A full disk, a file system turned read-only, a bucket that is gone, an endpoint that
     can't be reached or a read the network cut short. The message names the store (a
     folder's name or an ``s3://`` location, never an absolute local path) and the page or
     file concerned. Unless the message says otherwise nothing of the call was kept, so the
-    same call, made again once the cause is gone, does what it would have done.
+    same call, made again once the cause is gone, does what it would have done. It is an
+    ``OSError`` too (without an ``errno``): code that caught the storage's own error still
+    catches it; the storage's error is its ``__cause__``.
 
     Attributes:
         store: The store's name.
