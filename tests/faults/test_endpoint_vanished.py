@@ -52,42 +52,24 @@ def _says_what_and_where(error: KnowledgeStoreError, page: str | None) -> str:
     return message
 
 
-def test_an_endpoint_that_vanishes_and_returns_empty_is_an_error_never_an_empty_store(
-    moto: MotoServer,
-) -> None:
+def _two_pages(moto: MotoServer) -> tuple[BundleKnowledgeStore, dict[str, bytes]]:
+    """A store holding two acknowledged pages, and the objects they are."""
     client = _client(moto)
     client.create_bucket(Bucket=BUCKET)
     documents = DocumentStore.from_uri(f"s3://{BUCKET}/team", endpoint_url=moto.url)
     store = BundleKnowledgeStore(documents, refresh_seconds=0)
     store.create("concept", "tides", "Tides", "The sea rises and falls.")
     store.create("concept", "moon", "Moon", "Pulls the [tides](concept/tides).")
-    acknowledged = _saved(client)
+    return store, _saved(client)
 
-    moto.kill()  # the endpoint is gone
-    with pytest.raises(KnowledgeStoreError) as unreachable:
-        store.list()
-    assert "can't be reached" in _says_what_and_where(unreachable.value, None)
-    with pytest.raises(KnowledgeStoreError) as refused:
-        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
-    _says_what_and_where(refused.value, "concept/neap-tide")
 
-    moto.start()  # back, empty: the bucket is gone
-    with pytest.raises(KnowledgeStoreError) as missing:
-        store.list()
-    assert "does not exist" in _says_what_and_where(missing.value, None)
-    with pytest.raises(KnowledgeStoreError) as refused:
-        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
-    assert "does not exist" in _says_what_and_where(refused.value, "concept/neap-tide")
-    with pytest.raises(KnowledgeStoreError):
-        store.log("ingest", "Read the almanac")
-    with pytest.raises(KnowledgeStoreError):
-        store.read("concept/tides")
-
-    # the bucket is restored from what was acknowledged: nothing of it is lost, and the
-    # call that failed succeeds when made again
+def _restore_and_retry(
+    moto: MotoServer, store: BundleKnowledgeStore, saved: dict[str, bytes]
+) -> None:
+    """Bring the bucket back as acknowledged: nothing of it is lost, and the failed call works."""
     client = _client(moto)
     client.create_bucket(Bucket=BUCKET)
-    for key, data in acknowledged.items():
+    for key, data in saved.items():
         client.put_object(Bucket=BUCKET, Key=key, Body=data)
     assert store.create("concept", "neap-tide", "Neap tide", "The smallest [tides](concept/tides).")
     assert {page.id for page in store.list()} == {
@@ -96,5 +78,46 @@ def test_an_endpoint_that_vanishes_and_returns_empty_is_an_error_never_an_empty_
         "concept/tides",
     }
     assert store.read("concept/tides").linked_from == ["concept/moon", "concept/neap-tide"]
-    assert store.check().clean is False  # orphans only; nothing unreadable
     assert store.check().unreadable_files == []
+
+
+def test_an_endpoint_that_is_gone_is_an_error_naming_the_store_and_the_page(
+    moto: MotoServer,
+) -> None:
+    store, saved = _two_pages(moto)
+    moto.kill()
+    with pytest.raises(KnowledgeStoreError) as unreachable:
+        store.list()
+    assert "can't be reached" in _says_what_and_where(unreachable.value, None)
+    with pytest.raises(KnowledgeStoreError) as refused:
+        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
+    assert "can't be reached" in _says_what_and_where(refused.value, "concept/neap-tide")
+    with pytest.raises(KnowledgeStoreError) as refused:
+        store.edit("concept/tides", "rises", "rises slowly")
+    _says_what_and_where(refused.value, "concept/tides")
+
+    moto.start()
+    _restore_and_retry(moto, store, saved)
+
+
+def test_a_bucket_that_vanished_is_an_error_never_an_empty_store(moto: MotoServer) -> None:
+    store, saved = _two_pages(moto)
+    moto.kill()
+    moto.start()  # back, empty: the bucket is gone
+
+    with pytest.raises(KnowledgeStoreError) as missing:
+        store.list()
+    assert "does not exist" in _says_what_and_where(missing.value, None)
+    with pytest.raises(KnowledgeStoreError) as refused:
+        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
+    assert "does not exist" in _says_what_and_where(refused.value, "concept/neap-tide")
+    for call in (
+        lambda: store.log("ingest", "Read the almanac"),
+        lambda: store.read("concept/tides"),
+        lambda: store.search("tides"),
+        store.check,
+    ):
+        with pytest.raises(KnowledgeStoreError, match="does not exist"):
+            call()
+
+    _restore_and_retry(moto, store, saved)

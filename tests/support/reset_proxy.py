@@ -10,6 +10,7 @@ body), then resets the connection (``SO_LINGER`` 0: the client reads ``ECONNRESE
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import struct
@@ -83,10 +84,8 @@ class ResetProxy:
                 self.connection.close()
 
             def finish(self) -> None:
-                try:
+                with contextlib.suppress(OSError):  # the connection was reset on purpose
                     super().finish()
-                except OSError:
-                    pass  # the connection was reset on purpose
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 

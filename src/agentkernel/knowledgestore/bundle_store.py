@@ -353,7 +353,11 @@ class BundlePagesStore(PageFilesStore):
         try:
             with self._writing_unguarded(index) as documents:
                 yield documents
-        except StoreAccessError:
+        except StoreAccessError as exc:
+            cause = exc.__cause__
+            if exc.page is None and subject is not None and isinstance(cause, OSError):
+                # the store could not be listed: name the change that could not be made
+                raise _faults.access_error(self._label(), subject, cause, writing=True) from cause
             raise
         except OSError as exc:
             raise _faults.access_error(self._label(), subject, exc, writing=True) from exc
