@@ -76,7 +76,9 @@ def test_a_create_whose_index_fills_the_disk_leaves_no_page_and_its_retry_works(
 
     filler.unlink()
     # the same call again: not refused as "already exists"
-    assert store.create("concept", "neap-tide", "Neap tide", "The smallest [tides](concept/tide-1).")
+    assert store.create(
+        "concept", "neap-tide", "Neap tide", "The smallest [tides](concept/tide-1)."
+    )
     assert _ids(FileKnowledgeStore(folder)) == acknowledged | {"concept/neap-tide"}
     assert "concepts/neap-tide.md" in (folder / "index.md").read_text(encoding="utf-8")
 
