@@ -81,17 +81,22 @@ def _restore_and_retry(
     assert store.check().unreadable_files == []
 
 
+def _list_and_create_fail(store: BundleKnowledgeStore, cause: str) -> None:
+    """A read and a write both fail, saying ``cause``, the store and (the write) the page."""
+    with pytest.raises(KnowledgeStoreError) as unreadable:
+        store.list()
+    assert cause in _says_what_and_where(unreadable.value, None)
+    with pytest.raises(KnowledgeStoreError) as refused:
+        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
+    assert cause in _says_what_and_where(refused.value, "concept/neap-tide")
+
+
 def test_an_endpoint_that_is_gone_is_an_error_naming_the_store_and_the_page(
     moto: MotoServer,
 ) -> None:
     store, saved = _two_pages(moto)
     moto.kill()
-    with pytest.raises(KnowledgeStoreError) as unreachable:
-        store.list()
-    assert "can't be reached" in _says_what_and_where(unreachable.value, None)
-    with pytest.raises(KnowledgeStoreError) as refused:
-        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
-    assert "can't be reached" in _says_what_and_where(refused.value, "concept/neap-tide")
+    _list_and_create_fail(store, "can't be reached")
     with pytest.raises(KnowledgeStoreError) as refused:
         store.edit("concept/tides", "rises", "rises slowly")
     _says_what_and_where(refused.value, "concept/tides")
@@ -104,13 +109,7 @@ def test_a_bucket_that_vanished_is_an_error_never_an_empty_store(moto: MotoServe
     store, saved = _two_pages(moto)
     moto.kill()
     moto.start()  # back, empty: the bucket is gone
-
-    with pytest.raises(KnowledgeStoreError) as missing:
-        store.list()
-    assert "does not exist" in _says_what_and_where(missing.value, None)
-    with pytest.raises(KnowledgeStoreError) as refused:
-        store.create("concept", "neap-tide", "Neap tide", "The smallest tides.")
-    assert "does not exist" in _says_what_and_where(refused.value, "concept/neap-tide")
+    _list_and_create_fail(store, "does not exist")
     for call in (
         lambda: store.log("ingest", "Read the almanac"),
         lambda: store.read("concept/tides"),

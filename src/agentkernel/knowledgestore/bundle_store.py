@@ -25,8 +25,17 @@ tokens and re-reads only the files of a moved folder that are new or were replac
 other store, reads answer from a listing at most ``refresh_seconds`` old, and every write and
 every ``check`` lists the store afresh (one ``ListObjectsV2`` per thousand keys on S3).
 Reading never writes. The store writes only where every markdown file is one of its pages or
-listings (see :mod:`._ownership`): a foreign OKF bundle is read, and ``check()`` names what it
-cannot read, but never written.
+listings, or sits where one of its pages would (see :meth:`BundlePagesStore._require_owned`;
+:class:`FileKnowledgeStore` has its folder's marker instead, :mod:`._ownership`): a foreign
+OKF bundle is read, and ``check()`` names what it cannot read, but never written; a page file
+broken by hand is never written over and stops no other write.
+
+Storage that fails is never taken for content (see :mod:`._faults`): a read the network cuts
+short is made again, and while it keeps failing reads answer without that page and writes
+are refused, naming it; a listing that fails (a bucket that is gone) is an error, never an
+empty store; a write that fails (a full or read-only disk, an endpoint that is gone) raises
+:class:`~agentkernel.knowledgestore.errors.StoreAccessError` naming the store and the page,
+after taking back what the change had written.
 """
 
 from __future__ import annotations
