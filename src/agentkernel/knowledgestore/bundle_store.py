@@ -224,9 +224,10 @@ class BundlePagesStore(PageFilesStore):
     ) -> None:
         """Read one page file (with the token of what was read) into the catalog.
 
-        A read that fails on the network is retried a few times; if it still fails, the file
-        keeps what the catalog had of it and is read again by the next call (it is never
-        taken for a file the store can't read: only content that doesn't parse is).
+        A read that fails on the network is retried a few times. A read that still fails
+        (or fails otherwise: a denied read, an I/O error) leaves the catalog with what it had
+        of the file, and the next call reads it again; it is never taken for a file the store
+        can't read as a page: only content that doesn't parse is, until it changes.
         """
         documents = listing.documents
         stored: Stored | None = None
@@ -242,14 +243,12 @@ class BundlePagesStore(PageFilesStore):
         except FileNotFoundError:
             self._forget(rel)
             return
-        except OSError as exc:
-            if _faults.is_transient(exc):
-                logger.warning(
-                    "Could not read %s in %s (%s); read again at the next call", rel, label, exc
-                )
-                self._unread[rel] = exc
-                return
-            parsed = f"it can't be read ({type(exc).__name__})"
+        except OSError as exc:  # the way to the file failed, not its content
+            logger.warning(
+                "Could not read %s in %s (%s); read again at the next call", rel, label, exc
+            )
+            self._unread[rel] = exc
+            return
         except UnicodeDecodeError as exc:
             parsed = f"it can't be read ({type(exc).__name__})"
         self._unread.pop(rel, None)
