@@ -198,8 +198,10 @@ class BundlePagesStore(PageFilesStore):
         except OSError as exc:  # a bucket or endpoint that is gone is no empty store
             raise _faults.access_error(self._label(), None, exc, writing=False) from exc
         tokens = listing.tokens
-        again = [rel for rel in self._unread if rel not in set(changed)]
-        for rel in [*changed, *again]:
+        if self._unread:  # read again what the network failed to deliver last time
+            seen = set(changed)
+            changed = [*changed, *(rel for rel in self._unread if rel not in seen)]
+        for rel in changed:
             token = tokens.get(rel)
             place = self._place(rel) if token is not None else None
             if place is None:
