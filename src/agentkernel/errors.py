@@ -36,8 +36,11 @@
         │                              cannot be opened
         └── KnowledgeStoreError        (agentkernel.knowledgestore) a curated store refused an
             │                          operation
-            └── PageConflictError      another writer changed the page first; retryable,
-                                       names the page
+            ├── PageConflictError      another writer changed the page first; retryable,
+            │                          names the page
+            └── StoreAccessError       the store's files could not be read or written (a full
+                                       disk, a read-only disk, a missing bucket, an endpoint
+                                       that can't be reached); names the store and the page
 
 Signals that never leave the module raising them (each is caught there and reworded):
 

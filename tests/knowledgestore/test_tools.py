@@ -135,7 +135,9 @@ def test_a_store_failure_comes_back_as_a_string(tmp_path: Path) -> None:
     blocker.write_text("a file", encoding="utf-8")
     tools = _tools(FileKnowledgeStore(blocker))
     answer = tools["knowledge_create"]("concept", "tides", "Tides", "Water.")
-    assert answer.startswith("The knowledge store failed (")
+    # a storage failure is a StoreAccessError: it says which store, which page, and what to do
+    assert answer.startswith("The knowledge store 'not-a-folder' could not save concept/tides: ")
+    assert "Nothing of this change was kept" in answer and str(tmp_path) not in answer
 
 
 def test_retire_asks_the_person_and_refuses_without_a_yes(store: KnowledgeStore) -> None:

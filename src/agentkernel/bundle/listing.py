@@ -164,11 +164,9 @@ class WalkListing(Listing):
         now = time.monotonic()
         if not (fresh or full) and now - self._listed_at < self._refresh_seconds:
             return []
+        # a store that can't be listed (a bucket that is gone) raises: it is no empty store
+        listed = {f.path: f.token for f in self.documents.walk("")}
         self._listed_at = now
-        try:
-            listed = {f.path: f.token for f in self.documents.walk("")}
-        except FileNotFoundError:
-            listed = {}
         changed = [p for p, t in listed.items() if self.tokens.get(p) != t]
         changed += [p for p in self.tokens if p not in listed]
         if changed:

@@ -21,7 +21,11 @@ from agentkernel import _lazy_exports
 if TYPE_CHECKING:
     from agentkernel.knowledgestore.base import KnowledgeStore
     from agentkernel.knowledgestore.bundle_store import BundleKnowledgeStore
-    from agentkernel.knowledgestore.errors import KnowledgeStoreError, PageConflictError
+    from agentkernel.knowledgestore.errors import (
+        KnowledgeStoreError,
+        PageConflictError,
+        StoreAccessError,
+    )
     from agentkernel.knowledgestore.file_store import (
         FileKnowledgeStore,
         create_file_knowledge_store,
@@ -49,7 +53,12 @@ if TYPE_CHECKING:
 _HOMES: dict[str, tuple[str, ...]] = {
     "agentkernel.knowledgestore.base": ("KnowledgeStore",),
     "agentkernel.knowledgestore.bundle_store": ("BundleKnowledgeStore",),
-    "agentkernel.knowledgestore.errors": ("KnowledgeStoreError", "PageConflictError"),
+    "agentkernel.knowledgestore.errors": (
+        "KnowledgeStoreError",
+        "PageConflictError",
+        "StoreAccessError",
+        "StoreAccessError",
+    ),
     "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
     "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
     "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
@@ -87,6 +96,7 @@ __all__ = [
     "PageType",
     "SQLiteKnowledgeStore",
     "SearchHit",
+    "StoreAccessError",
     "UnreadableFile",
     "create_file_knowledge_store",
     "create_knowledge_server",

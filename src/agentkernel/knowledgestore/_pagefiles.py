@@ -73,6 +73,8 @@ class PageFilesStore(CatalogedStore):
         self._pages_version = 0  # moves whenever a page is put or dropped
         self._ignored_cache: tuple[builtins.list[str], int, builtins.list[str]] | None = None
         self._why: dict[str, str] = {}  # a file in a page's place that is no page -> why
+        # a page file whose read failed on the network -> the error: read again next call
+        self._unread: dict[str, OSError] = {}
         self._dir_types = {t.dir: [t] for t in self._registry.types if t.dir}
         self._root_types = [t for t in self._registry.types if not t.dir]
         self._files: dict[str, tuple[str, Stored | None]] = {}  # rel -> (token, page)

@@ -25,8 +25,17 @@ tokens and re-reads only the files of a moved folder that are new or were replac
 other store, reads answer from a listing at most ``refresh_seconds`` old, and every write and
 every ``check`` lists the store afresh (one ``ListObjectsV2`` per thousand keys on S3).
 Reading never writes. The store writes only where every markdown file is one of its pages or
-listings (see :mod:`._ownership`): a foreign OKF bundle is read, and ``check()`` names what it
-cannot read, but never written.
+listings, or sits where one of its pages would (see :meth:`BundlePagesStore._require_owned`;
+:class:`FileKnowledgeStore` has its folder's marker instead, :mod:`._ownership`): a foreign
+OKF bundle is read, and ``check()`` names what it cannot read, but never written; a page file
+broken by hand is never written over and stops no other write.
+
+Storage that fails is never taken for content (see :mod:`._faults`): a read the network cuts
+short is made again, and while it keeps failing reads answer without that page and writes
+are refused, naming it; a listing that fails (a bucket that is gone) is an error, never an
+empty store; a write that fails (a full or read-only disk, an endpoint that is gone) raises
+:class:`~agentkernel.knowledgestore.errors.StoreAccessError` naming the store and the page,
+after taking back what the change had written.
 """
 
 from __future__ import annotations
@@ -44,11 +53,23 @@ from typing_extensions import override
 from agentkernel.bundle import logfile
 from agentkernel.bundle.listing import FolderListing, Listing, WalkListing
 from agentkernel.errors import WriteConflictError
-from agentkernel.knowledgestore import _catalog, _flows, _ownership, _pages, _stored
+from agentkernel.knowledgestore import (
+    _bundle,
+    _catalog,
+    _faults,
+    _flows,
+    _ownership,
+    _pages,
+    _stored,
+)
 from agentkernel.knowledgestore._cataloged import View
 from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
-from agentkernel.knowledgestore.errors import KnowledgeStoreError, PageConflictError
+from agentkernel.knowledgestore.errors import (
+    KnowledgeStoreError,
+    PageConflictError,
+    StoreAccessError,
+)
 from agentkernel.knowledgestore.model import CheckReport, NewPage, PageType, is_slug
 from agentkernel.storage.local import LocalDocumentStore
 
@@ -120,12 +141,26 @@ class BundlePagesStore(PageFilesStore):
         return False
 
     def _require_owned(self, documents: DocumentStore) -> None:
-        """Refuse to write where markdown the store cannot read as its pages lies.
+        """Refuse to write where markdown lies that is not in the store's own layout.
+
+        Without a marker (see :mod:`._ownership`) the files say whose the location is. A
+        markdown file outside the layout (another folder, a name that is no page slug) says
+        it holds someone else's bundle, whose ``index.md`` and ``log.md`` a write would
+        replace: refused. A file in a page's place that does not parse (a frontmatter broken
+        by hand) is not served and never written over (a create of its page is refused as
+        existing), and ``check()`` names it; it does not stop writes to the other pages,
+        as on a folder the store owns.
 
         Raises:
             KnowledgeStoreError: There is some, named.
         """
-        _ownership.refuse_foreign(documents.label, self._ignored(), marker=False)
+        foreign = [rel for rel in self._ignored() if not self._in_page_place(rel)]
+        _ownership.refuse_foreign(documents.label, foreign, marker=False)
+
+    def _in_page_place(self, rel: str) -> bool:
+        """Whether ``rel`` is where one of the store's pages would be kept."""
+        place = self._place(rel)
+        return place is not None and place[1] not in _pages.RESERVED_SLUGS
 
     # -- the catalog, kept current ---------------------------------------------------------
 
@@ -158,8 +193,14 @@ class BundlePagesStore(PageFilesStore):
                 self._forget(rel)
             self._sync_root_ids()
             return
-        changed = listing.poll(fresh=fresh, full=full, own=own)
+        try:
+            changed = listing.poll(fresh=fresh, full=full, own=own)
+        except OSError as exc:  # a bucket or endpoint that is gone is no empty store
+            raise _faults.access_error(self._label(), None, exc, writing=False) from exc
         tokens = listing.tokens
+        if self._unread:  # read again what the network failed to deliver last time
+            seen = set(changed)
+            changed = [*changed, *(rel for rel in self._unread if rel not in seen)]
         for rel in changed:
             token = tokens.get(rel)
             place = self._place(rel) if token is not None else None
@@ -167,9 +208,13 @@ class BundlePagesStore(PageFilesStore):
                 self._forget(rel)
                 continue
             last = self._files.get(rel)
-            if last is None or last[0] != token:
+            if last is None or last[0] != token or rel in self._unread:
                 self._load(listing, rel, place[0], place[1], token)
         self._sync_root_ids()
+        if fresh and self._unread:
+            # a write (or a check) must see every page: the index it rewrites lists them all
+            rel, failure = min(self._unread.items())
+            raise _faults.access_error(self._label(), rel, failure, writing=False) from failure
 
     def _load(
         self,
@@ -179,20 +224,36 @@ class BundlePagesStore(PageFilesStore):
         slug: str,
         token: str | None,
     ) -> None:
-        """Read one page file (with the token of what was read) into the catalog."""
+        """Read one page file (with the token of what was read) into the catalog.
+
+        A read that fails on the network is retried a few times. A read that still fails
+        (or fails otherwise: a denied read, an I/O error) leaves the catalog with what it had
+        of the file, and the next call reads it again; it is never taken for a file the store
+        can't read as a page: only content that doesn't parse is, until it changes.
+        """
         documents = listing.documents
         stored: Stored | None = None
+        label = self._label()
         try:
             if documents.compare_and_swap:
-                data, token = documents.read_versioned(rel)
+                data, token = _faults.read_retrying(
+                    lambda: documents.read_versioned(rel), rel, label
+                )
             else:
-                data = documents.read(rel)
+                data = _faults.read_retrying(lambda: documents.read(rel), rel, label)
             parsed = _stored.parse_as_any(candidates, slug, rel, data.decode("utf-8"))
         except FileNotFoundError:
             self._forget(rel)
             return
-        except (OSError, UnicodeDecodeError) as exc:
+        except OSError as exc:  # the way to the file failed, not its content
+            logger.warning(
+                "Could not read %s in %s (%s); read again at the next call", rel, label, exc
+            )
+            self._unread[rel] = exc
+            return
+        except UnicodeDecodeError as exc:
             parsed = f"it can't be read ({type(exc).__name__})"
+        self._unread.pop(rel, None)
         if isinstance(parsed, str):
             logger.warning("Skipping %s in %s: %s", rel, self._label(), parsed)
             self._why[rel] = parsed
@@ -210,6 +271,7 @@ class BundlePagesStore(PageFilesStore):
     def _forget(self, rel: str) -> None:
         last = self._files.pop(rel, None)
         self._why.pop(rel, None)
+        self._unread.pop(rel, None)
         if last is not None and last[1] is not None:
             self._unput(last[1])
 
@@ -221,7 +283,12 @@ class BundlePagesStore(PageFilesStore):
 
     @override
     def _revalidate(self, page_id: str) -> None:
-        """Compare the page's own file (an edit made in place shows up at once locally)."""
+        """Compare the page's own file (an edit made in place shows up at once locally).
+
+        Raises:
+            StoreAccessError: The page's file could not be read (the network failed).
+        """
+        self._require_read(page_id)
         stored = self._pages.get(page_id)
         listing = self._listing()
         if stored is None or listing is None or not listing.recheck(stored.rel):
@@ -233,6 +300,19 @@ class BundlePagesStore(PageFilesStore):
         else:
             self._load(listing, stored.rel, place[0], place[1], token)
         self._sync_root_ids()
+
+    def _require_read(self, page_id: str) -> None:
+        """Refuse to answer for a page whose file could not be read (rather than say "none")."""
+        if not self._unread:
+            return
+        try:
+            page_type, slug = self._registry.require_id(page_id)
+        except KnowledgeStoreError:
+            return
+        rel = _bundle.rel_of(page_type, slug)
+        exc = self._unread.get(rel)
+        if exc is not None:
+            raise _faults.access_error(self._label(), page_id, exc, writing=False) from exc
 
     @override
     def _markdown_files(self) -> builtins.list[str]:
@@ -261,12 +341,15 @@ class BundlePagesStore(PageFilesStore):
     # -- writing -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _writing(self, *, index: bool = False) -> Iterator[DocumentStore]:
+    def _writing(
+        self, *, index: bool = False, subject: str | None = None
+    ) -> Iterator[DocumentStore]:
         """Hold the thread lock for a change, in a location the store may write in.
 
         Args:
             index: The change rewrites ``index.md``: its content and token are read before
                 the store is polled (see :meth:`_write_index`).
+            subject: The page (or file) the change is about, named when storage fails.
 
         Yields:
             The document store to write in.
@@ -274,7 +357,24 @@ class BundlePagesStore(PageFilesStore):
         Raises:
             KnowledgeStoreError: The location holds markdown the store cannot read as its
                 pages, or the document store is read-only or offers no compare-and-swap.
+            StoreAccessError: Storage failed (a full or read-only disk, a missing bucket,
+                an endpoint that can't be reached); what the change wrote was taken back.
         """
+        try:
+            with self._writing_unguarded(index) as documents:
+                yield documents
+        except StoreAccessError as exc:
+            cause = exc.__cause__
+            if exc.page is None and subject is not None and isinstance(cause, OSError):
+                # the store could not be listed: name the change that could not be made
+                raise _faults.access_error(self._label(), subject, cause, writing=True) from cause
+            raise
+        except OSError as exc:
+            raise _faults.access_error(self._label(), subject, exc, writing=True) from exc
+
+    @contextlib.contextmanager
+    def _writing_unguarded(self, index: bool) -> Iterator[DocumentStore]:
+        """:meth:`_writing`, its storage errors raised as they are."""
         with self._mutex:
             documents = self._documents_to_write()
             if not documents.writable:
@@ -350,7 +450,8 @@ class BundlePagesStore(PageFilesStore):
 
     @override
     def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
-        with self._writing(index=True) as documents:
+        changed_from: list[Stored] = []  # the page as it was before this change wrote it
+        with self._writing(index=True, subject=page_id.strip()) as documents:
 
             def attempt() -> None:
                 page = self._find(page_id)
@@ -359,9 +460,30 @@ class BundlePagesStore(PageFilesStore):
                 token = self._files[page.rel][0]
                 updated = replace(page, title=changed.title, fields=changed.fields, body=body)
                 self._write_page(documents, updated, token)
+                changed_from[:] = [page]
 
             self._retrying(page_id.strip(), attempt)
-            self._write_index(documents)
+            try:
+                self._write_index(documents)
+            except OSError as exc:
+                raise self._put_back(documents, changed_from[0], exc) from exc
+
+    def _put_back(self, documents: DocumentStore, page: Stored, exc: OSError) -> Exception:
+        """Write a changed page back as it was, after its change failed to finish.
+
+        Returns:
+            The error to raise: saying so when the page could not be put back.
+        """
+        try:
+            self._write_page(documents, page, self._files[page.rel][0])
+        except (OSError, WriteConflictError) as failed:
+            logger.warning("could not put %s back in %s: %s", page.rel, self._label(), failed)
+            kept = (
+                "The page holds the change (index.md, which lists it, could not be updated; "
+                "the next write brings it up to date)."
+            )
+            return _faults.access_error(self._label(), page.id, exc, writing=True, kept=kept)
+        return exc
 
     def _read_index(self, documents: DocumentStore) -> tuple[bytes | None, str | None]:
         """``index.md``'s token, and its bytes unless this store wrote it last (still)."""
@@ -417,35 +539,55 @@ class BundlePagesStore(PageFilesStore):
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
-        with self._writing(index=True) as documents:
+        with self._writing(index=True, subject=_batch_name(pages)) as documents:
             valid = self._new_pages(pages)
             written: list[Stored] = []
             try:
                 for stored in valid:
                     self._write_page(documents, stored, None)
                     written.append(stored)
+                self._write_index(documents)  # a page whose index failed is taken back too
             except BaseException as exc:
-                self._undo(documents, written)
+                left = self._undo(documents, written)
                 if isinstance(exc, WriteConflictError):
                     raise PageConflictError(valid[len(written)].id) from None
+                if left and isinstance(exc, OSError) and not isinstance(exc, StoreAccessError):
+                    kept = (
+                        f"{', '.join(left)} could not be taken back and stay (not yet in "
+                        "index.md; the next write lists them)."
+                    )
+                    raise _faults.access_error(
+                        self._label(), _batch_name(pages), exc, writing=True, kept=kept
+                    ) from exc
                 raise
-            self._write_index(documents)
         return [page.id for page in valid]
 
-    def _undo(self, documents: DocumentStore, written: builtins.list[Stored]) -> None:
-        """Remove the pages a failed ``create_many`` wrote (unless someone changed them)."""
+    def _undo(self, documents: DocumentStore, written: builtins.list[Stored]) -> builtins.list[str]:
+        """Remove the pages a failed ``create_many`` wrote (unless someone changed them).
+
+        Returns:
+            The ids of the pages that could not be removed (storage failed); they stay.
+        """
+        left: list[str] = []
         for stored in written:
             token = self._files[stored.rel][0]
-            with contextlib.suppress(WriteConflictError, FileNotFoundError):
+            try:
                 documents.delete_if(stored.rel, token)
+            except (WriteConflictError, FileNotFoundError):
+                pass
+            except OSError as exc:
+                logger.warning("could not take %s back in %s: %s", stored.rel, self._label(), exc)
+                left.append(stored.id)
+                continue
             self._forget(stored.rel)
             self._wrote(stored.rel, None)
         self._sync_root_ids()
+        return left
 
     @override
     def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
-        with self._writing() as documents:
+        with self._writing(subject="log.md") as documents:
 
             def attempt() -> None:
                 rels = {i: self._pages[i].rel for i in ids if i in self._pages}
@@ -464,7 +606,7 @@ class BundlePagesStore(PageFilesStore):
     @override
     def write_overview(self, content: str) -> None:
         content = _pages.normalize_content(content)
-        with self._writing() as documents:
+        with self._writing(subject="overview.md") as documents:
 
             def attempt() -> None:
                 _pages.require_links_resolve(content, self._exists)
@@ -480,6 +622,14 @@ class BundlePagesStore(PageFilesStore):
 
 
 _NOTHING: builtins.list[str] = []
+
+
+def _batch_name(pages: Sequence[NewPage]) -> str:
+    """Name a ``create_many`` batch in a message: its page, or its first pages."""
+    ids = [f"{getattr(p, 'type', '?')}/{getattr(p, 'slug', '?')}" for p in pages]
+    if len(ids) <= 3:
+        return ", ".join(ids) or "no page"
+    return f"{', '.join(ids[:3])} and {len(ids) - 3} more"
 
 
 def _write_derived(

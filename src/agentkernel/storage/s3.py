@@ -10,10 +10,11 @@ up: the ``PUT`` either completed or never happened.
 Writability is a declaration, never probed: probing a bucket would mean writing to it.
 
 Every S3 or connection failure is translated at this boundary into an ``OSError``
-(``FileNotFoundError``, ``PermissionError``, ``FileExistsError``, ``ConnectionError`` or a
-plain ``OSError``) whose message names the ``s3://`` location, with the botocore error kept
-as ``__cause__``. To observe requests (tests count them), register botocore event handlers
-on :attr:`S3DocumentStore.client`, for example ``before-send.s3.GetObject``.
+(``FileNotFoundError``, ``PermissionError``, ``FileExistsError``, ``ConnectionError`` for
+a connection refused, reset, cut short or timed out, or a plain ``OSError``) whose message
+names the ``s3://`` location, with the botocore error kept as ``__cause__``. To observe
+requests (tests count them), register botocore event handlers on
+:attr:`S3DocumentStore.client`, for example ``before-send.s3.GetObject``.
 """
 
 from __future__ import annotations
@@ -43,7 +44,13 @@ from agentkernel.storage.base import (
 try:
     import boto3
     from botocore.config import Config
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        HTTPClientError,
+        IncompleteReadError,
+        NoCredentialsError,
+    )
     from botocore.exceptions import ConnectionError as BotoConnectionError
 except ImportError as exc:
     raise missing_extra("boto3", "aws", feature="S3DocumentStore") from exc
@@ -359,7 +366,9 @@ class S3DocumentStore(DocumentStore):
         message = f"S3 {action} of {where} failed: {exc}"
         if isinstance(exc, NoCredentialsError):
             return PermissionError(message)
-        if isinstance(exc, BotoConnectionError):
+        if isinstance(exc, BotoConnectionError | HTTPClientError | IncompleteReadError):
+            # the endpoint refused, reset or cut the connection short, or timed out: the same
+            # request may well succeed when made again
             return ConnectionError(message)
         return OSError(message)
 
