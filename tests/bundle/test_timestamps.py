@@ -51,7 +51,9 @@ def test_anything_else_is_ignored_and_the_problem_names_the_fix(value: str, fix:
 
 def test_legacy_dates_read_a_bare_date_as_midnight_utc_and_nothing_else() -> None:
     assert parse_timestamp("2026-09-23", legacy_dates=True) == datetime(2026, 9, 23, tzinfo=UTC)
-    assert parse_timestamp(date(2026, 9, 23), legacy_dates=True) == datetime(2026, 9, 23, tzinfo=UTC)
+    assert parse_timestamp(date(2026, 9, 23), legacy_dates=True) == datetime(
+        2026, 9, 23, tzinfo=UTC
+    )
     assert parse_timestamp("2026-12-07T10:00:00", legacy_dates=True) is None  # naive: still not
     assert parse_timestamp("2026-13-01", legacy_dates=True) is None
     problem = timestamp_problem("2026-09-23", legacy_dates=True)

@@ -67,7 +67,9 @@ def _corpus() -> list[Any]:
     found = []
     for name in SHARED:
         root = OKF_BUNDLES / name
-        found += [pytest.param(p, True, id=str(p.relative_to(OKF_BUNDLES))) for p in _concepts(root)]
+        found += [
+            pytest.param(p, True, id=str(p.relative_to(OKF_BUNDLES))) for p in _concepts(root)
+        ]
     examples = REPO / "examples"
     found += [pytest.param(p, False, id=str(p.relative_to(REPO))) for p in _concepts(examples)]
     return found
@@ -240,11 +242,15 @@ def test_a_curated_store_edit_keeps_timestamps_and_their_structure(tmp_path: Pat
     before, _ = frontmatter.parse(page)
     after, _ = frontmatter.parse(text)
     assert {k: v for k, v in after.items() if k != "updated"} == before  # values as read
-    assert timestamp_fields(after) == timestamp_fields(before) == [
-        ("stale_after", "2027-09-23T00:00:00Z"),
-        ("generated.at", "2026-05-01T09:00:00Z"),
-        ("verified.at", "2026-05-02T10:00:00Z"),
-    ]
+    assert (
+        timestamp_fields(after)
+        == timestamp_fields(before)
+        == [
+            ("stale_after", "2027-09-23T00:00:00Z"),
+            ("generated.at", "2026-05-01T09:00:00Z"),
+            ("verified.at", "2026-05-02T10:00:00Z"),
+        ]
+    )
     elsewhere = yaml.safe_load(frontmatter.split(text)[0])  # type: ignore[index]
     assert elsewhere["reviewed"] == "2026-05-02T10:00:00+02:00"
     assert timestamp_fields(elsewhere) == timestamp_fields(before)

@@ -45,7 +45,7 @@ class Concept:
         tags: ``tags`` as strings.
         trust: The trust tier derived from ``verified``.
         stale_after: The instant from ``stale_after`` (UTC), or ``None``: absent, or not an
-            ISO 8601 datetime with an offset (:func:`~agentkernel.bundle.timestamps.parse_timestamp`).
+            ISO 8601 datetime with an offset (see :mod:`agentkernel.bundle.timestamps`).
         frontmatter: The whole frontmatter mapping, values as written.
         body_head: The part of the body within the leading read.
         complete: Whether the leading read held the whole document.

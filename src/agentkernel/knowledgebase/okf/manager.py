@@ -311,7 +311,8 @@ class OKFManager(DocumentKnowledgeBase):
         now = self._now()
         legacy = self._legacy_dates
         return [
-            summary_record(c, now, s, legacy_dates=legacy) for c, s in self._view.search(query, limit)
+            summary_record(c, now, s, legacy_dates=legacy)
+            for c, s in self._view.search(query, limit)
         ]
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
@@ -386,9 +387,11 @@ class OKFManager(DocumentKnowledgeBase):
 
         A record without ``metadata["id"]`` is authored: titled from its first line, stamped
         ``generated: {by, at}``, written under ``write_prefix`` at a path slugged from the
-        title (a suffix avoids collisions; nothing is overwritten). A record naming an id is
-        written exactly as given, replacing that concept; its text must be a whole OKF
-        document.
+        title (a suffix avoids collisions; nothing is overwritten). One whose text opens with
+        ``---`` frontmatter (an agent writing OKF) is authored as that concept: its ``type``
+        is required, its lines are kept as written and only what it lacks is added. A record
+        naming an id is written exactly as given, replacing that concept; its text must be a
+        whole OKF document.
 
         Args:
             records: ``{"text": ..., "metadata": {...}}`` records. Authored records may give
