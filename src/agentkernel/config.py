@@ -54,6 +54,8 @@ class OKFDatabaseConfig(BaseModel):
             index decides (its vectors come from ``agentkernel-kb index --embedder``).
         vector_cache: The vector cache folder (relative to the config file); ``None`` for
             ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
+        legacy_dates: Read a bare-date ``stale_after`` as midnight UTC (bundles written
+            before OKF 0.2 required a datetime with an offset); off: such a value is ignored.
         consumer: Agents that read the bundle.
         producer: Agents that read it and add knowledge to it.
         curator: Agents that read it and maintain it.
@@ -70,6 +72,7 @@ class OKFDatabaseConfig(BaseModel):
     index_fallback: Literal["walk"] | None = None
     embedder: str | None = "auto"
     vector_cache: str | None = None
+    legacy_dates: bool = False
     consumer: list[str] = Field(default_factory=list)
     producer: list[str] = Field(default_factory=list)
     curator: list[str] = Field(default_factory=list)

@@ -87,6 +87,30 @@ def test_check_reports_planted_errors_and_exits_1(broken_bundle: Path) -> None:
     assert text.returncode == 1 and "NOT conformant" in text.stdout
 
 
+def test_check_says_why_a_bare_date_or_naive_stale_after_is_not_stale(tmp_path: Path) -> None:
+    root = tmp_path / "dates"
+    root.mkdir()
+    for name, value in (("bare", "2020-09-23"), ("naive", "2020-12-07T10:00:00")):
+        (root / f"{name}.md").write_text(
+            f"---\ntype: Metric\ntitle: {name}\nstale_after: {value}\n---\nbody\n"
+        )
+    (root / "instant.md").write_text(
+        "---\ntype: Metric\ntitle: instant\nstale_after: 2020-01-01T00:00:00Z\n---\nbody\n"
+    )
+    report = json.loads(cli("check", str(root), "--json").stdout)
+    assert report["conformant"] is True and report["stale"] == ["instant"]
+    warnings = {w["path"]: w["message"] for w in report["warnings"]}
+    assert warnings["bare.md"].startswith("stale_after '2020-09-23' is a date without a time")
+    assert warnings["bare.md"].endswith("write 2020-09-23T00:00:00Z")
+    assert warnings["naive.md"].startswith("stale_after '2020-12-07T10:00:00' has no UTC offset")
+    assert "write 2020-12-07T10:00:00Z if it is UTC" in warnings["naive.md"]
+    assert "instant.md" not in warnings
+    text = cli("check", str(root)).stdout
+    assert "warning bare.md: stale_after '2020-09-23' is a date without a time" in text
+    legacy = json.loads(cli("check", str(root), "--json", "--legacy-dates").stdout)
+    assert legacy["stale"] == ["bare", "instant"]  # the naive value is never read
+
+
 def test_check_unknown_scheme_is_a_clear_error() -> None:
     result = cli("check", "ftp://host/kb")
     assert result.returncode != 0

@@ -1,7 +1,9 @@
 """``check PATH|URI``: is a bundle conformant OKF 0.2, and what else should its curator fix?
 
 Exit status 1 when the bundle breaks a conformance rule, 0 otherwise (warnings included).
-``--json`` prints the report as one JSON document for machines.
+``--json`` prints the report as one JSON document for machines. Every timestamp that is not an
+ISO 8601 datetime with an offset is a warning naming its file, key and fix; ``--legacy-dates``
+judges staleness as ``OKFManager(legacy_dates=True)`` serves it (bare dates as midnight UTC).
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ from agentkernel.cli._options import subcommand
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="PATH|URI", help=BUNDLE_HELP)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--legacy-dates",
+        action="store_true",
+        help="judge staleness reading a bare-date stale_after (2026-09-23) as midnight UTC, "
+        "as a server configured with legacy_dates does (still warned about)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
     store = DocumentStore.from_uri(args.bundle, writable=False)
     with progress_bar("Checking documents", show=not args.json, from_total=500) as update:
-        report = check_bundle(store, progress=update)
+        report = check_bundle(store, progress=update, legacy_dates=args.legacy_dates)
     if args.json:
         json.dump(report.as_dict(), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -460,7 +460,9 @@ class KnowledgeBuilder:
 
             Args:
                 backend: The backend name; get_schemas shows which are writable.
-                text: The knowledge to store. For documents, the first line is the title.
+                text: The knowledge to store. For documents, the first line is the title;
+                    an OKF concept (text opening with '---' frontmatter holding a type) is
+                    stored as written.
                 source: Who or what the knowledge came from (default "agent").
                 query: A write statement in the backend's query_language, if it has one.
                 params_json: The statement's parameters as a JSON object (default "{}").

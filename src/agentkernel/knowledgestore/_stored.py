@@ -11,8 +11,8 @@ the one place those files are parsed and rendered.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentkernel.bundle import logfile
@@ -26,7 +26,12 @@ OKF_VERSION = "0.2"
 
 @dataclass(frozen=True)
 class Stored:
-    """A page as read from its file: its body keeps links as relative file paths."""
+    """A page as read from its file: its body keeps links as relative file paths.
+
+    ``raw`` holds the frontmatter values as read, so a field an edit leaves alone is written
+    back as it was (a nested OKF ``generated: {by, at}`` stays a mapping, a number a number),
+    not as the text ``fields`` shows for it.
+    """
 
     id: str
     page_type: PageType
@@ -35,6 +40,7 @@ class Stored:
     title: str
     fields: dict[str, str]
     body: str
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def as_text(value: Any) -> str:
@@ -72,7 +78,7 @@ def parse_page(page_type: PageType, slug: str, rel: str, text: str) -> Stored | 
         title = heading.group(1).strip() if heading else slug
     fields = {str(k): as_text(v) for k, v in meta.items() if k not in ("type", "title")}
     body = _pages.normalize_content(body)
-    return Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body)
+    return Stored(f"{page_type.name}/{slug}", page_type, slug, rel, title, fields, body, meta)
 
 
 def parse_as_any(candidates: Iterable[PageType], slug: str, rel: str, text: str) -> Stored | str:
@@ -98,7 +104,12 @@ def parse_as_any(candidates: Iterable[PageType], slug: str, rel: str, text: str)
 
 def render_page(page: Stored) -> str:
     """Render a page's file: frontmatter (type, title, fields), then its body."""
-    meta: dict[str, Any] = {"type": page.page_type.name, "title": page.title, **page.fields}
+    raw = page.raw
+    fields = {
+        key: raw[key] if key in raw and as_text(raw[key]) == text else text
+        for key, text in page.fields.items()
+    }
+    meta: dict[str, Any] = {"type": page.page_type.name, "title": page.title, **fields}
     return frontmatter.render(meta, f"\n{page.body}\n")
 
 

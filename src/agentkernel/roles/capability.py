@@ -202,6 +202,7 @@ class OKFCapability:
             index_fallback=entry.index_fallback,
             embedder=self._relative(_embedder(entry), model=True),
             cache_dir=self._relative(entry.vector_cache),
+            legacy_dates=entry.legacy_dates,
         )
 
     def _relative(self, value: str | None, model: bool = False) -> str | None:

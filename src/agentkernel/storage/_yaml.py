@@ -1,8 +1,12 @@
 """YAML for frontmatter: values as written, and a fast path for the common block subset.
 
-OKF timestamps must survive a round trip exactly as written, so the loader and dumper here
-do not resolve YAML timestamps: ``2026-05-22T10:00:00Z`` stays that string. Loading uses
-libyaml's C implementation where it is available, with ``safe_load`` semantics.
+OKF timestamps must survive a round trip exactly as written, so the loader here does not
+resolve YAML timestamps: ``2026-05-22T10:00:00Z`` stays that string, whether it was written
+plain or quoted. The dumper quotes every string a YAML 1.1 loader (PyYAML's ``safe_load``,
+most tools) would turn into a date (``at: '2026-05-22T10:00:00Z'``, as OKF's reference
+producer writes them): a bundle this package rewrites reads back as the same strings in any
+other tool, which would otherwise write them back as ``2026-05-22 10:00:00+00:00``. Loading
+uses libyaml's C implementation where it is available, with ``safe_load`` semantics.
 
 Walking 10,000 concepts would spend most of its time constructing YAML objects in Python.
 Most frontmatter is a small block mapping: ``key: value`` lines, lists written as ``key:``
@@ -46,9 +50,7 @@ class _Loader(_CLoader):  # type: ignore[misc, valid-type]
 
 
 class _Dumper(_CDumper):  # type: ignore[misc, valid-type]
-    """Safe dumper that writes timestamp-looking strings unquoted, as they were read."""
-
-    yaml_implicit_resolvers = _without_timestamps(_CDumper.yaml_implicit_resolvers)
+    """Safe dumper; its timestamp resolver makes it quote timestamp-looking strings."""
 
 
 def load_yaml(source: str) -> Any:

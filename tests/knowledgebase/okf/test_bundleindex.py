@@ -340,3 +340,29 @@ def test_indexes_another_indexer_created_first_are_kept_not_an_error(tmp_path: P
     assert len(database.open_table(name).list_indices()) == len(expected)
     walked, indexed = pair(root, tmp_path / "kb.lance")
     assert_same(walked, indexed)
+
+
+def test_a_bare_date_stale_after_is_ignored_from_the_index_as_from_the_walk(
+    tmp_path: Path,
+) -> None:
+    root = write_bundle(
+        tmp_path / "b",
+        {
+            "notes/bare.md": concept("Note", "Bare", stale_after="2020-01-01"),
+            "notes/naive.md": concept("Note", "Naive", stale_after="2020-01-01T00:00:00"),
+            "notes/stale.md": concept("Note", "Old", stale_after="2020-01-01T00:00:00Z"),
+        },
+    )
+    walked, indexed = pair(root, tmp_path / "kb.lance", Clock())
+    assert_same(walked, indexed)
+    stale = {r["metadata"]["id"]: r["metadata"]["stale"] for r in indexed.browse("notes/")}
+    assert stale == {"notes/bare": False, "notes/naive": False, "notes/stale": True}
+    legacy = OKFManager(
+        LocalDocumentStore(root, writable=False),
+        index=str(tmp_path / "kb.lance"),
+        refresh_seconds=None,
+        clock=Clock(),
+        legacy_dates=True,
+    )
+    assert [r["metadata"]["stale"] for r in legacy.browse("notes/bare")] == [True]
+    assert [r["metadata"]["stale"] for r in legacy.browse("notes/naive")] == [False]

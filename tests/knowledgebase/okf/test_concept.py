@@ -15,7 +15,6 @@ from agentkernel.knowledgebase.okf.concept import (
     concept_id,
     is_reserved,
     parse_concept,
-    parse_instant,
     trust_tier,
 )
 
@@ -30,14 +29,17 @@ def test_trust_tiers_follow_the_spec() -> None:
     assert trust_tier("human:ana") == "unverified"  # not a mapping or list
 
 
-def test_instants_accept_offsets_z_and_bare_dates() -> None:
-    assert parse_instant("2026-09-23T00:00:00Z") == datetime(2026, 9, 23, tzinfo=UTC)
-    assert parse_instant("2026-09-23T02:00:00+02:00") == datetime(2026, 9, 23, tzinfo=UTC)
-    assert parse_instant("2026-09-23") == datetime(2026, 9, 23, tzinfo=UTC)
-    assert parse_instant("2026-09-23T00:00:00") == datetime(2026, 9, 23, tzinfo=UTC)
-    assert (
-        parse_instant("soon") is None and parse_instant(None) is None and parse_instant(7) is None
-    )
+def test_a_bare_date_or_naive_stale_after_never_makes_a_concept_stale() -> None:
+    later = datetime(2030, 1, 1, tzinfo=UTC)
+    for value in ("2026-09-23", "2026-09-23T00:00:00", "2026-09-23 00:00:00+00:00"):
+        data = f"---\ntype: Metric\nstale_after: {value}\n---\n".encode()
+        concept = parse_concept("m.md", "t", len(data), data, complete=True)
+        assert concept.stale_after is None and not concept.is_stale(later), value
+        assert concept.frontmatter["stale_after"] == value  # kept as written
+    data = b"---\ntype: Metric\nstale_after: 2026-09-23\n---\n"
+    concept = parse_concept("m.md", "t", len(data), data, complete=True)
+    assert concept.is_stale(later, legacy_dates=True)  # the operator's setting
+    assert not concept.is_stale(datetime(2026, 9, 22, 23, 59, tzinfo=UTC), legacy_dates=True)
 
 
 def test_parse_keeps_values_as_written() -> None:

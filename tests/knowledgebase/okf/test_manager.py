@@ -94,10 +94,15 @@ def test_trust_and_stale_are_on_every_record_and_never_filter(bundle: Path, cloc
     assert rows["tables/orders"]["trust"] == "human-reviewed"  # bare mapping = one-item list
     assert rows["tables/customers"]["trust"] == "machine-confirmed"
     assert rows["playbooks/freshness"]["trust"] == "unverified"
-    assert rows["playbooks/freshness"]["stale"] is True  # instant form, in the past
-    assert rows["metrics/revenue"]["stale"] is False  # bare-date form, in the future
-    clock.now += 400 * 86400  # 2027-07: the bare date has passed too
-    assert kb.fetch(["metrics/revenue"])[0]["metadata"]["stale"] is True
+    assert rows["playbooks/freshness"]["stale"] is True  # an instant with an offset, past
+    assert rows["metrics/revenue"]["stale"] is False  # a bare date: ignored (OKF 0.2 §5)
+    clock.now += 400 * 86400  # 2027-07: past the bare date, which still decides nothing
+    assert kb.fetch(["metrics/revenue"])[0]["metadata"]["stale"] is False
+    legacy = manager(bundle, clock, legacy_dates=True)  # the operator reads it as midnight UTC
+    assert legacy.fetch(["metrics/revenue"])[0]["metadata"]["stale"] is True
+    assert legacy.search("revenue fiscal year", 1)[0]["metadata"]["stale"] is True
+    assert legacy.browse("metrics/revenue")[0]["metadata"]["stale"] is True
+    assert [r["metadata"]["stale"] for r in legacy.browse("metrics/")] == [True]
 
 
 def test_timestamps_are_kept_as_written(bundle: Path, clock: Clock) -> None:

@@ -4,6 +4,13 @@ Two cases, from the manual. A record naming ``metadata["id"]`` is a whole docume
 ``fetch`` returned it, perhaps edited) and is written exactly as given, after checking it is a
 concept. A record without an id is authored on the caller's behalf: titled from the first
 line of its text, stamped ``generated: {by, at}``, and slugged from that title.
+
+An agent that writes OKF (text opening with a ``---`` frontmatter block, as every concept is
+written) gets the concept it wrote: its frontmatter needs a ``type`` and is kept as written,
+the title and description come from it, and only what is missing (``title``, ``description``,
+``generated``, ``sources``) is added after the agent's own lines, so its text, timestamps
+included, is stored as given. The path is still slugged from the title under the write
+prefix: frontmatter never chooses where a concept goes (an ``id`` key is refused).
 """
 
 from __future__ import annotations
@@ -78,6 +85,8 @@ def draft(record: Record, *, actor: str, now_iso: str, prefix: str) -> Draft:
     given_id = metadata.get("id")
     if given_id is not None and str(given_id).strip():
         return _exact(str(given_id), text)
+    if _opens_frontmatter(text):
+        return _written_okf(text, metadata, actor=actor, now_iso=now_iso, prefix=prefix)
     return _authored(text, metadata, actor=actor, now_iso=now_iso, prefix=prefix)
 
 
@@ -189,6 +198,16 @@ def _authored(
     description = _string(metadata.get("description")) or _description(text, title)
     if description:
         meta["description"] = description
+    meta.update(_given(metadata, actor=actor, now_iso=now_iso))
+    body = text if text.endswith("\n") else text + "\n"
+    encode_text(text, "the text")  # names the text itself when it is what cannot be stored
+    document = frontmatter.render(meta, body)
+    return Draft(_authored_path(prefix, title), encode_text(document, "the metadata"), exact=False)
+
+
+def _given(metadata: Mapping[str, Any], *, actor: str, now_iso: str) -> dict[str, Any]:
+    """The keys an authored concept takes from the record's metadata, and its stamp."""
+    meta: dict[str, Any] = {}
     tags = metadata.get("tags")
     if isinstance(tags, list | tuple) and all(isinstance(t, str) for t in tags) and tags:
         meta["tags"] = list(tags)
@@ -200,13 +219,106 @@ def _authored(
     source = _string(metadata.get("source"))
     if source:
         meta["sources"] = [{"resource": source}]
-    body = text if text.endswith("\n") else text + "\n"
-    encode_text(text, "the text")  # names the text itself when it is what cannot be stored
-    document = frontmatter.render(meta, body)
+    return meta
+
+
+def _authored_path(prefix: str, title: str) -> str:
     directory = clean_path(prefix)
     name = f"{slugify(title)}.md"
-    path = f"{directory}/{name}" if directory else name
-    return Draft(path, encode_text(document, "the metadata"), exact=False)
+    return f"{directory}/{name}" if directory else name
+
+
+def _opens_frontmatter(text: str) -> bool:
+    """Whether a text's first line (after blank lines) is a ``---`` fence."""
+    first = text.lstrip("\ufeff \t\r\n").partition("\n")[0]
+    return first.rstrip() == "---"
+
+
+def _written_okf(
+    text: str, metadata: Mapping[str, Any], *, actor: str, now_iso: str, prefix: str
+) -> Draft:
+    """Author the concept an OKF-shaped text describes (see the module docstring).
+
+    Raises:
+        KnowledgeError: The frontmatter does not close, is not a YAML mapping, has no
+            ``type`` or carries an ``id``; nothing is written.
+    """
+    document = text.lstrip("\ufeff \t\r\n")
+    parts = frontmatter.split(document)
+    if parts is None:
+        raise KnowledgeError(
+            "Not written: the text opens with a '---' line, as OKF frontmatter does, but no "
+            "second '---' line closes it. Close the frontmatter (---, then 'type: ...' and "
+            "the other keys, then ---, then the body), or start the text with its title."
+        )
+    raw, body = parts
+    try:
+        meta = frontmatter.read_mapping(raw)
+    except frontmatter.FrontmatterError as exc:
+        raise KnowledgeError(
+            f"Not written: the text's frontmatter is not a YAML mapping ({_one_line(exc)}). "
+            "Write one 'key: value' per line between the '---' lines, e.g. 'type: Playbook'."
+        ) from None
+    if "id" in meta:
+        raise KnowledgeError(
+            f"Not written: the frontmatter names an id ({echo(meta['id'])}), but a concept's "
+            "id is its path, which write_kb derives from the title under "
+            f"{echo(prefix or '/')}: remove the 'id' key (and use 'title' to name the concept)."
+        )
+    kind = meta.get("type")
+    if isinstance(kind, bool) or not isinstance(kind, str | int | float) or not str(kind).strip():
+        raise KnowledgeError(
+            "Not written: the frontmatter has no 'type', the one key every OKF concept needs "
+            "(e.g. 'type: Playbook', 'type: Metric', 'type: Note')."
+        )
+    title = _string(meta.get("title")) or _string(metadata.get("title")) or title_from_text(body)
+    missing: dict[str, Any] = {"title": title}
+    description = _string(metadata.get("description")) or _body_description(body, title)
+    if description:
+        missing["description"] = description
+    missing.update(_given(metadata, actor=actor, now_iso=now_iso))
+    missing = {key: value for key, value in missing.items() if key not in meta}
+    if missing:
+        document = _with_keys(raw, meta, missing, body)
+    data = encode_text(document, "the text")
+    path = _authored_path(prefix, title)
+    try:
+        parse_concept(path, "", len(data), data, complete=True)
+    except ConceptError as exc:
+        raise KnowledgeError(f"Not written: the text is not an OKF concept ({exc}).") from exc
+    return Draft(path, data, exact=False)
+
+
+def _with_keys(raw: str, meta: Mapping[str, Any], missing: Mapping[str, Any], body: str) -> str:
+    """The document with keys added after the frontmatter's own lines, which are kept as written.
+
+    Appending is valid for a block mapping (any frontmatter written line by line); for
+    anything else (a flow mapping over several lines) the frontmatter is rendered whole,
+    which keeps every value, timestamps as the strings they were.
+    """
+    head = raw if not raw or raw.endswith("\n") else raw + "\n"
+    grown = head + frontmatter.dump_yaml(dict(missing))
+    try:
+        kept = frontmatter.read_mapping(grown) == {**meta, **missing}
+    except frontmatter.FrontmatterError:
+        kept = False
+    if not kept:
+        grown = frontmatter.dump_yaml({**meta, **missing})
+    return f"---\n{grown}---\n{body}"
+
+
+def _body_description(body: str, title: str) -> str:
+    """A body's first sentence, after a first line that only repeats the title."""
+    lines = body.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and title_from_text(lines[first]) == title:
+        lines = lines[first + 1 :]
+    return _description("\n".join(["", *lines]), title)  # it reads from the second line
+
+
+def _one_line(error: Exception, limit: int = 300) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _description(text: str, title: str) -> str:

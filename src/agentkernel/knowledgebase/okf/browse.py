@@ -104,7 +104,12 @@ def index_path(manifest: BundleContents, directory: str) -> str | None:
 
 
 def derived_listing(
-    manifest: BundleContents, directory: str, limit: int, now: datetime
+    manifest: BundleContents,
+    directory: str,
+    limit: int,
+    now: datetime,
+    *,
+    legacy_dates: bool = False,
 ) -> list[Record]:
     """List a directory from the manifest: subdirectories, then concepts.
 
@@ -113,6 +118,7 @@ def derived_listing(
         directory: The directory (``""`` is the root).
         limit: The most entries.
         now: The instant staleness is judged at.
+        legacy_dates: Read a bare-date ``stale_after`` as midnight UTC.
 
     Returns:
         Up to ``limit`` records.
@@ -122,7 +128,7 @@ def derived_listing(
         directory_record(sub, manifest.concepts_under(sub)) for sub in children.directories[:limit]
     ]
     for cid in children.concepts[: limit - len(rows)]:
-        rows.append(summary_record(manifest.concepts[cid], now))
+        rows.append(summary_record(manifest.concepts[cid], now, legacy_dates=legacy_dates))
     return rows
 
 

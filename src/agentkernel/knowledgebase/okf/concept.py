@@ -11,9 +11,10 @@ import codecs
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import datetime
 from typing import Any
 
+from agentkernel.bundle.timestamps import parse_timestamp
 from agentkernel.errors import AKError
 from agentkernel.storage import frontmatter
 
@@ -43,7 +44,8 @@ class Concept:
         description: ``description`` (``""`` when absent).
         tags: ``tags`` as strings.
         trust: The trust tier derived from ``verified``.
-        stale_after: The instant from ``stale_after`` (UTC), or ``None``.
+        stale_after: The instant from ``stale_after`` (UTC), or ``None``: absent, or not an
+            ISO 8601 datetime with an offset (see :mod:`agentkernel.bundle.timestamps`).
         frontmatter: The whole frontmatter mapping, values as written.
         body_head: The part of the body within the leading read.
         complete: Whether the leading read held the whole document.
@@ -66,16 +68,22 @@ class Concept:
     complete: bool = True
     status: str = "stable"
 
-    def is_stale(self, now: datetime) -> bool:
+    def is_stale(self, now: datetime, *, legacy_dates: bool = False) -> bool:
         """Tell whether the concept is past its ``stale_after`` at ``now``.
 
         Args:
             now: The current instant (timezone-aware).
+            legacy_dates: Read a bare-date ``stale_after`` as midnight UTC (an operator's
+                setting for bundles older than the rule); by default it is ignored.
 
         Returns:
-            ``True`` when ``now >= stale_after``; ``False`` when there is no ``stale_after``.
+            ``True`` when ``now >= stale_after``; ``False`` when there is no usable
+            ``stale_after`` (absent, a bare date, a datetime without an offset).
         """
-        return self.stale_after is not None and now >= self.stale_after
+        instant = self.stale_after
+        if instant is None and legacy_dates:
+            instant = parse_timestamp(self.frontmatter.get("stale_after"), legacy_dates=True)
+        return instant is not None and now >= instant
 
 
 def is_reserved(path: str) -> bool:
@@ -203,7 +211,7 @@ def concept_from(
         description=_text(meta.get("description")),
         tags=_tags(meta.get("tags")),
         trust=trust_tier(meta.get("verified")),
-        stale_after=parse_instant(meta.get("stale_after")),
+        stale_after=parse_timestamp(meta.get("stale_after")),
         frontmatter=meta,
         body_head=body,
         complete=complete,
@@ -235,34 +243,6 @@ def trust_tier(verified: Any) -> str:
     if any(a.startswith("human:") for a in actors):
         return TRUST_HUMAN
     return TRUST_MACHINE
-
-
-def parse_instant(value: Any) -> datetime | None:
-    """Read an OKF instant: ISO 8601 with an offset, or the older bare ``YYYY-MM-DD`` form.
-
-    A bare date means midnight UTC; an instant without an offset is read as UTC.
-
-    Args:
-        value: The frontmatter value, as written.
-
-    Returns:
-        A timezone-aware instant, or ``None`` when absent or unreadable.
-    """
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=UTC)
-    if not isinstance(value, str) or not value.strip():
-        return None
-    raw = value.strip()
-    try:
-        if len(raw) == 10:
-            day = date.fromisoformat(raw)
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        instant = datetime.fromisoformat(raw.replace("z", "Z"))
-    except ValueError:
-        return None
-    return instant if instant.tzinfo else instant.replace(tzinfo=UTC)
 
 
 def _text(value: Any) -> str:

@@ -3,7 +3,9 @@
 Errors are the three conformance rules of section 11: every non-reserved ``.md`` document
 has parseable YAML frontmatter, every frontmatter has a non-empty ``type``, and reserved
 files follow sections 8 (``index.md``) and 9 (``log.md``). Everything a consumer must
-tolerate is a warning: broken links, links that leave the bundle, unparseable timestamps,
+tolerate is a warning: broken links, links that leave the bundle, timestamps that are not
+ISO 8601 datetimes with an offset (OKF 0.2 §5: consumers ignore them, so each is named with
+its key and its fix),
 missing titles, files skipped and why, files ignored for not being markdown (one summary),
 and concepts longer than an agent's answer budget (read in parts). Unlike ``OKFManager``,
 which reads a bounded head of each document, the check reads every document whole, so links
@@ -22,13 +24,13 @@ from typing import Any, Literal
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
 from agentkernel.bundle.links import link_targets, resolve_target
+from agentkernel.bundle.timestamps import timestamp_fields, timestamp_problem
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_from,
     decode_head,
     is_document,
     is_reserved,
-    parse_instant,
 )
 from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
 from agentkernel.storage import frontmatter
@@ -36,7 +38,6 @@ from agentkernel.storage.base import DocumentStore, StoredFile
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INDEX_ENTRY = re.compile(r"^\s*[*+-]\s+\[[^\]]*\]\([^)]*\)")
-_TIMESTAMP_FIELDS = ("stale_after",)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _IGNORED_SHOWN = 5
 
@@ -123,6 +124,7 @@ def check_bundle(
     now: datetime | None = None,
     progress: Callable[[int, int], None] | None = None,
     answer_chars: int = DEFAULT_ANSWER_CHARS,
+    legacy_dates: bool = False,
 ) -> ConformanceReport:
     """Check a bundle against OKF 0.2.
 
@@ -132,6 +134,8 @@ def check_bundle(
         progress: Called as ``progress(done, total)`` while documents are read.
         answer_chars: The agents' answer budget: a concept longer than this is reported
             (agents read it in parts).
+        legacy_dates: Judge staleness reading a bare-date ``stale_after`` as midnight UTC
+            (as ``OKFManager(legacy_dates=True)`` serves it); each is still a warning.
 
     Returns:
         The report; a bundle that cannot be listed raises instead.
@@ -176,7 +180,7 @@ def check_bundle(
                 report.reserved += 1
                 _check_reserved(stored.path, text, report)
             else:
-                _check_concept(stored, text, report, exists, now)
+                _check_concept(stored, text, report, exists, now, legacy_dates)
                 if len(text) > answer_chars:
                     parts = -(-len(text) // answer_chars)
                     report.findings.append(
@@ -228,6 +232,7 @@ def _check_concept(
     report: ConformanceReport,
     exists: Callable[[str], bool],
     now: datetime,
+    legacy_dates: bool,
 ) -> None:
     path = stored.path
     try:
@@ -241,7 +246,7 @@ def _check_concept(
     report.concepts += 1
     report.types[concept.type] += 1
     report.trust[concept.trust] += 1
-    if concept.is_stale(now):
+    if concept.is_stale(now, legacy_dates=legacy_dates):
         report.stale.append(concept.id)
     if not str(meta.get("title") or "").strip():
         report.findings.append(
@@ -252,16 +257,10 @@ def _check_concept(
                 "carry a title)",
             )
         )
-    for name, value in _timestamps(meta):
-        if parse_instant(value) is None:
-            report.findings.append(
-                Finding(
-                    "warning",
-                    path,
-                    f"{name} {value!r} is not an ISO 8601 instant (OKF 0.2 §5: timestamps "
-                    "are ISO 8601)",
-                )
-            )
+    for name, value in timestamp_fields(meta):
+        problem = timestamp_problem(value, legacy_dates=legacy_dates)
+        if problem is not None:
+            report.findings.append(Finding("warning", path, f"{name} {value!r} {problem}"))
     for target in link_targets(body):
         resolved = resolve_target(path, target, exists)
         if resolved is None and _leaves_bundle(target):
@@ -295,18 +294,6 @@ _RULE_FRONTMATTER = (
     "conformance rule §11.1)"
 )
 _RULE_TYPE = "every frontmatter block must hold a non-empty type (OKF 0.2 §4.1, rule §11.2)"
-
-
-def _timestamps(meta: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    found: list[tuple[str, Any]] = [(k, meta[k]) for k in _TIMESTAMP_FIELDS if k in meta]
-    generated = meta.get("generated")
-    if isinstance(generated, Mapping) and "at" in generated:
-        found.append(("generated.at", generated["at"]))
-    verified = meta.get("verified")
-    events = [verified] if isinstance(verified, Mapping) else verified
-    if isinstance(events, list):
-        found += [("verified.at", e["at"]) for e in events if isinstance(e, Mapping) and "at" in e]
-    return found
 
 
 def _check_reserved(path: str, text: str, report: ConformanceReport) -> None:

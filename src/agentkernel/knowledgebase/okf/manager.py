@@ -100,6 +100,7 @@ class OKFManager(DocumentKnowledgeBase):
         index_fallback: str | None = None,
         embedder: Embedder | str | None = None,
         cache_dir: str | Path | None = None,
+        legacy_dates: bool = False,
     ) -> None:
         """Attach a store and walk it once (or open its bundle index).
 
@@ -132,6 +133,10 @@ class OKFManager(DocumentKnowledgeBase):
                 index without vectors is served lexically, with a WARNING.
             cache_dir: The vector cache root (outside the bundle); ``None`` for
                 ``$XDG_CACHE_HOME/agentkernel/vectors``. Only used with an embedder.
+            legacy_dates: Read a bare-date ``stale_after`` (``2026-09-23``) as midnight UTC,
+                for bundles written before OKF 0.2 required a datetime with an offset. Off by
+                default: such a value is ignored, as the spec says, so the concept is never
+                stale by it (``agentkernel-kb check`` names each one and its fix).
 
         Raises:
             TypeError: An argument has the wrong type.
@@ -159,6 +164,8 @@ class OKFManager(DocumentKnowledgeBase):
             raise TypeError(
                 f"description must be a string or None, got {type(description).__name__}"
             )
+        if not isinstance(legacy_dates, bool):
+            raise TypeError(f"legacy_dates must be True or False, got {legacy_dates!r}")
         if index_fallback not in (None, "walk"):
             raise ValueError(f"index_fallback must be 'walk' or None, got {index_fallback!r}")
         semantic: SemanticIndex | None = None
@@ -180,6 +187,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._write_actor = write_actor or "agentkernel/okf"
         self._write_prefix = clean_path(write_prefix.strip().strip("/"))
         self._clock = clock
+        self._legacy_dates = legacy_dates
         self._lock = threading.RLock()
         self._refresh_lock = threading.Lock()
         self._context = ViewContext(store, self._lock, clock, self._limits(), semantic)
@@ -301,7 +309,11 @@ class OKFManager(DocumentKnowledgeBase):
         if not isinstance(query, str) or not query.strip() or limit < 1:
             return []
         now = self._now()
-        return [summary_record(c, now, s) for c, s in self._view.search(query, limit)]
+        legacy = self._legacy_dates
+        return [
+            summary_record(c, now, s, legacy_dates=legacy)
+            for c, s in self._view.search(query, limit)
+        ]
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
         """Read whole documents by id, with their links resolved.
@@ -351,7 +363,8 @@ class OKFManager(DocumentKnowledgeBase):
             served = self._served
             target = navigation.resolve(served, path)
             if target.kind == "concept":
-                return [summary_record(served.concepts[target.path], now)]
+                concept = served.concepts[target.path]
+                return [summary_record(concept, now, legacy_dates=self._legacy_dates)]
             if target.kind == "reserved":
                 directory = posixpath.dirname(target.path)
             elif target.kind == "directory":
@@ -374,9 +387,11 @@ class OKFManager(DocumentKnowledgeBase):
 
         A record without ``metadata["id"]`` is authored: titled from its first line, stamped
         ``generated: {by, at}``, written under ``write_prefix`` at a path slugged from the
-        title (a suffix avoids collisions; nothing is overwritten). A record naming an id is
-        written exactly as given, replacing that concept; its text must be a whole OKF
-        document.
+        title (a suffix avoids collisions; nothing is overwritten). One whose text opens with
+        ``---`` frontmatter (an agent writing OKF) is authored as that concept: its ``type``
+        is required, its lines are kept as written and only what it lacks is added. A record
+        naming an id is written exactly as given, replacing that concept; its text must be a
+        whole OKF document.
 
         Args:
             records: ``{"text": ..., "metadata": {...}}`` records. Authored records may give
@@ -504,7 +519,9 @@ class OKFManager(DocumentKnowledgeBase):
     def _listing(self, directory: str, limit: int, now: datetime) -> list[Record]:
         served = self._served
         self._view.prefetch(served.children(directory).concepts[:limit])
-        return navigation.derived_listing(served, directory, limit, now)
+        return navigation.derived_listing(
+            served, directory, limit, now, legacy_dates=self._legacy_dates
+        )
 
     def _open_index(self) -> bool:
         """Open the bundle index; ``False`` when falling back to the walk (as asked)."""
@@ -579,7 +596,7 @@ class OKFManager(DocumentKnowledgeBase):
                 lambda cid: cid in served.concepts,
                 served.has_directory,
             )
-        return full_record(fresh, text, links, self._now())
+        return full_record(fresh, text, links, self._now(), legacy_dates=self._legacy_dates)
 
     def _count_under(self, directory: str) -> int:
         with self._lock:

@@ -22,24 +22,29 @@ KIND_LOG = "log"
 KIND_DIRECTORY = "directory"
 
 
-def summary_record(concept: Concept, now: datetime, score: float | None = None) -> Record:
+def summary_record(
+    concept: Concept, now: datetime, score: float | None = None, *, legacy_dates: bool = False
+) -> Record:
     """Describe a concept from the manifest alone.
 
     Args:
         concept: The manifest entry.
         now: The instant staleness is judged at.
         score: The search score, when ranked.
+        legacy_dates: Read a bare-date ``stale_after`` as midnight UTC.
 
     Returns:
         A record whose text is the description (the title when there is none).
     """
-    metadata: dict[str, Any] = _concept_metadata(concept, now)
+    metadata: dict[str, Any] = _concept_metadata(concept, now, legacy_dates)
     if score is not None:
         metadata["score"] = round(score, 4)
     return {"text": concept.description or concept.title, "metadata": metadata}
 
 
-def full_record(concept: Concept, text: str, links: Links, now: datetime) -> Record:
+def full_record(
+    concept: Concept, text: str, links: Links, now: datetime, *, legacy_dates: bool = False
+) -> Record:
     """Describe a fetched concept: the whole document and its resolved links.
 
     Args:
@@ -47,11 +52,12 @@ def full_record(concept: Concept, text: str, links: Links, now: datetime) -> Rec
         text: The whole document, exactly as stored.
         links: Its bundle links, resolved.
         now: The instant staleness is judged at.
+        legacy_dates: Read a bare-date ``stale_after`` as midnight UTC.
 
     Returns:
         The record.
     """
-    metadata: dict[str, Any] = _concept_metadata(concept, now)
+    metadata: dict[str, Any] = _concept_metadata(concept, now, legacy_dates)
     metadata["links"] = list(links.concepts)
     metadata["linked_directories"] = list(links.directories)
     metadata["linked_files"] = list(links.reserved)
@@ -157,7 +163,7 @@ def _render(row: Record) -> str:
     return f"- {head}: {text}"
 
 
-def _concept_metadata(concept: Concept, now: datetime) -> dict[str, Any]:
+def _concept_metadata(concept: Concept, now: datetime, legacy_dates: bool) -> dict[str, Any]:
     return {
         "id": concept.id,
         "title": concept.title,
@@ -166,7 +172,7 @@ def _concept_metadata(concept: Concept, now: datetime) -> dict[str, Any]:
         "description": concept.description,
         "tags": list(concept.tags),
         "trust": concept.trust,
-        "stale": concept.is_stale(now),
+        "stale": concept.is_stale(now, legacy_dates=legacy_dates),
         "status": concept.status,
         "source": concept.path,
     }

@@ -64,6 +64,7 @@ _SOURCES = (
     "agentkernel.retrieval._pairs",
     "agentkernel.retrieval.index",
     "agentkernel.retrieval.indexfile",
+    "agentkernel.bundle.timestamps",
     "agentkernel.knowledgebase.okf.concept",
     "agentkernel.knowledgebase.okf.manifest",
     "agentkernel.knowledgebase.okf.scan",

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agentkernel.bundle.links import link_targets
+from agentkernel.bundle.timestamps import parse_timestamp
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped, search_fields
 from agentkernel.retrieval import SearchIndex
@@ -257,9 +258,7 @@ def concept_from_row(row: Mapping[str, Any]) -> Concept:
     Returns:
         The concept; ``body_head`` is empty (fetch reads the body from the store).
     """
-    stale = row.get("stale_after")
-    if isinstance(stale, datetime) and stale.tzinfo is None:
-        stale = stale.replace(tzinfo=UTC)
+    frontmatter = json.loads(row["frontmatter"] or "{}")
     return Concept(
         id=row["id"],
         path=row["path"],
@@ -270,8 +269,10 @@ def concept_from_row(row: Mapping[str, Any]) -> Concept:
         description=row["description"],
         tags=list(row["tags"] or []),
         trust=row["trust"],
-        stale_after=stale,
-        frontmatter=json.loads(row["frontmatter"] or "{}"),
+        # from the value as written, not the column: an index built by an older version
+        # holds an instant for a bare date, which OKF 0.2 ignores
+        stale_after=parse_timestamp(frontmatter.get("stale_after")),
+        frontmatter=frontmatter,
         complete=bool(row["complete"]),
         status=row["status"],
     )
