@@ -79,6 +79,8 @@ class Listing(ABC):
         self.documents = documents
         self.tokens: dict[str, str] = {}
         """Every visible file (bundle-relative) -> its change token, as of the last poll."""
+        self.records: list[str] | None = None
+        """The store's own records (``DocumentStore._records``) as of the last poll."""
         self._markdown: list[str] = []
 
     @property
@@ -169,6 +171,7 @@ class WalkListing(Listing):
             listed = {f.path: f.token for f in self.documents.walk("")}
         except FileNotFoundError:
             listed = {}
+        self.records = self.documents._records()  # as the walk saw them: no request
         changed = [p for p, t in listed.items() if self.tokens.get(p) != t]
         changed += [p for p in self.tokens if p not in listed]
         if changed:
@@ -231,6 +234,7 @@ class FolderListing(Listing):
         """Compare the folders' tokens, list the moved ones (see :meth:`Listing.poll`)."""
         self._changed = set()
         self._own = own
+        self.records = self.documents._records()  # one listing of a hidden folder
         due = time.monotonic() >= self._next_sweep or "" not in self._dirs
         if self._linked or full or due:
             self._sweep()
