@@ -10,10 +10,13 @@ fixture and by ``bench/`` (``bench/_proxy.py``).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
@@ -22,16 +25,27 @@ _HOP = ("transfer-encoding", "connection", "content-length", "keep-alive")
 _CHUNK = 1 << 20
 
 
+LoseAnswer = Callable[[str, str], bool]
+"""Told a request's method and path once the server has answered it; True: the client never
+gets that answer (its connection is closed instead), as when a network drops it."""
+
+
 class LatencyProxy:
     """Forward HTTP to ``upstream`` after ``delay`` seconds, counting requests by method.
 
     ``endpoint`` is its URL; :meth:`take` returns and resets the counts, ``bytes_out`` the
-    response bytes sent since the last :meth:`take`.
+    response bytes sent since the last :meth:`take`. With ``lose_answer``, a request it
+    chooses is still forwarded and done by the server, but its answer is dropped: the proxy
+    closes the client's connection without a byte (``lost`` counts them).
     """
 
-    def __init__(self, upstream: str, delay: float = 0.0) -> None:
+    def __init__(
+        self, upstream: str, delay: float = 0.0, lose_answer: LoseAnswer | None = None
+    ) -> None:
         target = urlparse(upstream)
         self.delay = delay
+        self.lose_answer = lose_answer
+        self.lost: list[tuple[str, str]] = []
         self.counts: Counter[str] = Counter()
         self.bytes_out = 0
         self.paths: list[tuple[str, str]] = []
@@ -76,6 +90,14 @@ class LatencyProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 reply = self._exchange(body)
+                if proxy.lose_answer is not None and proxy.lose_answer(self.command, self.path):
+                    reply.read()  # the server did the request; its answer goes nowhere
+                    with lock:
+                        proxy.lost.append((self.command, self.path))
+                    self.close_connection = True
+                    with contextlib.suppress(OSError):
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                    return
                 length = reply.getheader("Content-Length")
                 data = b"" if length is not None or self.command == "HEAD" else reply.read()
                 self.send_response(reply.status)
