@@ -31,7 +31,6 @@ from typing import Any
 import pytest
 
 from agentkernel.knowledgestore import KnowledgeStore, KnowledgeStoreError
-
 from tests.faults import _kill_child
 from tests.support import REPO
 
@@ -136,7 +135,7 @@ def _verify(spec: dict[str, Any], acked: set[int], s3_client: Any) -> None:
             if number in acked:
                 continue
             if operation == "edit" and state["edit"]:
-                with pytest.raises(KnowledgeStoreError, match="text to replace isn.t in"):
+                with pytest.raises(KnowledgeStoreError, match=r"text to replace isn.t in"):
                     store.edit(*arguments)  # done already: the caller is told the text is gone
                 continue
             if operation == "log" and state["log"]:

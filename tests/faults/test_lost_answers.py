@@ -90,3 +90,30 @@ def test_a_create_whose_answer_is_lost_is_not_a_conflict(s3_bucket: str, s3_endp
         proxy.close()
     page = _store(s3_bucket, s3_endpoint).read("concept/tides")
     assert page is not None and page.content == "Start."
+
+
+def test_a_create_whose_index_write_fails_is_undone_and_can_be_retried(
+    s3_bucket: str, s3_endpoint: str
+) -> None:
+    _store(s3_bucket, s3_endpoint).create("concept", "moon", "Moon", "Pulls.")
+    failing = [True]
+    proxy = LatencyProxy(
+        s3_endpoint,
+        lose_request=lambda method, path: (
+            failing[0] and method == "PUT" and path.split("?")[0].endswith("/kb/index.md")
+        ),
+    )
+    try:
+        store = _store(s3_bucket, proxy.endpoint)
+        with pytest.raises(OSError):  # the page is written, index.md can't be
+            store.create("concept", "tides", "Tides", "Start.")
+        assert store.read("concept/tides") is None  # undone: a failed call changes nothing
+        assert proxy.lost
+        failing[0] = False
+        assert store.create("concept", "tides", "Tides", "Start.") == "concept/tides"
+    finally:
+        proxy.close()
+    fresh = _store(s3_bucket, s3_endpoint)
+    assert sorted(p.id for p in fresh.list()) == ["concept/moon", "concept/tides"]
+    index = fresh.documents.read("index.md").decode()
+    assert "(concepts/tides.md)" in index and "(concepts/moon.md)" in index
