@@ -17,7 +17,11 @@ from a fresh listing a few times, then answered with
 retryable; nothing of the call is written then. So no acknowledged change is ever lost.
 ``index.md`` is derived from the pages and rewritten the same way after each change;
 ``log.md`` entries are prepended under the same rule. ``create_many`` writes each new page
-only if no file is there yet and removes the ones it wrote when a later one fails.
+only if no file is there yet, all or none even across a crash (a batch record before the pages,
+see :mod:`._batches`); a call that fails undoes what it wrote, and one made again after its
+answer was lost succeeds (pages holding exactly what it asks for count as created). On S3 each
+write carries an id in the object's metadata, so a ``PUT`` whose answer was lost and that
+botocore sent again is known as done (:meth:`S3DocumentStore.write_if`).
 
 The store answers from an in-process catalog kept current by the store's change tokens
 (:mod:`agentkernel.bundle.listing`): on a local folder, each call compares the folders'
