@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from agentkernel.storage.base import is_walkable
+from agentkernel.storage.base import RECORDS_FOLDER, is_walkable
 from agentkernel.storage.local import file_token
 
 if TYPE_CHECKING:
@@ -234,7 +234,6 @@ class FolderListing(Listing):
         """Compare the folders' tokens, list the moved ones (see :meth:`Listing.poll`)."""
         self._changed = set()
         self._own = own
-        self.records = self.documents._records()  # one listing of a hidden folder
         due = time.monotonic() >= self._next_sweep or "" not in self._dirs
         if self._linked or full or due:
             self._sweep()
@@ -255,6 +254,9 @@ class FolderListing(Listing):
             markdown = sorted(p for p in self.tokens if p.endswith(".md"))
             if markdown != self._markdown:
                 self._markdown = markdown
+        # the records folder is listed only while it exists (the root's listing names it)
+        there = self._linked or RECORDS_FOLDER in self._raw.get("", {})
+        self.records = self.documents._records() if there else []
         return changed
 
     def before_write(self, path: str) -> object:

@@ -572,6 +572,11 @@ RECORDS_FOLDER = ".agentkernel-batches"
 _RECORD_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,80}\.json")
 
 
+def is_record_name(name: str) -> bool:
+    """Whether ``name`` is a record's name (see :func:`require_record_name`)."""
+    return isinstance(name, str) and _RECORD_NAME.fullmatch(name) is not None
+
+
 def require_record_name(name: str) -> str:
     """Refuse a record name that is not lowercase letters, digits and hyphens, then ``.json``.
 
@@ -584,6 +589,6 @@ def require_record_name(name: str) -> str:
     Raises:
         KnowledgePathError: It is not such a name.
     """
-    if not isinstance(name, str) or _RECORD_NAME.fullmatch(name) is None:
+    if not is_record_name(name):
         raise KnowledgePathError(f"{echo(str(name))} is not a record name.")
     return name

@@ -39,6 +39,7 @@ from agentkernel.storage.base import (
     StoredFile,
     clean_file_path,
     clean_path,
+    is_record_name,
     is_walkable,
     require_record_name,
 )
@@ -418,7 +419,7 @@ class LocalDocumentStore(DocumentStore):
             names = os.listdir(folder) if folder is not None else []
         except (OSError, KnowledgePathError):
             return []
-        return sorted(n for n in names if not n.startswith(".") and _is_record_name(n))
+        return sorted(n for n in names if not n.startswith(".") and is_record_name(n))
 
     @override
     def _read_record(self, name: str) -> bytes:
@@ -450,7 +451,12 @@ class LocalDocumentStore(DocumentStore):
             os.unlink(os.path.join(folder, require_record_name(name)))
         except FileNotFoundError:
             return False
-        fsync_directory(folder)
+        try:
+            os.rmdir(folder)  # the last one: readers then look for none (a new one remakes it)
+        except OSError:
+            fsync_directory(folder)  # others are there
+        else:
+            fsync_directory(self._root)
         return True
 
     def _resolve(self, path: str) -> str:
@@ -551,14 +557,6 @@ def _folder_token(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return info.st_ino, info.st_mtime_ns
-
-
-def _is_record_name(name: str) -> bool:
-    try:
-        require_record_name(name)
-    except KnowledgePathError:
-        return False
-    return True
 
 
 def _encodable(name: str) -> bool:

@@ -39,6 +39,7 @@ from agentkernel.storage.base import (
     StoredFile,
     clean_file_path,
     clean_path,
+    is_record_name,
     is_walkable,
     require_record_name,
 )
@@ -216,7 +217,7 @@ class S3DocumentStore(DocumentStore):
                     path = key[len(self._keyprefix) :]
                     if key.endswith("/") or _hidden(path):
                         folder, _, name = path.partition("/")
-                        if folder == RECORDS_FOLDER and _is_record_name(name):
+                        if folder == RECORDS_FOLDER and is_record_name(name):
                             records.append(name)
                         continue
                     if not is_walkable(path):
@@ -399,16 +400,7 @@ class S3DocumentStore(DocumentStore):
 
     @override
     def _read_record(self, name: str) -> bytes:
-        try:
-            response = self._client.get_object(Bucket=self._bucket, Key=self._record_key(name))
-            body = response["Body"]
-            try:
-                data: bytes = body.read()
-            finally:
-                body.close()
-        except (ClientError, BotoCoreError) as exc:
-            raise self._os_error(exc, "read", f"{RECORDS_FOLDER}/{name}") from exc
-        return data
+        return self._get(f"{RECORDS_FOLDER}/{require_record_name(name)}", None)
 
     @override
     def _write_record(self, name: str, data: bytes) -> None:
@@ -528,14 +520,6 @@ def _ops_of(response: dict[str, Any]) -> tuple[str, ...]:
     """The write ids an S3 answer (``GetObject``, ``HeadObject``) carries, oldest first."""
     metadata = response.get("Metadata") or {}
     return tuple(str(metadata.get(OPS_METADATA, "")).split())
-
-
-def _is_record_name(name: str) -> bool:
-    try:
-        require_record_name(name)
-    except KnowledgePathError:
-        return False
-    return True
 
 
 def _hidden(path: str) -> bool:
