@@ -117,3 +117,23 @@ def test_a_create_whose_index_write_fails_is_undone_and_can_be_retried(
     assert sorted(p.id for p in fresh.list()) == ["concept/moon", "concept/tides"]
     index = fresh.documents.read("index.md").decode()
     assert "(concepts/tides.md)" in index and "(concepts/moon.md)" in index
+
+
+def test_a_write_whose_every_answer_is_lost_is_known_by_its_id(
+    s3_bucket: str, s3_endpoint: str
+) -> None:
+    _store(s3_bucket, s3_endpoint).create("concept", "tides", "Tides", "Start.")
+    proxy = LatencyProxy(
+        s3_endpoint,
+        lose_answer=lambda method, path: (
+            method == "PUT" and path.split("?")[0].endswith("/kb/concepts/tides.md")
+        ),
+    )
+    try:
+        store = _store(s3_bucket, proxy.endpoint)
+        store.edit("concept/tides", "Start.", "Start, edited.")  # boto3 gives up: no answer
+        assert len(proxy.lost) >= 2  # the write and boto3's retries: every answer lost
+    finally:
+        proxy.close()
+    page = _store(s3_bucket, s3_endpoint).read("concept/tides")
+    assert page is not None and page.content == "Start, edited."
