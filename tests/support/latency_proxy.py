@@ -1,4 +1,4 @@
-"""An HTTP proxy on 127.0.0.1 in front of the S3 API server: adds a fixed delay, counts requests.
+"""An HTTP proxy on 127.0.0.1 in front of the S3 API server: a delay, counts, lost answers.
 
 A real bucket answers in 10-30 ms; the S3 API server on loopback answers in well under one,
 which hides what a request costs. This proxy forwards every request to the real server
@@ -10,10 +10,13 @@ fixture and by ``bench/`` (``bench/_proxy.py``).
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlparse
@@ -22,16 +25,34 @@ _HOP = ("transfer-encoding", "connection", "content-length", "keep-alive")
 _CHUNK = 1 << 20
 
 
+LoseAnswer = Callable[[str, str], bool]
+"""Told a request's method and path once the server has answered it; True: the client never
+gets that answer (its connection is closed instead), as when a network drops it."""
+
+
 class LatencyProxy:
     """Forward HTTP to ``upstream`` after ``delay`` seconds, counting requests by method.
 
     ``endpoint`` is its URL; :meth:`take` returns and resets the counts, ``bytes_out`` the
-    response bytes sent since the last :meth:`take`.
+    response bytes sent since the last :meth:`take`. With ``lose_answer``, a request it
+    chooses is still forwarded and done by the server, but its answer is dropped: the proxy
+    closes the client's connection without a byte; with ``lose_request``, a request it
+    chooses never reaches the server (the connection is closed the same way). ``lost`` lists
+    both.
     """
 
-    def __init__(self, upstream: str, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        upstream: str,
+        delay: float = 0.0,
+        lose_answer: LoseAnswer | None = None,
+        lose_request: LoseAnswer | None = None,
+    ) -> None:
         target = urlparse(upstream)
         self.delay = delay
+        self.lose_answer = lose_answer
+        self.lose_request = lose_request
+        self.lost: list[tuple[str, str]] = []
         self.counts: Counter[str] = Counter()
         self.bytes_out = 0
         self.paths: list[tuple[str, str]] = []
@@ -75,7 +96,18 @@ class LatencyProxy:
                     time.sleep(proxy.delay)
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
+                if proxy.lose_request is not None and proxy.lose_request(self.command, self.path):
+                    with lock:
+                        proxy.lost.append((self.command, self.path))
+                    self._hang_up()  # the server never sees it
+                    return
                 reply = self._exchange(body)
+                if proxy.lose_answer is not None and proxy.lose_answer(self.command, self.path):
+                    reply.read()  # the server did the request; its answer goes nowhere
+                    with lock:
+                        proxy.lost.append((self.command, self.path))
+                    self._hang_up()
+                    return
                 length = reply.getheader("Content-Length")
                 data = b"" if length is not None or self.command == "HEAD" else reply.read()
                 self.send_response(reply.status)
@@ -94,6 +126,11 @@ class LatencyProxy:
                     sent += len(chunk)
                 with lock:
                     proxy.bytes_out += sent
+
+            def _hang_up(self) -> None:
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
 
             do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _forward
 

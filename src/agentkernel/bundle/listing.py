@@ -36,7 +36,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from agentkernel.storage.base import is_walkable
+from agentkernel.storage.base import RECORDS_FOLDER, is_walkable
 from agentkernel.storage.local import file_token
 
 if TYPE_CHECKING:
@@ -79,6 +79,8 @@ class Listing(ABC):
         self.documents = documents
         self.tokens: dict[str, str] = {}
         """Every visible file (bundle-relative) -> its change token, as of the last poll."""
+        self.records: list[str] | None = None
+        """The store's own records (``DocumentStore._records``) as of the last poll."""
         self._markdown: list[str] = []
 
     @property
@@ -167,6 +169,7 @@ class WalkListing(Listing):
         # a store that can't be listed (a bucket that is gone) raises: it is no empty store
         listed = {f.path: f.token for f in self.documents.walk("")}
         self._listed_at = now
+        self.records = self.documents._records()  # as the walk saw them: no request
         changed = [p for p, t in listed.items() if self.tokens.get(p) != t]
         changed += [p for p in self.tokens if p not in listed]
         if changed:
@@ -249,6 +252,9 @@ class FolderListing(Listing):
             markdown = sorted(p for p in self.tokens if p.endswith(".md"))
             if markdown != self._markdown:
                 self._markdown = markdown
+        # the records folder is listed only while it exists (the root's listing names it)
+        there = self._linked or RECORDS_FOLDER in self._raw.get("", {})
+        self.records = self.documents._records() if there else []
         return changed
 
     def before_write(self, path: str) -> object:

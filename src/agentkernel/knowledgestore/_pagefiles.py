@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from agentkernel.bundle import logfile
 from agentkernel.knowledgestore import _bundle, _catalog, _flows, _ownership, _pages, _stored
+from agentkernel.knowledgestore._batches import Intent
 from agentkernel.knowledgestore._cataloged import CatalogedStore
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore._stored import Stored
@@ -81,21 +82,71 @@ class PageFilesStore(CatalogedStore):
         self._index_seen: tuple[bytes | None, str | None] = (None, None)
         # what this store last wrote to index.md: (the index lines' version, its token)
         self._index_written: tuple[int, str] | None = None
+        # batches in progress or interrupted (see ``_batches``): record name -> intent
+        self._intents: dict[str, Intent | None] = {}
+        self._record_names: builtins.list[str] = []
+        self._hidden: set[str] = set()  # page files of incomplete batches: not served
+        self._own_batch: str | None = None  # the record of the batch this store is writing
+        # record name -> (the tokens of its files when last judged, complete then)
+        self._judged: dict[str, tuple[tuple[str | None, ...], bool]] = {}
 
     def _new_pages(self, pages: Sequence[NewPage]) -> builtins.list[Stored]:
         """Validate a ``create_many`` batch and lay each page out as its file will hold it.
 
+        A page that exists already and holds exactly what this call asks for (its title,
+        fields and content; the store's own stamps aside) is taken as created: a call retried
+        after its answer was lost, or after it failed past its writes, succeeds. It is left
+        out of what is returned (nothing to write).
+
         Raises:
             KnowledgeStoreError: The first problem with any page.
         """
+        pages = list(pages)
+        to_write = [page for page in pages if not self._holds(page)]
+        if pages and not to_write:
+            return []
         laid_out = []
-        for page in _pages.validate_new_pages(list(pages), self._registry, self._exists):
+        for page in _pages.validate_new_pages(to_write, self._registry, self._exists):
             rel = _bundle.rel_of(page.page_type, page.slug)
             body = self._links_map.to_disk(page.content, rel)
             laid_out.append(
                 Stored(page.id, page.page_type, page.slug, rel, page.title, page.fields, body)
             )
         return laid_out
+
+    def _holds(self, page: object) -> bool:
+        """Whether an existing page holds exactly what ``page`` (a ``NewPage``) would write.
+
+        The page as it would be written is read back the way its file is read, and compared
+        with the existing one: title, content and fields, the store's stamps (``updated``,
+        ``ingested``) aside.
+        """
+        if not isinstance(page, NewPage) or not isinstance(page.slug, str):
+            return False
+        page_type = self._registry.get(page.type) if isinstance(page.type, str) else None
+        existing = self._pages.get(f"{page.type}/{page.slug}") if page_type else None
+        if page_type is None or existing is None or not isinstance(page.content, str):
+            return False
+        try:
+            title, fields = _pages.apply_field_changes(
+                _pages.require_title(page.title), {}, page.fields
+            )
+        except KnowledgeStoreError:
+            return False
+        body = self._links_map.to_disk(_pages.normalize_content(page.content), existing.rel)
+        wanted = Stored(existing.id, page_type, page.slug, existing.rel, title, fields, body)
+        again = _stored.parse_page(page_type, page.slug, existing.rel, _stored.render_page(wanted))
+        if not isinstance(again, Stored):
+            return False
+
+        def own(stored: Stored) -> dict[str, str]:
+            return {k: v for k, v in stored.fields.items() if k not in _pages.STORE_FIELDS}
+
+        return (again.title, again.body, own(again)) == (
+            existing.title,
+            existing.body,
+            own(existing),
+        )
 
     def _exists(self, page_id: str) -> bool:
         """Whether a page exists, or a file already sits where it would be written."""
@@ -271,7 +322,7 @@ class PageFilesStore(CatalogedStore):
     def _recogniser(self) -> Callable[[str], bool]:
         """Tell whether a markdown file is one of this store's pages or listings (as of now)."""
         served = {page.rel for page in self._pages.values()} | _bundle.LISTING_FILES
-        return served.__contains__
+        return (served | self._hidden).__contains__
 
     def _note_empty(self) -> None:
         ignored = self._ignored()

@@ -17,7 +17,11 @@ from a fresh listing a few times, then answered with
 retryable; nothing of the call is written then. So no acknowledged change is ever lost.
 ``index.md`` is derived from the pages and rewritten the same way after each change;
 ``log.md`` entries are prepended under the same rule. ``create_many`` writes each new page
-only if no file is there yet and removes the ones it wrote when a later one fails.
+only if no file is there yet, all or none even across a crash (a batch record before the pages,
+see :mod:`._batches`); a call that fails undoes what it wrote, and one made again after its
+answer was lost succeeds (pages holding exactly what it asks for count as created). On S3 each
+write carries an id in the object's metadata, so a ``PUT`` whose answer was lost and that
+botocore sent again is known as done (:meth:`S3DocumentStore.write_if`).
 
 The store answers from an in-process catalog kept current by the store's change tokens
 (:mod:`agentkernel.bundle.listing`): on a local folder, each call compares the folders'
@@ -62,8 +66,8 @@ from agentkernel.knowledgestore import (
     _pages,
     _stored,
 )
+from agentkernel.knowledgestore._batched import BatchedPagesStore
 from agentkernel.knowledgestore._cataloged import View
-from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.errors import (
     KnowledgeStoreError,
@@ -100,7 +104,7 @@ def listing_of(documents: DocumentStore, refresh_seconds: float) -> Listing:
     return WalkListing(documents, refresh_seconds)
 
 
-class BundlePagesStore(PageFilesStore):
+class BundlePagesStore(BatchedPagesStore):
     """The curated store over the page files of a ``DocumentStore`` (see the module)."""
 
     # -- what a subclass supplies ----------------------------------------------------------
@@ -201,9 +205,11 @@ class BundlePagesStore(PageFilesStore):
         if self._unread:  # read again what the network failed to deliver last time
             seen = set(changed)
             changed = [*changed, *(rel for rel in self._unread if rel not in seen)]
+        if listing.records or self._intents:
+            changed = [*changed, *self._watch_batches(listing, changed)]
         for rel in changed:
             token = tokens.get(rel)
-            place = self._place(rel) if token is not None else None
+            place = self._place(rel) if token is not None and rel not in self._hidden else None
             if place is None:
                 self._forget(rel)
                 continue
@@ -390,6 +396,7 @@ class BundlePagesStore(PageFilesStore):
                     self._index_seen = self._read_index(documents)
                 self._refresh(fresh=True, own=index and self._index_is_own())
                 self._require_owned(documents)
+                self._finish_abandoned_batches(documents)
                 yield documents
                 return
             if not self._owned():
@@ -399,6 +406,7 @@ class BundlePagesStore(PageFilesStore):
                 if index:
                     self._index_seen = self._read_index(documents)
                 self._refresh(fresh=True, own=index and self._index_is_own())
+                self._finish_abandoned_batches(documents)
                 yield documents
 
     def _index_is_own(self) -> bool:
@@ -420,10 +428,21 @@ class BundlePagesStore(PageFilesStore):
         if listing is not None:
             listing.wrote(rel, token, before)
 
-    def _write_page(self, documents: DocumentStore, page: Stored, token: str | None) -> None:
-        """Write a page if its file is still at ``token``, and put it into the catalog."""
+    def _write_page(
+        self, documents: DocumentStore, page: Stored, token: str | None, data: bytes | None = None
+    ) -> None:
+        """Write a page if its file is still at ``token``, and put it into the catalog.
+
+        Args:
+            documents: The document store.
+            page: The page.
+            token: The token of the file the change is based on; ``None``: a new file.
+            data: The page rendered, when the caller has it already.
+        """
         before = self._before(page.rel)
-        written = documents.write_if(page.rel, _stored.render_page(page).encode(), token)
+        if data is None:
+            data = _stored.render_page(page).encode()
+        written = documents.write_if(page.rel, data, token)
         self._files[page.rel] = (written.token, page)
         self._wrote(page.rel, written.token, before)
         self._put(page)
@@ -539,28 +558,42 @@ class BundlePagesStore(PageFilesStore):
 
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
+        """Create pages, all or none, even when the process is killed in between.
+
+        Several pages are written after a batch record (see :mod:`._batches`); one page
+        needs none (its file is written at once, or not). A call that fails undoes what it
+        wrote; a page already holding exactly what the call asks for counts as created (see
+        :meth:`_new_pages`), so a call retried after a lost answer or a failure succeeds.
+        """
         with self._writing(index=True, subject=_batch_name(pages)) as documents:
-            valid = self._new_pages(pages)
+            valid = self._new_pages(pages)  # every page is a valid NewPage past this
+            ids = [f"{self._registry.require(p.type).name}/{p.slug}" for p in pages]
+            files = [_stored.render_page(stored).encode() for stored in valid]
+            intent = self._begin_batch(documents, valid, files)
             written: list[Stored] = []
             try:
-                for stored in valid:
-                    self._write_page(documents, stored, None)
+                for stored, data in zip(valid, files, strict=True):
+                    self._write_page(documents, stored, None, data)
                     written.append(stored)
                 self._write_index(documents)  # a page whose index failed is taken back too
             except BaseException as exc:
-                left = self._undo(documents, written)
-                if isinstance(exc, WriteConflictError):
+                left = self._fail_batch(documents, intent, written)
+                if isinstance(exc, WriteConflictError) and len(written) < len(valid):
                     raise PageConflictError(valid[len(written)].id) from None
                 if left and isinstance(exc, OSError) and not isinstance(exc, StoreAccessError):
                     kept = (
-                        f"{', '.join(left)} could not be taken back and stay (not yet in "
+                        f"{', '.join(left)} could not be taken back yet (hidden from readers "
+                        "until the next write takes them back)."
+                        if intent is not None
+                        else f"{', '.join(left)} could not be taken back and stay (not yet in "
                         "index.md; the next write lists them)."
                     )
                     raise _faults.access_error(
                         self._label(), _batch_name(pages), exc, writing=True, kept=kept
                     ) from exc
                 raise
-        return [page.id for page in valid]
+            self._end_batch(documents, intent, valid, files)
+        return ids
 
     def _undo(self, documents: DocumentStore, written: builtins.list[Stored]) -> builtins.list[str]:
         """Remove the pages a failed ``create_many`` wrote (unless someone changed them).

@@ -10,6 +10,7 @@ Layout::
       concepts/<slug>.md
       .knowledge.lock     serialises writers across processes
       .knowledgestore     marks the folder as the store's (written with its first write)
+      .agentkernel-batches/ the record of a create_many while it is written (see _batches)
 
 Every page has YAML frontmatter with its ``type`` and ``title``, so the folder is an
 OKF-conformant bundle that ``OKFManager`` can serve read-only to other agents. Links between

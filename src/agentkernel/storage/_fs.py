@@ -310,3 +310,13 @@ def locked(lock_file: str | os.PathLike[str]) -> Iterator[None]:
             finally:
                 handle.seek(0)
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+
+
+def host_tag() -> str:
+    """This host's tag, as temporary file names carry it (a short hash of its name)."""
+    return _host_tag()
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (when unsure, or this one: yes)."""
+    return _alive(pid)

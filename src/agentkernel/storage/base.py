@@ -387,6 +387,43 @@ class DocumentStore(ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} offers no compare-and-swap")
 
+    # -- the store's own records -----------------------------------------------------------
+    # Small files a writer keeps in the hidden folder :data:`RECORDS_FOLDER` beside the
+    # bundle (the curated store's batch intents): no walk lists them, no reader of the bundle
+    # sees them, and no bundle file can sit there (bundle paths are never hidden).
+
+    def _records(self) -> list[str] | None:
+        """Return the names of the records kept now, sorted; ``None``: this store keeps none.
+
+        A store over the network may answer as of its last walk of the whole store (the
+        records are listed with it, at no extra request).
+        """
+        return None
+
+    def _read_record(self, name: str) -> bytes:
+        """Return one record's bytes.
+
+        Args:
+            name: A name :meth:`_records` gave.
+
+        Raises:
+            FileNotFoundError: It is gone.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no records")
+
+    def _write_record(self, name: str, data: bytes) -> None:
+        """Store a record durably (a write after this returns finds it, whatever happens).
+
+        Args:
+            name: Lowercase letters, digits and hyphens, then ``.json``.
+            data: Its content.
+        """
+        raise NotImplementedError(f"{type(self).__name__} keeps no records")
+
+    def _delete_record(self, name: str) -> bool:
+        """Remove a record; return whether it was there (``False``: someone removed it first)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no records")
+
     @property
     def diagnostics(self) -> list[str]:
         """Problems met by the most recent walk (skipped entries and why), oldest first.
@@ -527,3 +564,31 @@ def load_store_class(dotted: str, context: str | None = None) -> type[DocumentSt
     if not (isinstance(store_class, type) and issubclass(store_class, DocumentStore)):
         raise AKConfigError(f"{dotted!r}{where} is not a DocumentStore subclass.")
     return store_class
+
+
+RECORDS_FOLDER = ".agentkernel-batches"
+"""The hidden folder at a store's root holding its own records (``DocumentStore._records``)."""
+
+_RECORD_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,80}\.json")
+
+
+def is_record_name(name: str) -> bool:
+    """Whether ``name`` is a record's name (see :func:`require_record_name`)."""
+    return isinstance(name, str) and _RECORD_NAME.fullmatch(name) is not None
+
+
+def require_record_name(name: str) -> str:
+    """Refuse a record name that is not lowercase letters, digits and hyphens, then ``.json``.
+
+    Args:
+        name: The record's name.
+
+    Returns:
+        The name.
+
+    Raises:
+        KnowledgePathError: It is not such a name.
+    """
+    if not is_record_name(name):
+        raise KnowledgePathError(f"{echo(str(name))} is not a record name.")
+    return name

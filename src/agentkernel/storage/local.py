@@ -34,13 +34,16 @@ from typing_extensions import override
 
 from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
 from agentkernel.storage._confine import confined
-from agentkernel.storage._fs import atomic_write, locked, probe_writable
+from agentkernel.storage._fs import atomic_write, fsync_directory, locked, probe_writable
 from agentkernel.storage.base import (
+    RECORDS_FOLDER,
     DocumentStore,
     StoredFile,
     clean_file_path,
     clean_path,
+    is_record_name,
     is_walkable,
+    require_record_name,
 )
 
 logger = logging.getLogger(__name__)
@@ -391,6 +394,72 @@ class LocalDocumentStore(DocumentStore):
                 f"{echo(path)} changed in {self.label!r} since it was read; nothing was written.",
                 clean_file_path(path),
             )
+
+    def _records_folder(self, *, create: bool = False) -> str | None:
+        """The records folder (a real folder at the root, never a symlink); ``None``: none yet.
+
+        Raises:
+            KnowledgePathError: Something else than a folder stands in its place.
+        """
+        folder = os.path.join(self._root, RECORDS_FOLDER)
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            if not create:
+                return None
+            os.makedirs(folder, exist_ok=True)
+            fsync_directory(self._root)
+            mode = os.lstat(folder).st_mode
+        if not stat.S_ISDIR(mode):
+            raise KnowledgePathError(f"{RECORDS_FOLDER} in {self.label!r} is not a folder.")
+        return folder
+
+    @override
+    def _records(self) -> list[str] | None:
+        try:
+            folder = self._records_folder()
+            names = os.listdir(folder) if folder is not None else []
+        except (OSError, KnowledgePathError):
+            return []
+        return sorted(n for n in names if not n.startswith(".") and is_record_name(n))
+
+    @override
+    def _read_record(self, name: str) -> bytes:
+        folder = self._records_folder()
+        if folder is None:
+            raise FileNotFoundError(f"No record {name!r} in {self.label!r}.")
+        path = os.path.join(folder, require_record_name(name))
+        fd = os.open(path, _READ_FLAGS | _NO_FOLLOW)
+        with os.fdopen(fd, "rb") as handle:
+            os.set_blocking(handle.fileno(), True)
+            return handle.read()
+
+    @override
+    def _write_record(self, name: str, data: bytes) -> None:
+        self._require_writable(name)
+        folder = self._records_folder(create=True)
+        assert folder is not None
+        try:
+            atomic_write(os.path.join(folder, require_record_name(name)), data)
+        except OSError as exc:
+            raise _named(exc, f"{RECORDS_FOLDER}/{name}") from exc
+
+    @override
+    def _delete_record(self, name: str) -> bool:
+        folder = self._records_folder()
+        if folder is None:
+            return False
+        try:
+            os.unlink(os.path.join(folder, require_record_name(name)))
+        except FileNotFoundError:
+            return False
+        try:
+            os.rmdir(folder)  # the last one: readers then look for none (a new one remakes it)
+        except OSError:
+            fsync_directory(folder)  # others are there
+        else:
+            fsync_directory(self._root)
+        return True
 
     def _resolve(self, path: str) -> str:
         """Map a caller's path to a real path inside the root, or refuse it."""

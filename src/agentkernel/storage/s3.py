@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import mimetypes
+import secrets
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,11 +35,14 @@ from agentkernel.errors import (
     missing_extra,
 )
 from agentkernel.storage.base import (
+    RECORDS_FOLDER,
     DocumentStore,
     StoredFile,
     clean_file_path,
     clean_path,
+    is_record_name,
     is_walkable,
+    require_record_name,
 )
 
 try:
@@ -70,6 +74,18 @@ _DENIED = {
     "InvalidToken",
 }
 _CONFLICT = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
+
+OPS_METADATA = "agentkernel-ops"
+"""The user metadata (``x-amz-meta-agentkernel-ops``) a conditional write stores with the
+object: the ids of the last :data:`OPS_KEPT` writes that made it, oldest first. A write whose
+answer was lost recognises its own id there and is not redone; the object's bytes (and so its
+ETag) are not changed by it."""
+
+OPS_KEPT = 8
+"""How many write ids an object carries (each writer keeps the ids of the version it changed)."""
+
+_OPS_REMEMBERED = 4096  # objects whose ids this store keeps from its reads and writes
+_SUPERSEDED = '"agentkernel-superseded"'  # a token no object has: the next write re-reads
 
 
 class S3DocumentStore(DocumentStore):
@@ -127,6 +143,9 @@ class S3DocumentStore(DocumentStore):
         self._location = f"s3://{bucket}/{cleaned}" if cleaned else f"s3://{bucket}"
         self._writable = bool(writable)
         self._page_size = max(1, int(page_size))
+        # path -> (ETag, the write ids stored with it), from this store's reads and writes
+        self._ops: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self._walked_records: list[str] | None = None  # what the last whole walk saw
         options = (endpoint_url, region_name, profile_name, config)
         if client is not None:
             if any(option is not None for option in options):
@@ -193,6 +212,7 @@ class S3DocumentStore(DocumentStore):
         self._reset_diagnostics()
         list_prefix = self._keyprefix + (f"{start}/" if start else "")
         paginator = self._client.get_paginator("list_objects_v2")
+        records: list[str] = []
         try:
             for page in paginator.paginate(
                 Bucket=self._bucket,
@@ -203,6 +223,9 @@ class S3DocumentStore(DocumentStore):
                     key: str = item["Key"]
                     path = key[len(self._keyprefix) :]
                     if key.endswith("/") or _hidden(path):
+                        folder, _, name = path.partition("/")
+                        if folder == RECORDS_FOLDER and is_record_name(name):
+                            records.append(name)
                         continue
                     if not is_walkable(path):
                         self._diagnose(f"skipped key {key!r}: not a clean bundle path")
@@ -210,6 +233,8 @@ class S3DocumentStore(DocumentStore):
                     yield StoredFile(path, int(item["Size"]), str(item["ETag"]))
         except (ClientError, BotoCoreError) as exc:
             raise self._os_error(exc, "listing", start) from exc
+        if not start:
+            self._walked_records = sorted(records)
 
     @override
     def read(self, path: str) -> bytes:  # one GET; other S3 failures as OSError (see walk)
@@ -253,7 +278,13 @@ class S3DocumentStore(DocumentStore):
                 f"{echo(exc.path)} already exists in {self._location}; not overwritten."
             ) from None
 
-    def _put(self, path: str, data: bytes, condition: dict[str, str]) -> StoredFile:
+    def _put(
+        self,
+        path: str,
+        data: bytes,
+        condition: dict[str, str],
+        metadata: dict[str, str] | None = None,
+    ) -> StoredFile:
         """One ``PUT``, conditional when ``condition`` names a header; a lost one conflicts."""
         cleaned = self._writable_path(path)
         if not isinstance(data, bytes | bytearray | memoryview):
@@ -266,6 +297,7 @@ class S3DocumentStore(DocumentStore):
                 Key=self._keyprefix + cleaned,
                 Body=body,
                 ContentType=content_type,
+                **({"Metadata": metadata} if metadata else {}),
                 **condition,
             )
         except (ClientError, BotoCoreError) as exc:
@@ -292,14 +324,126 @@ class S3DocumentStore(DocumentStore):
                 body.close()
         except (ClientError, BotoCoreError) as exc:
             raise self._os_error(exc, "read", cleaned) from exc
-        return data, str(response["ETag"])
+        etag = str(response["ETag"])
+        self._remember_ops(cleaned, etag, _ops_of(response))
+        return data, etag
 
     @override
     def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:
-        # one conditional PUT: If-Match the ETag, or If-None-Match; needs an S3 API with
-        # conditional writes (AWS since 2024, moto 5): an endpoint ignoring them overwrites
+        """One conditional ``PUT`` (``If-Match`` the ETag, or ``If-None-Match: *``), idempotent.
+
+        The ``PUT`` carries a fresh write id in :data:`OPS_METADATA`, after the ids of the
+        version it changes. When its answer is lost (the server stored it, the connection
+        dropped) botocore sends it again and the server refuses the copy (412): the object is
+        then asked for its ids, and one that holds this write's id is this write, succeeded
+        (the id is kept by every later write, so a writer that came in between is no matter).
+        Needs an S3 API with conditional writes (AWS since 2024, moto 5): an endpoint ignoring
+        them overwrites.
+
+        Args:
+            path: A bundle-relative path.
+            data: The complete new content.
+            token: The ETag the change is based on; ``None``: only where nothing is stored.
+
+        Returns:
+            The stored file; its token is the object's ETag, or one that matches nothing when
+            another write followed this one (the next change then reads the object again).
+
+        Raises:
+            WriteConflictError: The object changed since ``token``; nothing was written.
+            OSError: S3 failed, and the object does not hold this write.
+        """
+        cleaned = self._writable_path(path)
         condition = {"IfNoneMatch": "*"} if token is None else {"IfMatch": token}
-        return self._put(path, data, condition)
+        seen = self._ops.get(cleaned)
+        before = seen[1] if token is not None and seen is not None and seen[0] == token else ()
+        op = secrets.token_hex(8)
+        ops = (*before, op)[-OPS_KEPT:]
+        try:
+            stored = self._put(cleaned, data, condition, {OPS_METADATA: " ".join(ops)})
+        except (WriteConflictError, OSError) as exc:
+            if isinstance(exc, PermissionError):
+                raise
+            landed = self._landed(cleaned, op)
+            if landed is None:
+                raise
+            logger.info("%s in %s: the answer to a write was lost; it was stored", cleaned, self)
+            stored = StoredFile(cleaned, len(data), landed)
+        self._remember_ops(cleaned, stored.token, ops)
+        return stored
+
+    def _landed(self, cleaned: str, op: str) -> str | None:
+        """The token of the object if it holds the write ``op``; ``None``: it doesn't.
+
+        The object's current ETag when ``op`` made it; a token matching nothing when later
+        writes followed (they kept ``op`` among their ids).
+        """
+        try:
+            response = self._client.head_object(Bucket=self._bucket, Key=self._keyprefix + cleaned)
+        except (ClientError, BotoCoreError):
+            return None
+        ops = _ops_of(response)
+        if op not in ops:
+            return None
+        return str(response["ETag"]) if ops[-1] == op else _SUPERSEDED
+
+    def _remember_ops(self, cleaned: str, etag: str, ops: tuple[str, ...]) -> None:
+        self._ops.pop(cleaned, None)
+        if len(self._ops) >= _OPS_REMEMBERED:
+            del self._ops[next(iter(self._ops))]  # the one remembered longest ago
+        self._ops[cleaned] = (etag, ops)
+
+    # -- records (see ``DocumentStore._records``) ---------------------------------------
+
+    @override
+    def _records(self) -> list[str] | None:
+        if self._walked_records is None:
+            for _ in self.walk(""):  # sets the records as a walk sees them
+                pass
+        return list(self._walked_records or [])
+
+    def _record_key(self, name: str) -> str:
+        return f"{self._keyprefix}{RECORDS_FOLDER}/{require_record_name(name)}"
+
+    @override
+    def _read_record(self, name: str) -> bytes:
+        return self._get(f"{RECORDS_FOLDER}/{require_record_name(name)}", None)
+
+    @override
+    def _write_record(self, name: str, data: bytes) -> None:
+        self._require_writable(name)
+        key = self._record_key(name)
+        try:
+            self._client.put_object(
+                Bucket=self._bucket, Key=key, Body=data, ContentType="application/json"
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise self._os_error(exc, "write", f"{RECORDS_FOLDER}/{name}") from exc
+        if self._walked_records is not None and name not in self._walked_records:
+            self._walked_records = sorted([*self._walked_records, name])
+
+    @override
+    def _delete_record(self, name: str) -> bool:
+        key = self._record_key(name)
+        try:
+            self._client.head_object(Bucket=self._bucket, Key=key)
+        except ClientError as exc:
+            if _code(exc) in _NOT_FOUND:
+                self._forget_record(name)
+                return False
+            raise self._os_error(exc, "delete", f"{RECORDS_FOLDER}/{name}") from exc
+        except BotoCoreError as exc:
+            raise self._os_error(exc, "delete", f"{RECORDS_FOLDER}/{name}") from exc
+        try:
+            self._client.delete_object(Bucket=self._bucket, Key=key)
+        except (ClientError, BotoCoreError) as exc:
+            raise self._os_error(exc, "delete", f"{RECORDS_FOLDER}/{name}") from exc
+        self._forget_record(name)
+        return True
+
+    def _forget_record(self, name: str) -> None:
+        if self._walked_records is not None and name in self._walked_records:
+            self._walked_records = [n for n in self._walked_records if n != name]
 
     @override
     def delete_if(self, path: str, token: str) -> None:  # one DELETE carrying If-Match
@@ -379,6 +523,12 @@ def _code(exc: ClientError) -> str:
     if not code:
         code = str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
     return code
+
+
+def _ops_of(response: dict[str, Any]) -> tuple[str, ...]:
+    """The write ids an S3 answer (``GetObject``, ``HeadObject``) carries, oldest first."""
+    metadata = response.get("Metadata") or {}
+    return tuple(str(metadata.get(OPS_METADATA, "")).split())
 
 
 def _hidden(path: str) -> bool:

@@ -1,0 +1,227 @@
+"""The batch side of the curated store over files: records, hidden pages, finishing batches.
+
+:class:`BatchedPagesStore` is what ``bundle_store.BundlePagesStore`` adds to a
+:class:`~agentkernel.knowledgestore._pagefiles.PageFilesStore` so that ``create_many`` is all
+or none across a crash (the protocol is :mod:`._batches`'s): it writes and drops a
+batch's record, leaves the pages of an incomplete batch out of the catalog, and finishes the
+batches of writers that are gone.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import logging
+from abc import abstractmethod
+from typing import TYPE_CHECKING
+
+from agentkernel.errors import WriteConflictError
+from agentkernel.knowledgestore import _batches
+from agentkernel.knowledgestore._batches import Intent
+from agentkernel.knowledgestore._pagefiles import PageFilesStore
+from agentkernel.knowledgestore._stored import Stored
+from agentkernel.knowledgestore.errors import PageConflictError
+
+if TYPE_CHECKING:
+    from agentkernel.bundle.listing import Listing
+    from agentkernel.storage.base import DocumentStore
+
+logger = logging.getLogger(__name__)
+
+
+class BatchedPagesStore(PageFilesStore):
+    """A :class:`PageFilesStore` whose batches are all or none (see :mod:`._batches`)."""
+
+    @abstractmethod
+    def _listing(self) -> Listing | None:
+        """The listing of the store's files; ``None`` while there is nothing to list."""
+
+    @abstractmethod
+    def _undo(self, documents: DocumentStore, written: builtins.list[Stored]) -> builtins.list[str]:
+        """Remove the pages a failed ``create_many`` wrote (unless someone changed them).
+
+        Returns:
+            The ids of the pages that could not be removed (storage failed); they stay.
+        """
+
+    @abstractmethod
+    def _write_index(self, documents: DocumentStore) -> None:
+        """Rewrite ``index.md`` from the pages as they are now."""
+
+    @abstractmethod
+    def _read_index(self, documents: DocumentStore) -> tuple[bytes | None, str | None]:
+        """``index.md``'s token, and its bytes unless this store wrote it last."""
+
+    @abstractmethod
+    def _wrote(self, rel: str, token: str | None, before: object = None) -> None:
+        """Record this store's own write (``token``) or removal (``None``) of ``rel``."""
+
+    @abstractmethod
+    def _refresh(self, *, fresh: bool = False, full: bool = False, own: bool = False) -> None:
+        """Poll the listing and re-read the page files whose token changed."""
+
+    def _begin_batch(
+        self, documents: DocumentStore, valid: builtins.list[Stored], files: builtins.list[bytes]
+    ) -> Intent | None:
+        """Store the record of a batch of several pages; ``None``: one page, or no records."""
+        listing = self._listing()
+        if len(valid) < 2 or listing is None or listing.records is None:
+            return None
+        intent = _batches.new_intent(zip([s.rel for s in valid], files, strict=True))
+        documents._write_record(intent.name, intent.encoded())
+        self._own_batch = intent.name
+        return intent
+
+    def _fail_batch(
+        self, documents: DocumentStore, intent: Intent | None, written: builtins.list[Stored]
+    ) -> builtins.list[str]:
+        """Undo a failed batch's pages, then drop its record (kept when the undo failed).
+
+        Returns:
+            The ids of the pages that could not be taken back; while there are any, the
+            batch's record stays, so readers hide them and the next writer undoes them.
+        """
+        self._own_batch = None
+        try:
+            left = self._undo(documents, written)
+        except Exception:  # the record stays: the next writer undoes the batch
+            logger.warning("could not undo a failed batch in %s", self, exc_info=True)
+            return [stored.id for stored in written]
+        if left:
+            return left
+        if written:  # in case what failed was an index write whose answer was lost
+            with contextlib.suppress(Exception):
+                self._write_index(documents)
+        if intent is not None:
+            with contextlib.suppress(OSError):
+                documents._delete_record(intent.name)
+        return []
+
+    def _end_batch(
+        self,
+        documents: DocumentStore,
+        intent: Intent | None,
+        valid: builtins.list[Stored],
+        files: builtins.list[bytes],
+    ) -> None:
+        """Drop the record of a batch written whole.
+
+        If another writer took the batch for abandoned meanwhile (a writer slower than
+        :data:`_batches.ABANDONED_SECONDS`) and undid part of it, the rest is undone too and
+        the call fails as a lost race.
+
+        Raises:
+            PageConflictError: The batch was undone by another writer.
+        """
+        self._own_batch = None
+        if intent is None:
+            return
+        try:
+            there = documents._delete_record(intent.name)
+        except OSError:  # the batch is written whole; the next writer drops the record
+            logger.warning("could not remove the batch record %s of %s", intent.name, self)
+            return
+        if there or _batches.holds_all(intent, lambda rel: self._read_or_none(documents, rel)):
+            return
+        kept = [s for s, data in zip(valid, files, strict=True) if self._holding(s, data)]
+        self._undo(documents, kept)
+        self._write_index(documents)
+        raise PageConflictError(valid[0].id)
+
+    def _holding(self, stored: Stored, data: bytes) -> bool:
+        listing = self._listing()
+        documents = listing.documents if listing is not None else None
+        return documents is not None and self._read_or_none(documents, stored.rel) == data
+
+    @staticmethod
+    def _read_or_none(documents: DocumentStore, rel: str) -> bytes | None:
+        try:
+            return documents.read(rel)
+        except OSError:
+            return None
+
+    def _watch_batches(self, listing: Listing, changed: builtins.list[str]) -> builtins.list[str]:
+        """Follow the batch records: hide the pages of incomplete batches, show the others.
+
+        Returns:
+            The page files whose visibility changed (to be loaded or forgotten).
+        """
+        names = listing.records or []
+        moved_files = set(changed)
+        concerned = not moved_files.isdisjoint(self._hidden) or any(
+            intent is not None and not moved_files.isdisjoint(intent.rels)
+            for intent in self._intents.values()
+        )
+        if names == self._record_names and not concerned:
+            return []
+        documents = listing.documents
+        intents: dict[str, Intent | None] = {}
+        for name in names:
+            if name in self._intents:
+                intents[name] = self._intents[name]
+                continue
+            try:
+                intents[name] = _batches.parse_intent(name, documents._read_record(name))
+            except FileNotFoundError:
+                continue  # finished meanwhile
+            except OSError as exc:
+                logger.warning("can't read the batch record %s of %s (%s)", name, self, exc)
+                intents[name] = None
+        self._intents = intents
+        self._record_names = list(names)
+        self._judged = {n: j for n, j in self._judged.items() if n in intents}
+        hidden: set[str] = set()
+        for name, intent in intents.items():
+            if intent is not None and name != self._own_batch and not self._complete(intent):
+                hidden.update(intent.rels)
+        moved = hidden ^ self._hidden
+        if moved:
+            self._hidden = hidden
+            self._pages_version += 1  # what is ignored changes too
+        return sorted(moved)
+
+    def _complete(self, intent: Intent) -> bool:
+        """Whether every page file of a batch holds its bytes (judged again when one moved)."""
+        listing = self._listing()
+        if listing is None:
+            return False
+        tokens = tuple(listing.tokens.get(rel) for rel in intent.rels)
+        judged = self._judged.get(intent.name)
+        if judged is not None and judged[0] == tokens:
+            return judged[1]
+        complete = None not in tokens and _batches.holds_all(
+            intent, lambda rel: self._read_or_none(listing.documents, rel)
+        )
+        self._judged[intent.name] = (tokens, complete)
+        return complete
+
+    def _finish_abandoned_batches(self, documents: DocumentStore) -> None:
+        """Keep (complete) or undo (incomplete) the batches of writers that are gone."""
+        gone = [
+            intent
+            for name, intent in self._intents.items()
+            if intent is not None and name != self._own_batch and intent.abandoned()
+        ]
+        if not gone:
+            return
+        for intent in gone:
+            if self._complete(intent):
+                logger.info(
+                    "keeping the interrupted batch %s of %s: all written", intent.name, self
+                )
+            else:
+                logger.info("undoing the interrupted batch %s of %s", intent.name, self)
+                for rel, sha in intent.pages:
+                    try:
+                        data, token = documents.read_versioned(rel)
+                    except FileNotFoundError:
+                        continue
+                    if _batches.digest(data) == sha:  # still the batch's: nobody changed it
+                        with contextlib.suppress(WriteConflictError, FileNotFoundError):
+                            documents.delete_if(rel, token)
+                        self._wrote(rel, None)
+            documents._delete_record(intent.name)
+        self._index_seen = self._read_index(documents)
+        self._refresh(fresh=True, full=True)
+        self._write_index(documents)
+        self._index_seen = self._read_index(documents)
