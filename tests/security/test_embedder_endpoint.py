@@ -20,8 +20,7 @@ import re
 
 import pytest
 
-from agentkernel.retrieval import EmbedderError
-from agentkernel.retrieval import openai_embeddings
+from agentkernel.retrieval import EmbedderError, openai_embeddings
 from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
 from tests.support.hostile_http import (
     Behaviour,
