@@ -17,6 +17,7 @@ import base64
 import email.utils
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +30,7 @@ from tests.support.hostile_http import (
     answer,
     forward_proxy,
     hostile_server,
+    self_signed,
 )
 
 KEY = "sk-secret-0123456789abcdef"
@@ -113,6 +115,51 @@ def test_a_call_ends_at_its_deadline_whatever_the_server_does(behaviour: str) ->
     assert peer.cut_off, "the server finished: the client waited for the whole answer"
     if plan is not None:
         assert peer.sent < len(plan[0]) + len(plan[1])
+
+
+@pytest.mark.parametrize("behaviour", ["Connection: close, dripped body", "accepts, never answers"])
+def test_the_deadline_holds_over_tls(
+    behaviour: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, tls = self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the client trusts this server only
+    plan = HOSTILE[behaviour]
+
+    def hostile(peer: Peer, server: HostileServer) -> None:
+        request = peer.request()
+        if request is None:
+            return
+        server.requests.append(request)
+        if plan is None:
+            peer.wait_for_close()
+        elif peer.send(plan[0]):
+            peer.drip(plan[1])
+
+    with hostile_server(hostile, tls=tls) as server:
+        embedder = OpenAIEmbedder(server.url, "m", api_key=KEY, dimension=8, timeout_seconds=1)
+        with pytest.raises(EmbedderError, match="did not answer within 1 s"):
+            embedder.embed(["a text"])
+        (peer,) = server.settled()
+    assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"  # sent inside TLS
+    assert peer.cut_off
+
+
+def test_a_server_that_never_finishes_the_tls_handshake_is_cut_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cert, _ = self_signed(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+
+    def silent(peer: Peer, _: HostileServer) -> None:
+        peer.wait_for_close()  # reads the ClientHello, never answers it
+
+    with hostile_server(silent) as server:
+        url = server.url.replace("http://", "https://")
+        embedder = OpenAIEmbedder(url, "m", api_key=KEY, dimension=8, timeout_seconds=1)
+        with pytest.raises(EmbedderError, match="did not answer within 1 s"):
+            embedder.embed(["a text"])
+        (peer,) = server.settled()
+    assert peer.cut_off
 
 
 def test_connections_are_kept_alive_between_requests() -> None:

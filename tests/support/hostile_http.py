@@ -16,12 +16,16 @@ request lines and headers it was sent.
 from __future__ import annotations
 
 import contextlib
+import datetime
+import ipaddress
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 WAIT = 60.0  # the most any helper here waits for the other side (a hung test fails, not hangs)
 
@@ -123,23 +127,33 @@ Behaviour = Callable[[Peer, HostileServer], None]
 
 
 @contextmanager
-def hostile_server(behaviour: Behaviour) -> Iterator[HostileServer]:
+def hostile_server(
+    behaviour: Behaviour, tls: ssl.SSLContext | None = None
+) -> Iterator[HostileServer]:
     """Serve ``behaviour`` on every connection to 127.0.0.1 until the block ends.
 
     Args:
         behaviour: Called with each connection's :class:`Peer` (in its own thread) and the
             server's state; it reads requests with :meth:`Peer.request` and writes the answer.
+        tls: A server context (:func:`self_signed`) to speak HTTPS; the handshake runs in the
+            connection's thread.
 
     Yields:
         The server (``url`` is its ``/v1`` base).
     """
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    state = HostileServer(url=f"http://127.0.0.1:{port}/v1", port=port)
+    scheme = "https" if tls else "http"
+    state = HostileServer(url=f"{scheme}://127.0.0.1:{port}/v1", port=port)
     stopping = threading.Event()
 
     def run(peer: Peer) -> None:
         try:
+            if tls is not None:
+                try:
+                    peer.sock = tls.wrap_socket(peer.sock, server_side=True)
+                except OSError:
+                    return
             behaviour(peer, state)
         finally:
             with contextlib.suppress(OSError):
@@ -225,3 +239,44 @@ def forward_proxy(
     with hostile_server(handle) as server:
         log = ProxyLog(url=f"http://127.0.0.1:{server.port}")
         yield log
+
+
+def self_signed(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A throw-away certificate for 127.0.0.1: its PEM file (for ``SSL_CERT_FILE``) and a
+    server context presenting it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert = folder / "cert.pem"
+    key_file = folder / "key.pem"
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key_file)
+    return cert, context
