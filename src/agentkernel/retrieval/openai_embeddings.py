@@ -108,12 +108,14 @@ class OpenAIEmbedder:
                 ``$AGENTKERNEL_EMBEDDINGS_API_KEY_ENV``, else :data:`KEY_ENV`.
             dimension: The vector length; when given, no probe request is made.
             batch_size: Texts per request.
-            timeout_seconds: Seconds one request may take in all (connect to last byte).
+            timeout_seconds: Seconds one request may take in all (name lookup to last
+                byte, retries included), whatever the server does.
             max_response_bytes: The largest answer read.
 
         Raises:
-            EmbedderError: A bad URL, a key over plain http beyond loopback, or a failed
-                probe (unreachable, refused, malformed, a dimension out of bounds).
+            EmbedderError: A bad URL, a key over plain http beyond loopback, a proxy that is
+                not http(s), or a failed probe (unreachable, refused, malformed, past the
+                deadline, a dimension out of bounds).
         """
         parsed = urllib.parse.urlsplit(base_url.strip())
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
