@@ -17,7 +17,6 @@ packs them once when the session starts.
 
 from __future__ import annotations
 
-import json
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from agentkernel.retrieval._modelfolder import parse_json
 from agentkernel.retrieval._onnxgraph import FLOAT, INT32, GraphBuilder
 from agentkernel.retrieval.embedding import EmbedderError
 
@@ -45,14 +45,17 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 
     Raises:
         EmbedderError: The file cannot be read, or its header is not a safetensors header
-            (bad length, not JSON, a tensor outside the file or of an unknown type).
+            (bad length, not JSON or nested too deeply, a tensor outside the file or of an
+            unknown type).
     """
     try:
         with path.open("rb") as handle:
             size = struct.unpack("<Q", handle.read(8))[0]
             if not 2 <= size <= _MAX_HEADER:
                 raise ValueError(f"a header of {size} bytes")
-            header = json.loads(handle.read(size))
+            header = parse_json(
+                handle.read(size), f"{path} is not a readable safetensors file: its header"
+            )
         data = np.memmap(path, dtype=np.uint8, mode="r", offset=8 + size)
         tensors = {}
         for name, entry in header.items():

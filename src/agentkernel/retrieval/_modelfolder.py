@@ -5,6 +5,10 @@ next, a folder that could make that library import or unpickle something: a ``mo
 entry outside sentence-transformers' own modules (or a module path leaving the folder), an
 ``auto_map`` in a configuration (Hugging Face's remote code), and weights that are not
 safetensors (``pytorch_model.bin`` and other pickles).
+
+Every JSON file of a folder is read through :func:`read_json` / :func:`parse_json`: bounded in
+size and in nesting (:data:`MAX_JSON_DEPTH`), so a crafted file is an :class:`EmbedderError`,
+never a ``RecursionError`` from the parser or from whatever walks or prints the value later.
 """
 
 from __future__ import annotations
@@ -38,6 +42,75 @@ _MODULE_PACKAGES = (
 _PICKLES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 _MAX_CONFIG_BYTES = 1_000_000
 
+MAX_JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects read from a model folder (real files nest 5)."""
+
+
+def parse_json(raw: str | bytes, source: object) -> Any:
+    """Parse JSON from a model folder, its nesting bounded.
+
+    Args:
+        raw: The text or UTF-8 bytes.
+        source: What the text is, for messages (a path, ``"... header"``).
+
+    Returns:
+        The value.
+
+    Raises:
+        EmbedderError: Not JSON, or nested deeper than :data:`MAX_JSON_DEPTH`.
+    """
+    try:
+        value = json.loads(raw)
+    except RecursionError:
+        value = None
+        deep = True
+    except ValueError as exc:
+        raise EmbedderError(f"{source} is not readable JSON: {exc}") from exc
+    else:
+        deep = _deeper_than(value, MAX_JSON_DEPTH)
+    if deep:
+        raise EmbedderError(
+            f"{source} nests JSON deeper than {MAX_JSON_DEPTH} levels: not a model file"
+        )
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Tell whether arrays and objects nest past ``limit`` (walked without recursion)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def read_json(path: Path, max_bytes: int) -> Any:
+    """Read a model folder's JSON file, bounded in size and nesting.
+
+    Args:
+        path: The file.
+        max_bytes: The largest file read.
+
+    Returns:
+        The value.
+
+    Raises:
+        FileNotFoundError: The file does not exist.
+        EmbedderError: Too big, unreadable, not JSON, or nested too deeply.
+    """
+    try:
+        if path.stat().st_size > max_bytes:
+            raise EmbedderError(f"{path} is over {max_bytes} bytes: not a model file")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise EmbedderError(f"{path} cannot be read: {exc}") from exc
+    return parse_json(raw, path)
+
 
 def read_config(folder: Path, name: str) -> dict[str, Any] | None:
     """A JSON configuration of the folder, or ``None`` when absent.
@@ -50,17 +123,13 @@ def read_config(folder: Path, name: str) -> dict[str, Any] | None:
         The parsed object, or ``None`` when the file does not exist.
 
     Raises:
-        EmbedderError: The file is too big, not JSON, or not an object.
+        EmbedderError: The file is too big, not JSON, nested too deeply, or not an object.
     """
     target = folder / name
     try:
-        if target.stat().st_size > _MAX_CONFIG_BYTES:
-            raise EmbedderError(f"{target} is over {_MAX_CONFIG_BYTES} bytes: not a model config")
-        data = json.loads(target.read_text(encoding="utf-8"))
+        data = read_json(target, _MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
-        raise EmbedderError(f"{target} is not readable JSON: {exc}") from exc
     if not isinstance(data, dict | list):
         raise EmbedderError(f"{target} does not hold a JSON object")
     return data if isinstance(data, dict) else {"modules": data}

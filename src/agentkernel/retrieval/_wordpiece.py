@@ -28,7 +28,6 @@ costs a few microseconds and a corpus mostly dictionary look-ups.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -37,7 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.retrieval import _bert_chars as chars
+from agentkernel.retrieval._modelfolder import read_json
 from agentkernel.retrieval.embedding import EmbedderError
+
+MAX_TOKENIZER_BYTES = 64 * 1024 * 1024
+"""The largest ``tokenizer.json`` read (BERT's is under 1 MB; the largest vocabularies ~20 MB)."""
 
 MEMO_WORDS = 200_000
 """Words whose pieces are remembered at most (the memo starts over when full)."""
@@ -119,18 +122,22 @@ def _part(spec: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def file_refusals(path: Path) -> list[str]:
-    """:func:`refusals` of a ``tokenizer.json`` file (one that cannot be read is refused).
+    """:func:`refusals` of a ``tokenizer.json`` file.
 
     Args:
         path: The file.
 
     Returns:
         The reasons (empty: :class:`WordPiece` reads it exactly).
+
+    Raises:
+        EmbedderError: The file cannot be read, is not JSON, is over
+            :data:`MAX_TOKENIZER_BYTES` or nests too deeply.
     """
     try:
-        spec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return [f"{path.name} could not be read: {type(exc).__name__}"]
+        spec = read_json(path, MAX_TOKENIZER_BYTES)
+    except FileNotFoundError as exc:
+        raise EmbedderError(f"{path} cannot be read: {exc}") from exc
     return refusals(spec) if isinstance(spec, dict) else [f"{path.name} is not an object"]
 
 
@@ -238,13 +245,15 @@ class WordPiece:
             The tokenizer.
 
         Raises:
-            EmbedderError: The file is not the BERT shape (see :meth:`__init__`).
-            OSError: The file could not be read.
-            ValueError: It is not JSON.
+            EmbedderError: The file is not the BERT shape (see :meth:`__init__`), cannot be
+                read, is not JSON, is over :data:`MAX_TOKENIZER_BYTES` or nests too deeply.
         """
-        spec = json.loads(Path(path).read_text(encoding="utf-8"))
+        try:
+            spec = read_json(Path(path), MAX_TOKENIZER_BYTES)
+        except FileNotFoundError as exc:
+            raise EmbedderError(f"{path} cannot be read: {exc}") from exc
         if not isinstance(spec, dict):
-            raise ValueError(f"{path} is not a tokenizer.json")
+            raise EmbedderError(f"{path} is not a tokenizer.json")
         return cls(spec, max_length)
 
     def encode(self, text: str) -> list[int]:

@@ -17,9 +17,10 @@ those :func:`simple_mapping` builds the same mapping directly.
 
 It is deliberately conservative: anything it is not certain about (comments, tabs, anchors,
 tags, block scalars, flow mappings, escapes, blank lines inside a value, a scalar YAML would
-resolve to a number, boolean or null, odd indentation) makes it return ``None``, and the
-caller uses :func:`load_yaml`. Whenever it answers, the answer equals what :func:`load_yaml`
-returns (tested with hypothesis).
+resolve to a number, boolean or null, odd indentation, nesting deeper than
+:data:`MAX_FAST_DEPTH`) makes it return ``None``, and the caller uses :func:`load_yaml` (and
+bounds what it returns: a deeply nested frontmatter never recurses here). Whenever it answers,
+the answer equals what :func:`load_yaml` returns (tested with hypothesis).
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from typing import Any
 import yaml
 
 from agentkernel.errors import AKError
+
+MAX_FAST_DEPTH = 16
+"""The deepest nesting :func:`simple_mapping` reads; deeper text goes to the YAML loader."""
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _CLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -135,6 +139,13 @@ class _Reader:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.position = 0
+        self.depth = 0
+
+    def _deeper(self) -> None:
+        """Enter a nested collection; decline past :data:`MAX_FAST_DEPTH` (no deep recursion)."""
+        self.depth += 1
+        if self.depth > MAX_FAST_DEPTH:
+            raise _Decline
 
     def _next_line(self) -> str | None:
         """Skip blank lines; return the line reached, or ``None`` at the end."""
@@ -153,6 +164,7 @@ class _Reader:
         Returns:
             The mapping.
         """
+        self._deeper()
         result: dict[str, Any] = {}
         while (line := self._next_line()) is not None:
             indent = _indent(line)
@@ -176,6 +188,7 @@ class _Reader:
                 result[key] = self.block(column)
         if not result:
             raise _Decline
+        self.depth -= 1
         return result
 
     def block(self, parent: int) -> Any:
@@ -210,6 +223,7 @@ class _Reader:
         Returns:
             The items.
         """
+        self._deeper()
         items: list[Any] = []
         lines = self.lines
         while (line := self._next_line()) is not None:
@@ -230,6 +244,7 @@ class _Reader:
             else:
                 self.position += 1
                 items.append(self.inline(text, column + 1))
+        self.depth -= 1
         return items
 
     def inline(self, text: str, continuation: int) -> Any:
