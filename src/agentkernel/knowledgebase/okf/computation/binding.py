@@ -1,0 +1,202 @@
+"""Binding an agent's values to a computation: values only, typed, never spliced into text.
+
+The agent supplies a mapping of parameter names to values. Every name must be declared, every
+required parameter given, and every value of its declared type (OKF 0.2, section 10.3):
+
+=============  =====================================================================
+``integer``    a whole number (JSON ``2024``; ``true`` or ``"2024"`` is refused)
+``number``     an integer or a finite decimal number
+``string``     text
+``boolean``    ``true`` or ``false``
+``date``       ``YYYY-MM-DD``
+``timestamp``  ISO 8601 with an explicit offset (``2024-06-30T00:00:00Z``)
+=============  =====================================================================
+
+An optional parameter left out is bound as SQL ``NULL``. The computation names its parameters
+as ``:name`` placeholders; each must be a declared parameter. The statement text sent to the
+database is the computation exactly as written, and the values travel beside it as the
+driver's bind parameters, so no value can change what the statement says.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from agentkernel.errors import AKError, echo
+from agentkernel.knowledgebase.okf.computation.contract import (
+    Contract,
+    ContractError,
+    parse_stale_after,
+)
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class BindingError(AKError, ValueError):
+    """The values given cannot be bound: an unknown name, a missing or mistyped value."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    """A computation bound to values.
+
+    Attributes:
+        statement: The statement text, exactly the computation's.
+        values: The typed values the driver binds, by name (``None`` for SQL ``NULL``).
+        shown: The same values as JSON (dates and timestamps as ISO 8601 text).
+    """
+
+    statement: str
+    values: Mapping[str, Any]
+    shown: Mapping[str, Any]
+
+    def for_driver(self, backend: str) -> dict[str, Any]:
+        """The values as the ``backend``'s driver takes them.
+
+        SQLite has no date or timestamp type: it compares their ISO 8601 text.
+
+        Args:
+            backend: The SQLAlchemy backend name (``sqlite``, ``duckdb``, ``postgresql``...).
+
+        Returns:
+            Name to value.
+        """
+        if backend != "sqlite":
+            return dict(self.values)
+        return {
+            name: value.isoformat() if isinstance(value, date | datetime) else value
+            for name, value in self.values.items()
+        }
+
+
+def bind(contract: Contract, given: Any, dialect: str | None) -> Binding:
+    """Check the agent's values against the contract and bind them.
+
+    Args:
+        contract: The computation's contract, as it stands now.
+        given: The values, a mapping of parameter names to JSON values.
+        dialect: The ``sqlglot`` dialect the computation is read in, to find its placeholders.
+
+    Returns:
+        The binding.
+
+    Raises:
+        BindingError: ``given`` is not a mapping, names an undeclared parameter, leaves out a
+            required one, or gives a value of the wrong type.
+        ContractError: The computation uses a placeholder it does not declare.
+    """
+    if not isinstance(given, Mapping):
+        raise BindingError(
+            "parameters must be a JSON object of names to values, e.g. "
+            + _example(contract)
+        )
+    declared = ", ".join(p.describe() for p in contract.parameters) or "none"
+    unknown = [name for name in given if contract.parameter(str(name)) is None]
+    if unknown:
+        names = ", ".join(echo(str(n)) for n in unknown)
+        raise BindingError(
+            f"{contract.concept_id} has no parameter {names}; it declares: {declared}. "
+            "Only values for declared parameters can be given."
+        )
+    missing = [p.name for p in contract.parameters if p.required and given.get(p.name) is None]
+    if missing:
+        raise BindingError(
+            f"{contract.concept_id} needs a value for {', '.join(missing)}; it declares: {declared}."
+        )
+    values: dict[str, Any] = {}
+    shown: dict[str, Any] = {}
+    for parameter in contract.parameters:
+        value = given.get(parameter.name)
+        if value is None:
+            values[parameter.name] = shown[parameter.name] = None
+            continue
+        typed = _typed(parameter.type, value)
+        if typed is _WRONG:
+            raise BindingError(
+                f"parameter {parameter.name!r} of {contract.concept_id} is of type {parameter.type}; "
+                f"{echo(value)} is not ({_EXPECTED[parameter.type]}). Nothing was run."
+            )
+        values[parameter.name] = typed
+        shown[parameter.name] = typed.isoformat() if isinstance(typed, date | datetime) else typed
+    undeclared = sorted(placeholders(contract.computation, dialect) - set(values))
+    if undeclared:
+        raise ContractError(
+            f"the computation of {contract.concept_id} uses placeholder(s) "
+            f"{', '.join(':' + n for n in undeclared)} that 'parameters' does not declare"
+        )
+    return Binding(contract.computation, values, shown)
+
+
+def placeholders(statement: str, dialect: str | None) -> set[str]:
+    """The ``:name`` placeholders a statement uses (names in strings and comments are not).
+
+    Args:
+        statement: The SQL text.
+        dialect: The ``sqlglot`` dialect.
+
+    Returns:
+        Their names.
+
+    Raises:
+        ContractError: The statement cannot be parsed.
+    """
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    try:
+        tree = sqlglot.parse_one(statement, read=dialect)
+    except SqlglotError as exc:
+        raise ContractError(f"the computation cannot be parsed as SQL: {exc}") from exc
+    return {str(node.name) for node in tree.find_all(exp.Placeholder) if node.name}
+
+
+_WRONG = object()
+_EXPECTED = {
+    "integer": "a whole number such as 2024",
+    "number": "a number such as 12.5",
+    "string": "text in quotes",
+    "boolean": "true or false",
+    "date": "YYYY-MM-DD",
+    "timestamp": "ISO 8601 with an offset, such as 2024-06-30T00:00:00Z",
+}
+
+
+def _typed(kind: str, value: Any) -> Any:
+    if kind == "integer":
+        return value if isinstance(value, int) and not isinstance(value, bool) else _WRONG
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return _WRONG
+        return value if math.isfinite(value) else _WRONG
+    if kind == "string":
+        return value if isinstance(value, str) else _WRONG
+    if kind == "boolean":
+        return value if isinstance(value, bool) else _WRONG
+    if kind == "date":
+        if not isinstance(value, str) or not _DATE.fullmatch(value):
+            return _WRONG
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return _WRONG
+    instant = parse_stale_after(value) if isinstance(value, str) else None
+    return instant if instant is not None else _WRONG
+
+
+def _example(contract: Contract) -> str:
+    samples = {
+        "integer": "2024",
+        "number": "12.5",
+        "string": '"text"',
+        "boolean": "true",
+        "date": '"2024-01-31"',
+        "timestamp": '"2024-01-31T00:00:00Z"',
+    }
+    inner = ", ".join(f'"{p.name}": {samples[p.type]}' for p in contract.parameters)
+    return "{" + inner + "}"
