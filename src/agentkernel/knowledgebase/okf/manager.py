@@ -32,12 +32,8 @@ from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
-from agentkernel.knowledgebase.okf.concept import (
-    Concept,
-    ConceptError,
-    concept_id,
-    parse_concept,
-)
+from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
+from agentkernel.knowledgebase.okf.concept import Concept, ConceptError, concept_id, parse_concept
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import BundleContents
@@ -468,7 +464,7 @@ class OKFManager(DocumentKnowledgeBase):
                 "truncated": manifest.truncated,
                 "max_concepts": self._bound(),
             }
-        schema.update(self._view.schema())
+        schema.update(self._view.schema(), computations=computations_of(self._view.all_concepts()))
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -573,13 +569,10 @@ class OKFManager(DocumentKnowledgeBase):
             return None
         with self._lock:
             served = self._served
-            links = resolve_links(
-                concept.path,
-                fresh.body_head,
-                lambda cid: cid in served.concepts,
-                served.has_directory,
-            )
-        return full_record(fresh, text, links, self._now())
+            has, linked = (lambda cid: cid in served.concepts), served.concepts
+            links = resolve_links(concept.path, fresh.body_head, has, served.has_directory)
+            computing = [c for c in links.concepts if is_computation(linked[c].type)]
+        return full_record(fresh, text, links, self._now(), computing)
 
     def _count_under(self, directory: str) -> int:
         with self._lock:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf.computation.contract import is_computation, summary
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.links import Links
 
@@ -39,7 +40,9 @@ def summary_record(concept: Concept, now: datetime, score: float | None = None) 
     return {"text": concept.description or concept.title, "metadata": metadata}
 
 
-def full_record(concept: Concept, text: str, links: Links, now: datetime) -> Record:
+def full_record(
+    concept: Concept, text: str, links: Links, now: datetime, computations: Sequence[str] = ()
+) -> Record:
     """Describe a fetched concept: the whole document and its resolved links.
 
     Args:
@@ -47,12 +50,15 @@ def full_record(concept: Concept, text: str, links: Links, now: datetime) -> Rec
         text: The whole document, exactly as stored.
         links: Its bundle links, resolved.
         now: The instant staleness is judged at.
+        computations: The linked concepts that are Attested Computations.
 
     Returns:
         The record.
     """
     metadata: dict[str, Any] = _concept_metadata(concept, now)
     metadata["links"] = list(links.concepts)
+    if computations:
+        metadata["computations"] = list(computations)
     metadata["linked_directories"] = list(links.directories)
     metadata["linked_files"] = list(links.reserved)
     metadata["broken_links"] = list(links.broken)
@@ -145,6 +151,7 @@ def _render(row: Record) -> str:
         lines = [head]
         for label, key in (
             ("links", "links"),
+            ("computations", "computations"),
             ("linked directories", "linked_directories"),
             ("linked files", "linked_files"),
             ("broken links", "broken_links"),
@@ -154,10 +161,20 @@ def _render(row: Record) -> str:
                 lines.append(f"{label}: {', '.join(str(v) for v in values)}")
         lines.append(text.rstrip())
         return "\n".join(lines) + "\n"
+    computation = metadata.get("computation")
+    if isinstance(computation, Mapping):
+        takes = ", ".join(computation.get("parameters") or []) or "no parameters"
+        text = f"{text} [runtime {computation.get('runtime')}; parameters: {takes}]"
     return f"- {head}: {text}"
 
 
 def _concept_metadata(concept: Concept, now: datetime) -> dict[str, Any]:
+    if is_computation(concept.type):  # discovery: what a run takes (OKF 0.2, section 10.5)
+        return {**_plain_metadata(concept, now), "computation": summary(concept.frontmatter)}
+    return _plain_metadata(concept, now)
+
+
+def _plain_metadata(concept: Concept, now: datetime) -> dict[str, Any]:
     return {
         "id": concept.id,
         "title": concept.title,

@@ -163,7 +163,9 @@ def _provenance(receipt: Receipt, now_binding: Callable[[], tuple[Binding, str]]
     try:
         binding, statement = now_binding()
     except Exception as exc:  # the concept now cannot be bound as the run was: a failure
-        return Check("provenance", False, f"the concept as it stands now cannot re-derive the run: {exc}")
+        return Check(
+            "provenance", False, f"the concept as it stands now cannot re-derive the run: {exc}"
+        )
     if statement != receipt.executed_sql:
         return Check(
             "provenance",
@@ -172,7 +174,9 @@ def _provenance(receipt: Receipt, now_binding: Callable[[], tuple[Binding, str]]
             "now (the computation or its file changed, or other SQL ran)",
         )
     if canonical(dict(binding.shown)) != canonical(dict(receipt.parameters)):
-        return Check("provenance", False, "the parameters bound are not the ones the receipt claims")
+        return Check(
+            "provenance", False, "the parameters bound are not the ones the receipt claims"
+        )
     return Check(
         "provenance",
         True,

@@ -92,8 +92,7 @@ def bind(contract: Contract, given: Any, dialect: str | None) -> Binding:
     """
     if not isinstance(given, Mapping):
         raise BindingError(
-            "parameters must be a JSON object of names to values, e.g. "
-            + _example(contract)
+            "parameters must be a JSON object of names to values, e.g. " + _example(contract)
         )
     declared = ", ".join(p.describe() for p in contract.parameters) or "none"
     unknown = [name for name in given if contract.parameter(str(name)) is None]
@@ -106,7 +105,8 @@ def bind(contract: Contract, given: Any, dialect: str | None) -> Binding:
     missing = [p.name for p in contract.parameters if p.required and given.get(p.name) is None]
     if missing:
         raise BindingError(
-            f"{contract.concept_id} needs a value for {', '.join(missing)}; it declares: {declared}."
+            f"{contract.concept_id} needs a value for {', '.join(missing)}; "
+            f"it declares: {declared}."
         )
     values: dict[str, Any] = {}
     shown: dict[str, Any] = {}
@@ -118,7 +118,8 @@ def bind(contract: Contract, given: Any, dialect: str | None) -> Binding:
         typed = _typed(parameter.type, value)
         if typed is _WRONG:
             raise BindingError(
-                f"parameter {parameter.name!r} of {contract.concept_id} is of type {parameter.type}; "
+                f"parameter {parameter.name!r} of {contract.concept_id} is of type "
+                f"{parameter.type}; "
                 f"{echo(value)} is not ({_EXPECTED[parameter.type]}). Nothing was run."
             )
         values[parameter.name] = typed

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -25,7 +25,12 @@ from typing import Any
 from agentkernel.bundle.links import resolve_target
 from agentkernel.errors import AKError
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.knowledgebase.okf.concept import ConceptError, parse_concept, trust_tier
+from agentkernel.knowledgebase.okf.concept import (
+    Concept,
+    ConceptError,
+    parse_concept,
+    trust_tier,
+)
 from agentkernel.storage.base import DocumentStore
 
 COMPUTATION_TYPE = "Attested Computation"
@@ -137,7 +142,9 @@ def parse_parameters(value: Any) -> tuple[Parameter, ...]:
     found: list[Parameter] = []
     for entry in value:
         if not isinstance(entry, Mapping):
-            raise ContractError(f"a parameter must be a {{name, type, required}} mapping: {entry!r}")
+            raise ContractError(
+                f"a parameter must be a {{name, type, required}} mapping: {entry!r}"
+            )
         name, kind, required = entry.get("name"), entry.get("type"), entry.get("required", False)
         if not isinstance(name, str) or not name.isidentifier():
             raise ContractError(f"parameter name {name!r} is not an identifier")
@@ -344,7 +351,26 @@ def summary(frontmatter: Mapping[str, Any]) -> dict[str, Any]:
     """
     shown: dict[str, Any] = {"runtime": str(frontmatter.get("runtime") or "")}
     try:
-        shown["parameters"] = [p.describe() for p in parse_parameters(frontmatter.get("parameters"))]
+        shown["parameters"] = [
+            p.describe() for p in parse_parameters(frontmatter.get("parameters"))
+        ]
     except ContractError as exc:
         shown["parameters"], shown["problem"] = [], str(exc)
     return shown
+
+
+def computations_of(concepts: Iterable[Concept]) -> dict[str, dict[str, Any]]:
+    """The schema's listing of a bundle's Attested Computations, by concept id.
+
+    Args:
+        concepts: The concepts served.
+
+    Returns:
+        Concept id to its ``title``, ``runtime`` and ``parameters``, in id order.
+    """
+    found = {
+        c.id: {"title": c.title, **summary(c.frontmatter)}
+        for c in concepts
+        if is_computation(c.type)
+    }
+    return dict(sorted(found.items()))

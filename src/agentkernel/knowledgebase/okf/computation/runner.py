@@ -137,7 +137,13 @@ class Computations:
         return sorted(found, key=lambda e: e["id"])
 
     def available(self) -> bool:
-        """Whether the bundle holds a computation whose runtime is bound here."""
+        """Whether the bundle holds a computation whose runtime is bound here.
+
+        A bundle given as a callable (opened on first use, as configuration does) is not
+        opened to answer: a bound runtime is the operator's word that it holds computations.
+        """
+        if not hasattr(self._bundle, "backend_name"):
+            return bool(self._runtimes)
         return any(entry["runnable"] for entry in self.listed())
 
     def contract(self, concept: str) -> Contract:
@@ -154,7 +160,11 @@ class Computations:
             ContractError: It is not a usable Attested Computation.
         """
         kb = self.manager()
-        rows = kb.browse(concept.strip().removesuffix(".md"), limit=1) if isinstance(concept, str) else []
+        rows = (
+            kb.browse(concept.strip().removesuffix(".md"), limit=1)
+            if isinstance(concept, str)
+            else []
+        )
         path = rows[0]["metadata"].get("source") if rows and rows[0]["metadata"].get("id") else None
         if not path or not str(path).endswith(".md"):
             known = [e["id"] for e in self.listed()]
@@ -315,7 +325,11 @@ def _render(
         f"Computation [{contract.concept_id}] {contract.title} "
         f"(runtime {contract.runtime}, backend {receipt.backend})",
         f"Trust: {contract.trust}"
-        + (f"; last verified by {verified['by']} at {verified['at']}" if verified else "; never verified"),
+        + (
+            f"; last verified by {verified['by']} at {verified['at']}"
+            if verified
+            else "; never verified"
+        ),
     ]
     if stale:
         lines.append(
@@ -350,10 +364,14 @@ def _render(
     if receipt.notice:
         lines.append(f"Note: {receipt.notice}")
     head = "\n".join(lines)
-    body = "\n".join(
-        "- " + " | ".join(f"{c}: {_value(v)}" for c, v in zip(receipt.columns, row, strict=False))
-        for row in receipt.rows
-    ) or "(no rows)"
+    body = (
+        "\n".join(
+            "- "
+            + " | ".join(f"{c}: {_value(v)}" for c, v in zip(receipt.columns, row, strict=False))
+            for row in receipt.rows
+        )
+        or "(no rows)"
+    )
     if budget is not None:
         room = max(budget - len(head) - 200, 200)
         body, left = cut_lines(body, room)
