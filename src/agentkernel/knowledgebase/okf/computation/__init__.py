@@ -6,7 +6,7 @@ backends an operator binds to their ``runtime``; see :mod:`.runner`. The pieces:
 attesters (:mod:`.attest`). No code a bundle names is ever run.
 """
 
-from agentkernel.knowledgebase.okf.computation.attest import Attester, Check, Verdict
+from agentkernel.knowledgebase.okf.computation.attest import Check, Verdict
 from agentkernel.knowledgebase.okf.computation.binding import BindingError
 from agentkernel.knowledgebase.okf.computation.contract import (
     COMPUTATION_TYPE,
@@ -19,7 +19,6 @@ from agentkernel.knowledgebase.okf.computation.runner import ComputationError, C
 
 __all__ = [
     "COMPUTATION_TYPE",
-    "Attester",
     "BindingError",
     "Check",
     "ComputationError",
