@@ -173,6 +173,13 @@ def _provenance(receipt: Receipt, now_binding: Callable[[], tuple[Binding, str]]
             f"the statement that ran is not the computation of {receipt.concept} as it stands "
             "now (the computation or its file changed, or other SQL ran)",
         )
+    if list(binding.order) != list(receipt.bound_order):
+        return Check(
+            "provenance",
+            False,
+            "the values were sent to the placeholders in an order the computation as it "
+            "stands now does not give",
+        )
     if canonical(dict(binding.shown)) != canonical(dict(receipt.parameters)):
         return Check(
             "provenance", False, "the parameters bound are not the ones the receipt claims"

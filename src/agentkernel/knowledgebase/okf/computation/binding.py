@@ -15,11 +15,14 @@ required parameter given, and every value of its declared type (OKF 0.2, section
 An optional parameter left out is bound as SQL ``NULL``. The computation names its parameters
 as ``:name`` placeholders; each must be a declared parameter. The statement text sent to the
 database is the computation exactly as written, and the values travel beside it as the
-driver's bind parameters, so no value can change what the statement says.
+driver's bind parameters, so no value can change what the statement says. A driver that binds
+by position (Trino's ``qmark`` style) gets the same text with each ``:name`` written as ``?``
+(:func:`positional`) and the values in that order.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping
@@ -54,18 +57,22 @@ class Binding:
     statement: str
     values: Mapping[str, Any]
     shown: Mapping[str, Any]
+    order: tuple[str, ...] = ()
 
-    def for_driver(self, backend: str) -> dict[str, Any]:
+    def for_driver(self, backend: str) -> dict[str, Any] | list[Any]:
         """The values as the ``backend``'s driver takes them.
 
         SQLite has no date or timestamp type: it compares their ISO 8601 text.
 
         Args:
-            backend: The SQLAlchemy backend name (``sqlite``, ``duckdb``, ``postgresql``...).
+            backend: The SQLAlchemy backend name (``sqlite``, ``duckdb``, ``postgresql``...),
+                or ``trino``.
 
         Returns:
-            Name to value.
+            Name to value; for a positional binding, the values in placeholder order.
         """
+        if self.order:
+            return [self.values[name] for name in self.order]
         if backend != "sqlite":
             return dict(self.values)
         return {
@@ -124,13 +131,64 @@ def bind(contract: Contract, given: Any, dialect: str | None) -> Binding:
             )
         values[parameter.name] = typed
         shown[parameter.name] = typed.isoformat() if isinstance(typed, date | datetime) else typed
-    undeclared = sorted(placeholders(contract.computation, dialect) - set(values))
+    holes = _placeholder_nodes(contract.computation, dialect)
+    if "" in holes:
+        raise ContractError(_ANONYMOUS)
+    undeclared = sorted(set(holes) - set(values))
     if undeclared:
         raise ContractError(
             f"the computation of {contract.concept_id} uses placeholder(s) "
             f"{', '.join(':' + n for n in undeclared)} that 'parameters' does not declare"
         )
     return Binding(contract.computation, values, shown)
+
+
+def positional(binding: Binding, dialect: str | None) -> Binding:
+    """The binding for a driver that binds by position: each ``:name`` written as ``?``.
+
+    The statement's text is kept byte for byte except the placeholders, found by the
+    dialect's tokenizer (a ``:name`` inside a string is text, not a placeholder); ``order``
+    names the value of each ``?`` in turn, so a parameter used twice is sent twice.
+
+    Args:
+        binding: The binding by name (from :func:`bind`).
+        dialect: The ``sqlglot`` dialect (``trino``).
+
+    Returns:
+        The positional binding.
+
+    Raises:
+        ContractError: The computation already holds a ``?`` (a value no parameter names),
+            or cannot be read in the dialect.
+    """
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+    from sqlglot.tokens import TokenType  # type: ignore[attr-defined]
+
+    text = binding.statement
+    try:
+        tokens = list(sqlglot.Dialect.get_or_raise(dialect).tokenize(text))
+    except SqlglotError as exc:
+        raise ContractError(f"the computation cannot be read as SQL: {exc}") from exc
+    if any(token.token_type == TokenType.PLACEHOLDER for token in tokens):
+        raise ContractError(_ANONYMOUS)
+    pieces: list[str] = []
+    order: list[str] = []
+    position = 0
+    for colon, name in itertools.pairwise(tokens):
+        adjacent = colon.end + 1 == name.start
+        if colon.token_type == TokenType.COLON and adjacent and name.text in binding.values:
+            pieces += [text[position : colon.start], "?"]
+            order.append(name.text)
+            position = name.end + 1
+    pieces.append(text[position:])
+    expected = len([n for n in _placeholder_nodes(text, dialect) if n])
+    if len(order) != expected:  # the tokenizer and the parser must agree on every hole
+        raise ContractError(
+            f"the computation's placeholders cannot be rewritten for positional binding "
+            f"(found {len(order)} of {expected})"
+        )
+    return Binding("".join(pieces), binding.values, binding.shown, tuple(order))
 
 
 def placeholders(statement: str, dialect: str | None) -> set[str]:
@@ -146,6 +204,11 @@ def placeholders(statement: str, dialect: str | None) -> set[str]:
     Raises:
         ContractError: The statement cannot be parsed.
     """
+    return {name for name in _placeholder_nodes(statement, dialect) if name}
+
+
+def _placeholder_nodes(statement: str, dialect: str | None) -> list[str]:
+    """The name of every placeholder the parser finds, in tree order (``""`` for ``?``)."""
     import sqlglot
     from sqlglot import exp
     from sqlglot.errors import SqlglotError
@@ -154,9 +217,14 @@ def placeholders(statement: str, dialect: str | None) -> set[str]:
         tree = sqlglot.parse_one(statement, read=dialect)
     except SqlglotError as exc:
         raise ContractError(f"the computation cannot be parsed as SQL: {exc}") from exc
-    return {str(node.name) for node in tree.find_all(exp.Placeholder) if node.name}
+    names = [str(node.name or "") for node in tree.find_all(exp.Placeholder)]
+    return ["" if name == "?" else name for name in names]
 
 
+_ANONYMOUS = (
+    "the computation holds a '?' placeholder, a value no parameter names; name every "
+    "parameter as :name"
+)
 _WRONG = object()
 _EXPECTED = {
     "integer": "a whole number such as 2024",

@@ -54,6 +54,8 @@ class Receipt:
         backend: The backend that ran it (``name (engine)``).
         executed_sql: The statement sent to the database, with its placeholders.
         parameters: The values bound beside it, as JSON.
+        bound_order: For a driver that binds by position (Trino's ``?``), the parameter
+            whose value filled each ``?`` in turn; empty when values are bound by name.
         started_at: When the run started (UTC, ISO 8601).
         finished_at: When it finished.
         row_count: Rows in the result.
@@ -82,6 +84,7 @@ class Receipt:
     requested: Sequence[str] = ()
     unavailable: Mapping[str, str] = field(default_factory=dict)
     notice: str = ""
+    bound_order: Sequence[str] = ()
     seal: str = ""
 
     @property
@@ -107,6 +110,7 @@ class Receipt:
         data["unavailable"] = dict(self.unavailable)
         data["columns"], data["rows"] = list(self.columns), [list(r) for r in self.rows]
         data["requested"] = list(self.requested)
+        data["bound_order"] = list(self.bound_order)
         return data
 
     @classmethod

@@ -1,7 +1,8 @@
 """``Computations``: run a bundle's Attested Computations on bound SQL backends, attest, gate.
 
 The operator binds each ``runtime`` a bundle's computations name to a SQL backend
-(``SQLManager`` over SQLite, DuckDB or PostgreSQL), which keeps its statement guard and limits::
+(``SQLManager`` over SQLite, DuckDB or PostgreSQL; ``StarburstManager`` over Trino), which
+keeps its statement guard and limits::
 
     runner = Computations(okf_kb, runtimes={"sql": SQLManager("sqlite:///warehouse.sqlite")})
     receipt = runner.run("computations/revenue", {"year": 2024})
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentkernel._tooling.budget import cut_lines
 from agentkernel._tooling.result import ToolResult
 from agentkernel.errors import AKConfigError, AKError, echo
+from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.okf.computation.attest import (
     BUILTIN,
@@ -35,7 +38,12 @@ from agentkernel.knowledgebase.okf.computation.attest import (
     builtin_checks,
     operator_checks,
 )
-from agentkernel.knowledgebase.okf.computation.binding import Binding, BindingError, bind
+from agentkernel.knowledgebase.okf.computation.binding import (
+    Binding,
+    BindingError,
+    bind,
+    positional,
+)
 from agentkernel.knowledgebase.okf.computation.contract import (
     Contract,
     ContractError,
@@ -51,7 +59,7 @@ from agentkernel.knowledgebase.okf.computation.receipt import (
 )
 
 if TYPE_CHECKING:
-    from agentkernel.knowledgebase.base import KnowledgeBase
+    from agentkernel.knowledgebase._sql.backend import SQLBackend
     from agentkernel.knowledgebase.okf.manager import OKFManager
 
 OnStale = Literal["warn", "refuse"]
@@ -67,7 +75,7 @@ class Computations:
     def __init__(
         self,
         bundle: OKFManager | Callable[[], OKFManager],
-        runtimes: Mapping[str, KnowledgeBase],
+        runtimes: Mapping[str, KnowledgeBase | Callable[[], KnowledgeBase]],
         *,
         name: str | None = None,
         on_stale: OnStale = "warn",
@@ -79,7 +87,8 @@ class Computations:
 
         Args:
             bundle: The bundle's ``OKFManager``, or a callable returning it (opened on use).
-            runtimes: ``runtime`` value to the SQL backend that runs it (an ``SQLManager``).
+            runtimes: ``runtime`` value to the SQL backend that runs it (an ``SQLManager``
+                or a ``StarburstManager``), or to a callable returning it on first use.
             name: The bundle's backend name, as tools name it (default: the manager's).
             on_stale: ``warn`` (default) or ``refuse`` a computation past its ``stale_after``.
             attesters: Operator attesters by name, run after the built-in one.
@@ -88,20 +97,18 @@ class Computations:
 
         Raises:
             AKConfigError: ``on_stale`` is neither ``warn`` nor ``refuse``, a runtime is bound
-                to something that is not a SQL backend, or no name can be found.
+                to something that is not a SQL backend, or no name can be found. (A runtime
+                given as a callable is checked when it is first opened.)
         """
-        from agentkernel.knowledgebase._sql.backend import SQLBackend
-
         if on_stale not in ("warn", "refuse"):
             raise AKConfigError(f"on_stale must be 'warn' or 'refuse', got {on_stale!r}")
         for runtime, backend in runtimes.items():
-            if not isinstance(backend, SQLBackend) or not hasattr(backend, "backend"):
-                raise AKConfigError(
-                    f"runtime {runtime!r} must be bound to an SQLManager (SQLite, DuckDB, "
-                    f"PostgreSQL), got {type(backend).__name__}"
-                )
+            if isinstance(backend, KnowledgeBase) or not callable(backend):
+                _sql_backend(runtime, backend)
         self._bundle = bundle
         self._runtimes = dict(runtimes)
+        self._opened: dict[str, SQLBackend] = {}
+        self._opening = threading.Lock()
         self.on_stale: OnStale = on_stale
         self._attesters = dict(attesters or {})
         self._key = key or os.urandom(32)
@@ -257,14 +264,25 @@ class Computations:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _backend(self, contract: Contract) -> Any:
-        backend = self._runtimes.get(contract.runtime)
-        if backend is None:
+    def _backend(self, contract: Contract) -> SQLBackend:
+        runtime = contract.runtime
+        opened = self._opened.get(runtime)
+        if opened is not None:
+            return opened
+        given = self._runtimes.get(runtime)
+        if given is None:
             raise ComputationError(
-                f"{contract.concept_id} runs on runtime {contract.runtime!r}, which is bound to "
+                f"{contract.concept_id} runs on runtime {runtime!r}, which is bound to "
                 f"no backend here (bound: {self.runtimes})"
             )
-        return backend
+        with self._opening:
+            if runtime not in self._opened:
+                try:
+                    made = given if isinstance(given, KnowledgeBase) else given()
+                    self._opened[runtime] = _sql_backend(runtime, made)
+                except AKConfigError as exc:
+                    raise ComputationError(f"runtime {runtime!r} cannot be opened: {exc}") from exc
+            return self._opened[runtime]
 
     def _bound(self, contract: Contract, parameters: Any) -> tuple[Binding, str]:
         """The binding and the statement the backend's guard makes of it (what executes)."""
@@ -272,6 +290,8 @@ class Computations:
 
         backend = self._backend(contract)
         binding = bind(contract, parameters, backend.dialect)
+        if backend.paramstyle == "qmark":
+            binding = positional(binding, backend.dialect)
         guarded = guard_statement(
             binding.statement,
             dialect=backend.dialect,
@@ -284,8 +304,9 @@ class Computations:
         backend = self._backend(contract)
         binding, statement = self._bound(contract, parameters)
         started = _instant(self._clock())
+        engine = str(getattr(backend, "backend", None) or backend.dialect)
         records = backend.query(
-            binding.statement, limit=backend.max_rows, params=binding.for_driver(backend.backend)
+            binding.statement, limit=backend.max_rows, params=binding.for_driver(engine)
         )
         finished = _instant(self._clock())
         columns = list(records[0]["metadata"]["columns"]) if records else []
@@ -296,7 +317,7 @@ class Computations:
         receipt = Receipt(
             concept=contract.concept_id,
             runtime=contract.runtime,
-            backend=f"{backend.backend_name} ({backend.backend})",
+            backend=f"{backend.name} ({engine})",
             executed_sql=statement,
             parameters=dict(binding.shown),
             started_at=started,
@@ -309,8 +330,21 @@ class Computations:
             requested=tuple(contract.receipt_fields),
             unavailable=unavailable_fields(contract.receipt_fields),
             notice=notice,
+            bound_order=binding.order,
         )
         return sealed(receipt, self._key)
+
+
+def _sql_backend(runtime: str, backend: Any) -> SQLBackend:
+    """The backend a runtime is bound to, if it runs SQL with a guard; else a config error."""
+    from agentkernel.knowledgebase._sql.backend import SQLBackend
+
+    if not isinstance(backend, SQLBackend):
+        raise AKConfigError(
+            f"runtime {runtime!r} must be bound to a SQL backend (SQLManager over SQLite, "
+            f"DuckDB or PostgreSQL; StarburstManager over Trino), got {type(backend).__name__}"
+        )
+    return backend
 
 
 def _instant(moment: datetime) -> str:
@@ -350,6 +384,7 @@ def _render(
             {
                 "executed_sql": receipt.executed_sql,
                 "parameters": dict(receipt.parameters),
+                **({"bound_order": list(receipt.bound_order)} if receipt.bound_order else {}),
                 "started_at": receipt.started_at,
                 "finished_at": receipt.finished_at,
                 "row_count": receipt.row_count,
