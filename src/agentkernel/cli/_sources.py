@@ -150,7 +150,10 @@ def _from_config(path: str, agent: str | None) -> Sources:
         raise AKConfigError(f"{path} has no okf block: nothing to serve.")
     if agent is None:
         databases = capability.databases()
-        builder = KnowledgeBuilder([capability.manager(db) for db in databases])
+        runners = [r for db in databases if (r := capability.computations(db)) is not None]
+        builder = KnowledgeBuilder(
+            [capability.manager(db) for db in databases], computations=runners
+        )
         return Sources(builder.build(writable=False), databases, builder=builder)
     if agent not in capability.agents():
         raise AKConfigError(f"Agent {agent!r} holds no role in {path}: {capability.agents()}")

@@ -52,3 +52,11 @@ def mcp_builder() -> Any:
     )
     runner = Computations(bundle, {"sql": SQLManager(os.environ["AK_TEST_COMPUTE_DB"])})
     return KnowledgeBuilder([bundle], computations=[runner])
+
+
+def finance_policy(receipt: Any, contract: Any) -> tuple[bool, str]:
+    """An operator's attester, registered in config.yaml as ``python:...:finance_policy``."""
+    year = receipt.parameters.get("year")
+    if isinstance(year, int) and year < 2020:
+        return False, f"years before 2020 are not sanctioned for {contract.concept_id}"
+    return True, "a sanctioned year"

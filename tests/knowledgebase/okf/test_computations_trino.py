@@ -119,3 +119,19 @@ def test_a_question_mark_in_a_computation_is_refused_on_trino(
     concept.write_text(concept.read_text().replace("fiscal_year = :year", "fiscal_year = ?"))
     answer = runner.answer("computations/revenue", {"year": 2024})
     assert is_error(answer) and "holds a '?' placeholder, a value no parameter names" in answer
+
+
+def test_a_trino_url_binds_a_runtime_as_config_and_the_cli_give_it(
+    warehouse_server: Any, bundle: Path
+) -> None:
+    from agentkernel.errors import AKConfigError
+    from agentkernel.knowledgebase.okf.computation.configured import open_runtime
+
+    url = f"trino://analyst@127.0.0.1:{warehouse_server.port}/wh/sales?http_scheme=http"
+    trino = open_runtime(url, name="lake")
+    kb = OKFManager(LocalDocumentStore(str(bundle), writable=False), name="warehouse")
+    answer = Computations(kb, {"sql": trino}).answer("computations/revenue", {"year": 2024})
+    assert "backend lake (trino)" in answer and "Verdict: ATTESTED" in answer
+    assert warehouse_server.received[-1]["user"] == "analyst"
+    with pytest.raises(AKConfigError, match="password is read from STARBURST_PASSWORD"):
+        open_runtime(f"trino://analyst:s3cret@127.0.0.1:{warehouse_server.port}/wh/sales")
