@@ -175,7 +175,7 @@ class OKFCapability:
         Raises:
             AKConfigError: The database is not configured.
         """
-        entry = self._entry(database)
+        entry = self.database_config(database)
         if not entry.runtimes:
             return None
         with self._lock:
@@ -191,7 +191,7 @@ class OKFCapability:
             runtime: functools.partial(self.sql_database, database, runtime)
             for runtime in entry.runtimes
         }
-        attesters = {name: lazy_attester(self._okf.attesters[name]) for name in entry.attesters}
+        attesters = {name: lazy_attester(self.attester_spec(name)) for name in entry.attesters}
         return Computations(
             functools.partial(self.manager, database),
             runtimes,  # type: ignore[arg-type]  # callables opening SQL backends
@@ -215,7 +215,7 @@ class OKFCapability:
         """
         from agentkernel.knowledgebase.okf.computation.configured import is_url, open_runtime
 
-        target = self._entry(database).runtimes.get(runtime)
+        target = self.database_config(database).runtimes.get(runtime)
         if target is None:
             raise AKConfigError(f"okf database {database!r} binds no runtime {runtime!r}")
         key = f"{database}:{runtime}" if is_url(target) else target
@@ -230,7 +230,37 @@ class OKFCapability:
                 )
             return self._sql[key]
 
-    def _entry(self, database: str) -> OKFDatabaseConfig:
+    def attester_spec(self, name: str) -> str:
+        """The ``python:package.module:callable`` an attester name is registered as.
+
+        Args:
+            name: A name from ``okf.attesters``.
+
+        Returns:
+            The spec.
+
+        Raises:
+            AKConfigError: No attester is registered under that name.
+        """
+        spec = self._okf.attesters.get(name)
+        if spec is None:
+            raise AKConfigError(
+                f"No attester {name!r} in okf.attesters: {sorted(self._okf.attesters)}"
+            )
+        return spec
+
+    def database_config(self, database: str) -> OKFDatabaseConfig:
+        """A database's configuration.
+
+        Args:
+            database: A database name from the okf block.
+
+        Returns:
+            Its validated entry.
+
+        Raises:
+            AKConfigError: The database is not configured.
+        """
         entry = self._okf.databases.get(database)
         if entry is None:
             raise AKConfigError(
@@ -263,7 +293,7 @@ class OKFCapability:
     def _open(self, database: str) -> OKFManager:
         from agentkernel.knowledgebase.okf.manager import OKFManager
 
-        entry = self._entry(database)
+        entry = self.database_config(database)
         store = self._store(database, entry)
         writers = [a for role in _WRITING_ROLES for a in getattr(entry, role)]
         if writers and not store.writable:

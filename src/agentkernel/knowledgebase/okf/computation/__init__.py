@@ -15,7 +15,11 @@ from agentkernel.knowledgebase.okf.computation.contract import (
     Parameter,
 )
 from agentkernel.knowledgebase.okf.computation.receipt import Receipt
-from agentkernel.knowledgebase.okf.computation.runner import ComputationError, Computations
+from agentkernel.knowledgebase.okf.computation.runner import (
+    ComputationError,
+    Computations,
+    Outcome,
+)
 
 __all__ = [
     "COMPUTATION_TYPE",
@@ -25,6 +29,7 @@ __all__ = [
     "Computations",
     "Contract",
     "ContractError",
+    "Outcome",
     "Parameter",
     "Receipt",
     "Verdict",

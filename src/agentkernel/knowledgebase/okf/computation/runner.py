@@ -23,6 +23,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -67,6 +68,76 @@ OnStale = Literal["warn", "refuse"]
 
 class ComputationError(AKError):
     """A computation cannot be run here: unknown, or its runtime is bound to no backend."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one gated run came to.
+
+    Attributes:
+        concept: The concept id asked for.
+        error: Why nothing was run, or why no value may be shown; ``""`` when attested.
+        contract: The contract as read (``None`` when it could not be).
+        receipt: The run's receipt (``None`` when nothing ran).
+        verdict: The attestation's verdict (``None`` when nothing ran).
+        stale: ``now >= stale_after``.
+    """
+
+    concept: str
+    error: str = ""
+    contract: Contract | None = None
+    receipt: Receipt | None = None
+    verdict: Verdict | None = None
+    stale: bool = False
+
+    @property
+    def attested(self) -> bool:
+        """A run whose every attester passed: its value may be shown."""
+        return not self.error and self.verdict is not None and self.verdict.ok
+
+    def render(self, budget: int | None = None) -> str:
+        """The answer an agent reads: trust, lifecycle, verdict, receipt, then the value.
+
+        Args:
+            budget: The most characters (``None``: no budget).
+
+        Returns:
+            The text, or the error when the run is not attested.
+        """
+        if not self.attested or self.contract is None or self.receipt is None:
+            return self.error
+        assert self.verdict is not None
+        return _render(self.contract, self.receipt, self.verdict, self.stale, budget)
+
+    def as_json(self) -> dict[str, Any]:
+        """The outcome for machines; the result only when attested (no value otherwise).
+
+        Returns:
+            ``attested``, ``error``, ``concept``, ``trust``, ``stale_after``, ``stale``, the
+            verdict's checks and the receipt.
+        """
+        contract, receipt, verdict = self.contract, self.receipt, self.verdict
+        data: dict[str, Any] = {"attested": self.attested, "error": self.error or None}
+        data["concept"] = contract.concept_id if contract else self.concept
+        if contract is not None:
+            data.update(
+                trust=contract.trust,
+                verified=dict(contract.verified) if contract.verified else None,
+                stale_after=contract.stale_after,
+                stale=self.stale,
+            )
+        if verdict is not None:
+            data["verdict"] = {
+                "attested": verdict.ok,
+                "attesters": list(verdict.attesters),
+                "checks": [asdict(check) for check in verdict.checks],
+            }
+        if receipt is not None:
+            shown = receipt.to_json()
+            if not self.attested:
+                shown.pop("rows"), shown.pop("columns")
+            data["receipt"] = shown
+        return data
 
 
 class Computations:
@@ -227,6 +298,44 @@ class Computations:
             names += list(self._attesters)
         return Verdict(all(c.ok for c in checks), tuple(checks), tuple(names))
 
+    def gate(self, concept: str, parameters: Any) -> Outcome:
+        """Run, attest and gate (OKF 0.2, section 10.5): the outcome, not yet words.
+
+        Args:
+            concept: The computation's concept id.
+            parameters: Values for its declared parameters.
+
+        Returns:
+            The outcome: attested, with its receipt and verdict; or an ``error`` saying why
+            nothing was run (unknown, unbindable, stale and refused, failed in its backend)
+            or why no value may be shown (the verdict failed).
+        """
+        try:
+            contract = self.contract(concept)
+            stale = contract.is_stale(self._clock())
+            if stale and self.on_stale == "refuse":
+                return Outcome(
+                    concept,
+                    f"Computation {contract.concept_id} is stale: now >= stale_after "
+                    f"({contract.stale_after}), and stale computations are refused here. "
+                    "Nothing was run; ask a curator to re-verify it.",
+                    contract,
+                    stale=True,
+                )
+            receipt = self._run(contract, parameters)
+        except (BindingError, ContractError, ComputationError) as exc:
+            return Outcome(concept, f"Computation {echo(concept)} was not run: {exc}")
+        except KnowledgeError as exc:
+            return Outcome(concept, f"Computation {echo(concept)} failed in its backend: {exc}")
+        verdict = self.attest(receipt, receipt.result)
+        error = (
+            ""
+            if verdict.ok
+            else f"Computation {contract.concept_id} was NOT attested: {verdict.reason}. "
+            "No value is shown."
+        )
+        return Outcome(concept, error, contract, receipt, verdict, stale)
+
     def answer(self, concept: str, parameters: Any, answer_chars: int | None = None) -> ToolResult:
         """Run, attest and gate: what the ``run_computation`` tool answers.
 
@@ -239,28 +348,10 @@ class Computations:
             The attested value with trust, lifecycle, verdict and receipt; or an error
             naming why nothing, or no value, is shown.
         """
-        try:
-            contract = self.contract(concept)
-            now = self._clock()
-            stale = contract.is_stale(now)
-            if stale and self.on_stale == "refuse":
-                return ToolResult.error(
-                    f"Computation {contract.concept_id} is stale: now >= stale_after "
-                    f"({contract.stale_after}), and stale computations are refused here. "
-                    "Nothing was run; ask a curator to re-verify it."
-                )
-            receipt = self._run(contract, parameters)
-        except (BindingError, ContractError, ComputationError) as exc:
-            return ToolResult.error(f"Computation {echo(concept)} was not run: {exc}")
-        except KnowledgeError as exc:
-            return ToolResult.error(f"Computation {echo(concept)} failed in its backend: {exc}")
-        verdict = self.attest(receipt, receipt.result)
-        if not verdict.ok:
-            return ToolResult.error(
-                f"Computation {contract.concept_id} was NOT attested: {verdict.reason}. "
-                "No value is shown."
-            )
-        return ToolResult(_render(contract, receipt, verdict, stale, answer_chars))
+        outcome = self.gate(concept, parameters)
+        if outcome.error:
+            return ToolResult.error(outcome.error)
+        return ToolResult(outcome.render(answer_chars))
 
     # -- internals ----------------------------------------------------------------------
 
