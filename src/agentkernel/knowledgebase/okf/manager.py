@@ -464,7 +464,9 @@ class OKFManager(DocumentKnowledgeBase):
                 "truncated": manifest.truncated,
                 "max_concepts": self._bound(),
             }
-        schema.update(self._view.schema(), computations=computations_of(self._view.all_concepts()))
+        schema.update(self._view.schema())
+        if any(is_computation(kind) for kind in types):  # the scan only where one is held
+            schema["computations"] = computations_of(self._view.all_concepts())
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
