@@ -10,6 +10,7 @@ offending setting.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +29,10 @@ MAX_CONFIG_BYTES = 1024 * 1024
 MAX_CONFIG_DEPTH = 64
 #: The most values a configuration may stand for once its aliases are expanded.
 MAX_CONFIG_NODES = 200_000
+
+#: An operator's attester: ``python:package.module:callable`` (the module's import name, then
+#: the callable's name in it).
+ATTESTER_SPEC = re.compile(r"python:([A-Za-z_][\w.]*):([A-Za-z_][\w.]*)")
 
 # libyaml's parser and loader where PyYAML was built with it (the C loader is ~10x faster)
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -56,6 +61,13 @@ class OKFDatabaseConfig(BaseModel):
             ``$XDG_CACHE_HOME/agentkernel/vectors``. Pods share it as a volume.
         legacy_dates: Read a bare-date ``stale_after`` as midnight UTC (bundles written
             before OKF 0.2 required a datetime with an offset); off: such a value is ignored.
+        runtimes: The bundle's Attested Computations: each ``runtime`` they name, bound to a
+            SQL database of ``okf.sql_databases`` by name, or by URL. Agents with a role get
+            ``run_computation`` (a read).
+        on_stale: A computation past its ``stale_after``: ``warn`` (run, and say so) or
+            ``refuse`` (run nothing).
+        attesters: Names from ``okf.attesters`` run after the built-in attester; all must
+            pass.
         consumer: Agents that read the bundle.
         producer: Agents that read it and add knowledge to it.
         curator: Agents that read it and maintain it.
@@ -73,6 +85,9 @@ class OKFDatabaseConfig(BaseModel):
     embedder: str | None = "auto"
     vector_cache: str | None = None
     legacy_dates: bool = False
+    runtimes: dict[str, str] = Field(default_factory=dict)
+    on_stale: Literal["warn", "refuse"] = "warn"
+    attesters: list[str] = Field(default_factory=list)
     consumer: list[str] = Field(default_factory=list)
     producer: list[str] = Field(default_factory=list)
     curator: list[str] = Field(default_factory=list)
@@ -98,17 +113,87 @@ class OKFDatabaseConfig(BaseModel):
             raise ValueError("must be a positive number of seconds, or null to disable refresh")
         return value
 
+    @field_validator("runtimes")
+    @classmethod
+    def _runtimes_named(cls, value: dict[str, str]) -> dict[str, str]:
+        for runtime, target in value.items():
+            if not runtime.strip() or not target.strip():
+                raise ValueError("a runtime and its SQL database must not be empty")
+        return {runtime.strip(): target.strip() for runtime, target in value.items()}
+
+
+class SQLDatabaseConfig(BaseModel):
+    """A SQL database computations run on (``okf.sql_databases``), opened on first use.
+
+    Attributes:
+        url: A SQLAlchemy URL (a relative SQLite or DuckDB file resolves against the config
+            file's directory), or ``trino://USER@HOST:PORT/CATALOG/SCHEMA``.
+        max_rows: The most rows a run returns (the backend's default when left out).
+        timeout_seconds: Seconds a statement may run; ``null``: no limit.
+        max_result_bytes: Bytes of result a run may carry; ``null``: no cap.
+        allowed_functions: Functions the statement guard accepts besides the built-ins.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str
+    max_rows: int | None = Field(default=None, gt=0)
+    timeout_seconds: float | None = None
+    max_result_bytes: int | None = None
+    allowed_functions: list[str] = Field(default_factory=list)
+
+    @field_validator("url")
+    @classmethod
+    def _a_url(cls, value: str) -> str:
+        if "://" not in value:
+            raise ValueError("must be a URL such as sqlite:///warehouse.sqlite")
+        return value.strip()
+
+    def settings(self) -> dict[str, Any]:
+        """The limits given, as the backend's keywords (the rest keep its defaults)."""
+        given = self.model_fields_set - {"url"}
+        return {name: getattr(self, name) for name in sorted(given)}
+
 
 class OKFConfig(BaseModel):
     """The ``okf`` block: its presence enables configuration-driven OKF.
 
     Attributes:
         databases: Bundles by name.
+        sql_databases: SQL databases the bundles' computations run on, by name.
+        attesters: The operator's attesters by name: ``python:package.module:callable``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     databases: dict[str, OKFDatabaseConfig] = Field(default_factory=dict)
+    sql_databases: dict[str, SQLDatabaseConfig] = Field(default_factory=dict)
+    attesters: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("attesters")
+    @classmethod
+    def _attesters_named(cls, value: dict[str, str]) -> dict[str, str]:
+        return {name: check_attester_spec(spec) for name, spec in value.items()}
+
+
+def check_attester_spec(spec: str) -> str:
+    """Check the shape of an attester's name, importing nothing.
+
+    Args:
+        spec: ``python:package.module:callable``.
+
+    Returns:
+        The spec, stripped.
+
+    Raises:
+        ValueError: It has another shape.
+    """
+    if not isinstance(spec, str) or not ATTESTER_SPEC.fullmatch(spec.strip()):
+        raise ValueError(
+            f"an attester is named python:package.module:callable, got {spec!r} "
+            "(the operator's installed code; a bundle's resources never run)"
+        )
+    return spec.strip()
 
 
 class AKConfig(BaseModel):

@@ -44,6 +44,9 @@ CASES: list[tuple[list[str], int]] = [
     (["store"], 2),
     (["index", GA4], 2),
     (["embed"], 2),
+    (["compute", GA4, "computations/revenue"], 2),
+    (["compute", MISSING, "x", "--runtime", "sql=sqlite:///nowhere.sqlite"], 2),
+    (["compute", GA4, "computations/revenue", "--runtime", "sql=sqlite:///nowhere.sqlite"], 1),
     (["no-such-command"], 2),
 ]
 

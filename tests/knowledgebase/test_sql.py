@@ -448,6 +448,7 @@ def test_the_url_falls_back_to_the_environment(
         ("sqlite:///:memory:", "in-memory sqlite database"),
         ("duckdb:///:memory:", "in-memory duckdb database"),
         ("mssql+pymssql://reader@db/warehouse", "cannot make a mssql session read-only"),
+        ("postgresql+nosuchdriver://reader@db/warehouse", "cannot load the SQLAlchemy dialect"),
     ],
 )
 def test_configuration_mistakes_fail_at_construction(

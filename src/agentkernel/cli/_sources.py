@@ -150,7 +150,10 @@ def _from_config(path: str, agent: str | None) -> Sources:
         raise AKConfigError(f"{path} has no okf block: nothing to serve.")
     if agent is None:
         databases = capability.databases()
-        builder = KnowledgeBuilder([capability.manager(db) for db in databases])
+        runners = [r for db in databases if (r := capability.computations(db)) is not None]
+        builder = KnowledgeBuilder(
+            [capability.manager(db) for db in databases], computations=runners
+        )
         return Sources(builder.build(writable=False), databases, builder=builder)
     if agent not in capability.agents():
         raise AKConfigError(f"Agent {agent!r} holds no role in {path}: {capability.agents()}")
@@ -158,7 +161,8 @@ def _from_config(path: str, agent: str | None) -> Sources:
     tools = capability.tools_for(agent)
     # the same shared managers the tools open on first use, opened now: a bad store fails
     # at startup, and the annotations come from the backends' declarations
-    builder = KnowledgeBuilder([capability.manager(db) for db in roles])
+    runners = [r for db in roles if (r := capability.computations(db)) is not None]
+    builder = KnowledgeBuilder([capability.manager(db) for db in roles], computations=runners)
     granted = set(capability.writable_for(agent))
     writes = [db for db in _writes(builder, tools) if db in granted]
     return Sources(tools, roles, capability.instructions_for(agent), builder, writes)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 __all__ = ["build_parser", "main"]
 
 # subcommand modules, in the order --help lists them
-_COMMANDS = ("check", "bundle", "ask", "serve", "view", "store", "index", "embed")
+_COMMANDS = ("check", "bundle", "compute", "ask", "serve", "view", "store", "index", "embed")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS, checked_answer_chars
 from agentkernel._tooling.factory import make_tool
@@ -33,9 +33,13 @@ from agentkernel._tooling.result import ToolResult, pathless
 from agentkernel.errors import echo
 from agentkernel.knowledgebase import _answers
 from agentkernel.knowledgebase._answers import printable
+from agentkernel.knowledgebase._computing import run_computation_tool
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError, KnowledgeError
 from agentkernel.knowledgebase.model import Record
+
+if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf.computation import Computations
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +67,7 @@ class KnowledgeBuilder:
         semantic_map: Mapping[str, str] | None = None,
         *,
         answer_chars: int | None = DEFAULT_ANSWER_CHARS,
+        computations: Iterable[Computations] = (),
     ) -> None:
         """Register backends.
 
@@ -73,6 +78,9 @@ class KnowledgeBuilder:
                 names they stand for; resolved in queries, paths and ids at call time.
             answer_chars: The most characters of one tool answer (at least 2,000; default
                 20,000); a cut answer says how to read the rest. ``None`` for no budget.
+            computations: OKF Attested Computations with their runtimes bound
+                (:class:`~agentkernel.knowledgebase.okf.computation.Computations`); adds
+                ``run_computation`` when one of them can run something.
 
         Raises:
             TypeError: A backend is not a ``KnowledgeBase``, or ``semantic_map`` is not a
@@ -105,6 +113,7 @@ class KnowledgeBuilder:
                     f"semantic_map maps placeholder strings to strings; got {key!r}: {value!r}"
                 )
         self._backends = registered
+        self._computations = {runner.name: runner for runner in computations}
         # longest token first, so "<SRC_V2>" is not eaten by "<SRC>"
         self._semantic_map = dict(sorted(mapping.items(), key=lambda kv: -len(kv[0])))
 
@@ -158,7 +167,8 @@ class KnowledgeBuilder:
         Returns:
             ``get_schemas``, ``read_kb``, ``write_kb``, ``get_all_kb_descriptions``, then
             ``search_kb``, ``fetch_kb`` and ``browse_kb``, each only when some registered
-            backend declares its capability.
+            backend declares its capability, then ``run_computation`` when a registered
+            bundle holds a computation whose runtime is bound.
         """
         bodies = [self._get_schemas_tool(), self._read_kb_tool()]
         if writable:
@@ -170,6 +180,8 @@ class KnowledgeBuilder:
             bodies.append(self._fetch_kb_tool())
         if self.declares("browse"):
             bodies.append(self._browse_kb_tool())
+        if any(runner.available() for runner in self._computations.values()):
+            bodies.append(run_computation_tool(self._computations, self._answer_chars))
         # a backend's failure is answered by _run, naming the backend; make_tool answers the
         # rest, so no tool raises into the agent framework
         return [make_tool(body, read_only=body.__name__ != "write_kb") for body in bodies]

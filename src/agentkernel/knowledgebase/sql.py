@@ -165,10 +165,10 @@ class SQLManager(SQLBackend):
                 queries may grow above its idle state (``None``: no bound).
 
         Raises:
-            AKConfigError: No URL, an unparsable URL, an in-memory database, a dialect
-                without session-level read-only while ``enforce_session_read_only`` holds,
-                a limit that is not a positive number, or an invalid name in
-                ``allowed_functions``.
+            AKConfigError: No URL, an unparsable URL or one whose dialect or driver is not
+                installed, an in-memory database, a dialect without session-level read-only
+                while ``enforce_session_read_only`` holds, a limit that is not a positive
+                number, or an invalid name in ``allowed_functions``.
         """
         super().__init__(
             name,
@@ -248,7 +248,13 @@ class SQLManager(SQLBackend):
             self.url, self._engine_options, self.backend, self.backend_name
         )
         self.close()
-        self._engine = sa.create_engine(url, **options)
+        try:
+            self._engine = sa.create_engine(url, **options)
+        except (sa_exc.NoSuchModuleError, ImportError) as exc:  # a dialect or driver not here
+            raise AKConfigError(
+                f"SQLManager '{self.backend_name}': cannot load the SQLAlchemy dialect or "
+                f"driver for {self.url.drivername!r} ({exc}); install it or fix the URL."
+            ) from exc
         if self.backend == "postgresql":
             sa.event.listen(self._engine, "connect", self._postgres_session)
         elif self.backend == "sqlite":

@@ -111,6 +111,7 @@ class StarburstManager(SQLBackend):
     """
 
     dialect = "trino"
+    paramstyle = "qmark"
     _server_time_limit = "the cluster's time limit"
 
     def __init__(

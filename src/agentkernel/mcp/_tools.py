@@ -67,6 +67,7 @@ TITLES: dict[str, str] = {
     "fetch_kb": "Fetch records",
     "browse_kb": "Browse a namespace",
     "write_kb": "Write knowledge",
+    "run_computation": "Run an attested computation",
     "knowledge_index": "Show the catalog",
     "knowledge_search": "Search pages",
     "knowledge_read": "Read a page",

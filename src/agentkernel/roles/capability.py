@@ -2,7 +2,9 @@
 
 Deciding an agent's tools and composing its instructions read configuration only. The
 ``OKFManager`` of a database is created (and its bundle walked) the first time any agent's
-tool touches it, then shared by every agent holding a role in that database.
+tool touches it, then shared by every agent holding a role in that database. A database whose
+``runtimes`` bind its Attested Computations to SQL databases gives every agent with a role in
+it ``run_computation`` (running one is a read); the SQL backends open on the first run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from agentkernel.roles import prompts
 from agentkernel.roles._lazy import LazyBundle
 
 if TYPE_CHECKING:
+    from agentkernel.knowledgebase._sql.backend import SQLBackend
+    from agentkernel.knowledgebase.okf.computation import Computations
     from agentkernel.knowledgebase.okf.manager import OKFManager
     from agentkernel.storage.base import DocumentStore
 
@@ -45,13 +49,18 @@ class OKFCapability:
 
         Raises:
             AKConfigError: A database names no agent, an agent is both producer and curator
-                of one database, or a ``type`` disagrees with its ``uri``.
+                of one database, a ``type`` disagrees with its ``uri``, a runtime names a
+                SQL database ``sql_databases`` does not define, or an attester is not
+                registered under ``attesters``.
         """
         for database, entry in okf.databases.items():
             _validate_database(database, entry)
+            _validate_computations(database, entry, okf)
         self._okf = okf
         self._base_dir = base_dir
         self._managers: dict[str, OKFManager] = {}
+        self._sql: dict[str, SQLBackend] = {}
+        self._runners: dict[str, Computations] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -139,7 +148,8 @@ class OKFCapability:
 
         Returns:
             No tools for an agent with no role; a consumer's six tools; ``write_kb`` as well
-            when the agent is a producer or curator somewhere. Building opens no store.
+            when the agent is a producer or curator somewhere; ``run_computation`` when one
+            of its databases binds a runtime. Building opens no store and no database.
         """
         roles = self.roles_of(agent)
         if not roles:
@@ -148,9 +158,115 @@ class OKFCapability:
             LazyBundle(db, role in _WRITING_ROLES, functools.partial(self.manager, db))
             for db, role in roles.items()
         ]
+        runners = [runner for db in roles if (runner := self.computations(db)) is not None]
         writable = self.writable_for(agent)
-        tools = KnowledgeBuilder(bundles).build(writable=bool(writable))
+        tools = KnowledgeBuilder(bundles, computations=runners).build(writable=bool(writable))
         return [_guard_writes(tool, agent, list(roles), writable) for tool in tools]
+
+    def computations(self, database: str) -> Computations | None:
+        """The database's Attested Computations runner, shared by every agent; opens nothing.
+
+        Args:
+            database: A database name from the okf block.
+
+        Returns:
+            The runner, or ``None`` when the database binds no runtime.
+
+        Raises:
+            AKConfigError: The database is not configured.
+        """
+        entry = self.database_config(database)
+        if not entry.runtimes:
+            return None
+        with self._lock:
+            if database not in self._runners:
+                self._runners[database] = self._runner(database, entry)
+            return self._runners[database]
+
+    def _runner(self, database: str, entry: OKFDatabaseConfig) -> Computations:
+        from agentkernel.knowledgebase.okf.computation import Computations
+        from agentkernel.knowledgebase.okf.computation.configured import lazy_attester
+
+        runtimes = {
+            runtime: functools.partial(self.sql_database, database, runtime)
+            for runtime in entry.runtimes
+        }
+        attesters = {name: lazy_attester(self.attester_spec(name)) for name in entry.attesters}
+        return Computations(
+            functools.partial(self.manager, database),
+            runtimes,  # type: ignore[arg-type]  # callables opening SQL backends
+            name=database,
+            on_stale=entry.on_stale,
+            attesters=attesters,
+        )
+
+    def sql_database(self, database: str, runtime: str) -> SQLBackend:
+        """The SQL backend a database's runtime is bound to, opened on first use and shared.
+
+        Args:
+            database: A database name from the okf block.
+            runtime: A runtime its ``runtimes`` binds.
+
+        Returns:
+            The backend (``SQLManager`` or ``StarburstManager``).
+
+        Raises:
+            AKConfigError: Not configured, or the backend cannot be created.
+        """
+        from agentkernel.knowledgebase.okf.computation.configured import is_url, open_runtime
+
+        target = self.database_config(database).runtimes.get(runtime)
+        if target is None:
+            raise AKConfigError(f"okf database {database!r} binds no runtime {runtime!r}")
+        key = f"{database}:{runtime}" if is_url(target) else target
+        with self._lock:
+            if key not in self._sql:
+                named = self._okf.sql_databases.get(target)
+                self._sql[key] = open_runtime(
+                    named.url if named else target,
+                    name=target if named else runtime,
+                    base_dir=self._base_dir,
+                    settings=named.settings() if named else None,
+                )
+            return self._sql[key]
+
+    def attester_spec(self, name: str) -> str:
+        """The ``python:package.module:callable`` an attester name is registered as.
+
+        Args:
+            name: A name from ``okf.attesters``.
+
+        Returns:
+            The spec.
+
+        Raises:
+            AKConfigError: No attester is registered under that name.
+        """
+        spec = self._okf.attesters.get(name)
+        if spec is None:
+            raise AKConfigError(
+                f"No attester {name!r} in okf.attesters: {sorted(self._okf.attesters)}"
+            )
+        return spec
+
+    def database_config(self, database: str) -> OKFDatabaseConfig:
+        """A database's configuration.
+
+        Args:
+            database: A database name from the okf block.
+
+        Returns:
+            Its validated entry.
+
+        Raises:
+            AKConfigError: The database is not configured.
+        """
+        entry = self._okf.databases.get(database)
+        if entry is None:
+            raise AKConfigError(
+                f"No okf database named {database!r}. Configured: {list(self._okf.databases)}"
+            )
+        return entry
 
     # -- first touch ---------------------------------------------------------------------
 
@@ -177,11 +293,7 @@ class OKFCapability:
     def _open(self, database: str) -> OKFManager:
         from agentkernel.knowledgebase.okf.manager import OKFManager
 
-        entry = self._okf.databases.get(database)
-        if entry is None:
-            raise AKConfigError(
-                f"No okf database named {database!r}. Configured: {list(self._okf.databases)}"
-            )
+        entry = self.database_config(database)
         store = self._store(database, entry)
         writers = [a for role in _WRITING_ROLES for a in getattr(entry, role)]
         if writers and not store.writable:
@@ -260,6 +372,27 @@ def _validate_database(database: str, entry: OKFDatabaseConfig) -> None:
             f"okf database {database!r}: unknown type {kind!r}; use 'local', 's3' or a dotted "
             "path to a DocumentStore subclass."
         )
+
+
+def _validate_computations(database: str, entry: OKFDatabaseConfig, okf: OKFConfig) -> None:
+    if not entry.runtimes and not entry.attesters:
+        return
+    from agentkernel.knowledgebase.okf.computation.configured import is_url
+
+    for runtime, target in entry.runtimes.items():
+        if not is_url(target) and target not in okf.sql_databases:
+            raise AKConfigError(
+                f"okf database {database!r}: runtime {runtime!r} is bound to {target!r}, "
+                f"which is neither a URL nor a SQL database of okf.sql_databases "
+                f"(defined: {sorted(okf.sql_databases)})."
+            )
+    for name in entry.attesters:
+        if name not in okf.attesters:
+            raise AKConfigError(
+                f"okf database {database!r}: attester {name!r} is not registered under "
+                f"okf.attesters (registered: {sorted(okf.attesters)}); register it as "
+                "python:package.module:callable."
+            )
 
 
 def _guard_writes(

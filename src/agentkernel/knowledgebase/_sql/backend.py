@@ -34,9 +34,12 @@ class SQLBackend(KnowledgeBase):
         timeout_seconds: Seconds a statement may run, or ``None`` for no limit.
         max_result_bytes: Bytes of record text a result may carry, or ``None`` for no cap.
         allowed_functions: Functions the guard accepts besides the dialect's built-ins.
+        paramstyle: How ``params`` bind (the DB-API's names): ``named`` (a mapping for
+            ``:name``) or ``qmark`` (a list for ``?``, in order).
     """
 
     dialect: str | None = None
+    paramstyle: str = "named"
     # what stops a statement when timeout_seconds is None, for the message
     _server_time_limit = "the server's time limit"
 

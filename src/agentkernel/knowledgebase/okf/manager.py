@@ -32,12 +32,8 @@ from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
-from agentkernel.knowledgebase.okf.concept import (
-    Concept,
-    ConceptError,
-    concept_id,
-    parse_concept,
-)
+from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
+from agentkernel.knowledgebase.okf.concept import Concept, ConceptError, concept_id, parse_concept
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import BundleContents
@@ -245,6 +241,11 @@ class OKFManager(DocumentKnowledgeBase):
         if self._poller is not None:
             self._poller.stop()
         super().close()
+
+    @property
+    def legacy_dates(self) -> bool:
+        """Whether a bare-date ``stale_after`` is read as midnight UTC (off by default)."""
+        return self._legacy_dates
 
     @property
     def diagnostics(self) -> list[str]:
@@ -484,6 +485,8 @@ class OKFManager(DocumentKnowledgeBase):
                 "max_concepts": self._bound(),
             }
         schema.update(self._view.schema())
+        if any(is_computation(kind) for kind in types):  # the scan only where one is held
+            schema["computations"] = computations_of(self._view.all_concepts())
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
         schema["usage"] = (
@@ -590,13 +593,12 @@ class OKFManager(DocumentKnowledgeBase):
             return None
         with self._lock:
             served = self._served
-            links = resolve_links(
-                concept.path,
-                fresh.body_head,
-                lambda cid: cid in served.concepts,
-                served.has_directory,
-            )
-        return full_record(fresh, text, links, self._now(), legacy_dates=self._legacy_dates)
+            has, linked = (lambda cid: cid in served.concepts), served.concepts
+            links = resolve_links(concept.path, fresh.body_head, has, served.has_directory)
+            computing = [c for c in links.concepts if is_computation(linked[c].type)]
+        return full_record(
+            fresh, text, links, self._now(), computing, legacy_dates=self._legacy_dates
+        )
 
     def _count_under(self, directory: str) -> int:
         with self._lock:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf.computation.contract import is_computation, summary
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.links import Links
 
@@ -43,7 +44,13 @@ def summary_record(
 
 
 def full_record(
-    concept: Concept, text: str, links: Links, now: datetime, *, legacy_dates: bool = False
+    concept: Concept,
+    text: str,
+    links: Links,
+    now: datetime,
+    computations: Sequence[str] = (),
+    *,
+    legacy_dates: bool = False,
 ) -> Record:
     """Describe a fetched concept: the whole document and its resolved links.
 
@@ -52,6 +59,7 @@ def full_record(
         text: The whole document, exactly as stored.
         links: Its bundle links, resolved.
         now: The instant staleness is judged at.
+        computations: The linked concepts that are Attested Computations.
         legacy_dates: Read a bare-date ``stale_after`` as midnight UTC.
 
     Returns:
@@ -59,6 +67,8 @@ def full_record(
     """
     metadata: dict[str, Any] = _concept_metadata(concept, now, legacy_dates)
     metadata["links"] = list(links.concepts)
+    if computations:
+        metadata["computations"] = list(computations)
     metadata["linked_directories"] = list(links.directories)
     metadata["linked_files"] = list(links.reserved)
     metadata["broken_links"] = list(links.broken)
@@ -151,6 +161,7 @@ def _render(row: Record) -> str:
         lines = [head]
         for label, key in (
             ("links", "links"),
+            ("computations", "computations"),
             ("linked directories", "linked_directories"),
             ("linked files", "linked_files"),
             ("broken links", "broken_links"),
@@ -160,10 +171,21 @@ def _render(row: Record) -> str:
                 lines.append(f"{label}: {', '.join(str(v) for v in values)}")
         lines.append(text.rstrip())
         return "\n".join(lines) + "\n"
+    computation = metadata.get("computation")
+    if isinstance(computation, Mapping):
+        takes = ", ".join(computation.get("parameters") or []) or "no parameters"
+        text = f"{text} [runtime {computation.get('runtime')}; parameters: {takes}]"
     return f"- {head}: {text}"
 
 
 def _concept_metadata(concept: Concept, now: datetime, legacy_dates: bool) -> dict[str, Any]:
+    plain = _plain_metadata(concept, now, legacy_dates)
+    if is_computation(concept.type):  # discovery: what a run takes (OKF 0.2, section 10.5)
+        return {**plain, "computation": summary(concept.frontmatter)}
+    return plain
+
+
+def _plain_metadata(concept: Concept, now: datetime, legacy_dates: bool) -> dict[str, Any]:
     return {
         "id": concept.id,
         "title": concept.title,
