@@ -20,7 +20,8 @@ caller away). So the protocol uvicorn would pick (``httptools`` where installed,
   a whole request.
 
 :func:`raise_descriptor_limit` raises the soft limit on open files to the hard limit, and
-:func:`connection_cap` keeps the cap under what the descriptors allow.
+:func:`connection_plan` keeps the cap (and the accept backlog) under what the descriptors
+allow, so that a flood never makes ``accept`` fail for want of one.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "MAX_HEADER_BYTES",
     "ConnectionLimits",
-    "connection_cap",
+    "connection_plan",
     "protocol_class",
     "raise_descriptor_limit",
 ]
@@ -87,28 +88,31 @@ def raise_descriptor_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def connection_cap(limits: ConnectionLimits, descriptors: int | None) -> int:
-    """How many connections may be open: the limit, kept under the descriptor limit.
+def connection_plan(limits: ConnectionLimits, descriptors: int | None) -> tuple[int, int]:
+    """How many connections may be open, and the accept backlog, under the descriptor limit.
 
-    An eighth of the descriptors (at least 64) stays for everything else the server opens
-    (backends, files, the listening socket).
+    The event loop accepts up to ``backlog`` connections at a time before any of them is
+    counted, and a closed connection gives its descriptor back a loop turn later, so the cap
+    leaves room for three such batches, plus an eighth of the descriptors (at least 64) for
+    everything else the server opens (backends, files, the listening socket).
 
     Args:
         limits: The configured limits.
         descriptors: The soft limit on open files (``None``: unbounded).
 
     Returns:
-        The cap (at least 1).
+        ``(cap, backlog)``: the cap is at least 1, the backlog between 8 and 128.
     """
     if descriptors is None:
-        return limits.max_connections
-    room = descriptors - max(64, descriptors // 8)
+        return limits.max_connections, 128
+    backlog = max(8, min(128, descriptors // 8))
+    room = descriptors - max(64, descriptors // 8) - 3 * backlog
     cap = max(1, min(limits.max_connections, room))
     if cap < limits.max_connections:
         logger.info(
             "Serving at most %d connections at once (the open-file limit is %d).", cap, descriptors
         )
-    return cap
+    return cap, backlog
 
 
 def protocol_class(header_timeout: float, cap: int) -> type[asyncio.Protocol]:

@@ -19,7 +19,7 @@ from agentkernel.errors import AKConfigError
 from agentkernel.mcp._conn import (
     MAX_HEADER_BYTES,
     ConnectionLimits,
-    connection_cap,
+    connection_plan,
     protocol_class,
     raise_descriptor_limit,
 )
@@ -97,13 +97,14 @@ class Listener:
         options: dict[str, Any] = {}
         if self.tls is not None:
             options = {"ssl_certfile": self.tls.cert, "ssl_keyfile": self.tls.key}
-        cap = connection_cap(self.limits, raise_descriptor_limit())
+        cap, backlog = connection_plan(self.limits, raise_descriptor_limit())
         config = uvicorn.Config(
             app,
             log_level="warning",
             lifespan="on",
             http=protocol_class(self.limits.header_timeout, cap),
             h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            backlog=backlog,
             **options,
         )
         server = uvicorn.Server(config)
