@@ -198,7 +198,7 @@ def serving(
         stdout=subprocess.DEVNULL,
         text=True,
         env={**os.environ, **(env or {})},
-        preexec_fn=preexec_fn,  # noqa: PLW1509 - sets a resource limit only, no threads
+        preexec_fn=preexec_fn,
     )
     urls: queue.Queue[str | None] = queue.Queue()
     lines: list[str] = []

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -140,17 +140,13 @@ def test_a_flood_of_unfinished_headers_does_not_lock_out_a_valid_caller(tmp_path
             for _ in range(600):
                 sock = socket.socket()
                 sock.settimeout(5)
-                try:
+                with suppress(OSError):
                     sock.connect(address)
                     sock.sendall(PARTIAL)
-                except OSError:
-                    pass
                 flood.append(sock)
             for sock in flood:  # every one dribbles another byte and never finishes
-                try:
+                with suppress(OSError):
                     sock.sendall(b"X")
-                except OSError:
-                    pass
             answered = a.post(server.url, a.INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
             again = a.post(server.url, a.INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
         finally:
@@ -245,22 +241,24 @@ def _junk_burst(url: str, count: int) -> tuple[list[threading.Thread], list[int]
 
 
 def test_a_hanging_jwks_url_never_holds_a_static_token(tmp_path: Path) -> None:
-    with hanging_endpoint() as idp:
-        with _serve(tmp_path, "--auth-jwks", idp.url, "--auth-issuer", a.ISSUER) as server:
-            first, first_statuses = _junk_burst(server.url, 16)
-            give_up = time.monotonic() + GUARD
-            while idp.accepted == 0 and time.monotonic() < give_up:
-                time.sleep(0.05)
-            assert idp.accepted >= 1, "no junk token ever reached the JWKS URL"
-            status, _, body = a.post(server.url, a.INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
-            hung_while_answered = idp.still_hung()
-            idp.fail()  # the fetch fails now: the server backs off
-            for thread in first:
-                thread.join(timeout=GUARD)
-            second, second_statuses = _junk_burst(server.url, 16)
-            for thread in second:
-                thread.join(timeout=GUARD)
-            fetches = idp.accepted
+    with (
+        hanging_endpoint() as idp,
+        _serve(tmp_path, "--auth-jwks", idp.url, "--auth-issuer", a.ISSUER) as server,
+    ):
+        first, first_statuses = _junk_burst(server.url, 16)
+        give_up = time.monotonic() + GUARD
+        while idp.accepted == 0 and time.monotonic() < give_up:
+            time.sleep(0.05)
+        assert idp.accepted >= 1, "no junk token ever reached the JWKS URL"
+        status, _, body = a.post(server.url, a.INITIALIZE, {"Authorization": f"Bearer {TOKEN}"})
+        hung_while_answered = idp.still_hung()
+        idp.fail()  # the fetch fails now: the server backs off
+        for thread in first:
+            thread.join(timeout=GUARD)
+        second, second_statuses = _junk_burst(server.url, 16)
+        for thread in second:
+            thread.join(timeout=GUARD)
+        fetches = idp.accepted
     assert status == 200 and b'"serverInfo"' in body
     assert hung_while_answered, "the valid caller was answered only after the fetch gave up"
     assert first_statuses == [401] * 16 and second_statuses == [401] * 16
@@ -270,3 +268,58 @@ def test_a_hanging_jwks_url_never_holds_a_static_token(tmp_path: Path) -> None:
         for line in (tmp_path / "audit.jsonl").read_text().splitlines()
     }
     assert "signing keys unavailable" in reasons
+
+
+def test_a_failing_jwks_url_backs_off_and_the_keys_fetched_before_keep_serving() -> None:
+    import http.server
+
+    from agentkernel.mcp._jwks import RemoteKeys
+
+    body = json.dumps(a.jwks(a.rsa_key(), kid="k1")).encode()
+    state = {"up": True, "requests": 0}
+
+    class JWKS(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            state["requests"] += 1
+            if not state["up"]:
+                self.send_error(503)
+                return
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    now = [1000.0]  # the key source's clock, moved by hand: no test waits on time
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), JWKS)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        keys = RemoteKeys(f"http://127.0.0.1:{server.server_address[1]}/jwks", clock=lambda: now[0])
+        seen: dict[str, Any] = {"first": keys.keys("k1")}
+        seen["unknown kid, at once"] = keys.keys("zz")  # within 30 s of the fetch: no refetch
+        state["up"] = False
+        now[0] += 301  # the keys' lifespan is over: one refetch, which fails
+        seen["refetch failed"] = keys.keys("k1")
+        for after, step in ((1, 1), (10, 9), (29, 19)):  # within the first backoff: 30 s
+            now[0] += step
+            seen[f"backing off, {after} s"] = keys.keys("zz")
+        during_backoff = state["requests"]
+        now[0] += 2  # past 30 s: one more attempt, which fails: now 60 s
+        keys.keys("zz")
+        after_second = state["requests"]
+        now[0] += 45
+        keys.keys("zz")
+        still_backing_off = state["requests"]
+        state["up"] = True
+        now[0] += 16  # past 60 s: fetched again
+        seen["recovered"] = keys.keys("k1")
+    finally:
+        server.shutdown()
+    ids = {name: [k.key_id for k in found or []] for name, found in seen.items()}
+    assert all(found == ["k1"] for found in ids.values()), ids  # the old keys kept serving
+    assert during_backoff == 2  # the first fetch and the failed refetch, nothing while backing off
+    assert after_second == 3 and still_backing_off == 3
+    assert state["requests"] == 4
