@@ -182,9 +182,15 @@ class Server:
 
 @contextmanager
 def serving(
-    command: list[str], env: dict[str, str] | None = None, timeout: float = 90.0
+    command: list[str],
+    env: dict[str, str] | None = None,
+    timeout: float = 90.0,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> Iterator[Server]:
-    """Run a server command until it announces its URL; stop it afterwards."""
+    """Run a server command until it announces its URL; stop it afterwards.
+
+    ``preexec_fn`` runs in the child before the server starts (to lower a resource limit).
+    """
     proc = subprocess.Popen(
         command,
         cwd=REPO,
@@ -192,6 +198,7 @@ def serving(
         stdout=subprocess.DEVNULL,
         text=True,
         env={**os.environ, **(env or {})},
+        preexec_fn=preexec_fn,
     )
     urls: queue.Queue[str | None] = queue.Queue()
     lines: list[str] = []

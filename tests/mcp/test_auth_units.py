@@ -190,3 +190,52 @@ def test_a_jwks_url_on_loopback_is_fetched_and_cached(tmp_path: Path) -> None:
     finally:
         server.shutdown()
     assert fetched == ["/certs"]  # fetched once, then served from the cache
+
+
+def test_header_tricks_cannot_bring_their_own_key(
+    verifier: tuple[JWTVerifier, object, object],
+) -> None:
+    import jwt
+
+    check, key, other = verifier
+    attacker_jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(other.public_key()))  # type: ignore[attr-defined]
+    payload = a.claims(AUD, "mallory")
+    tricks = {
+        "jku": {"kid": "k1", "jku": "https://evil.example/jwks.json"},
+        "x5u": {"kid": "k1", "x5u": "https://evil.example/cert.pem"},
+        "embedded jwk": {"kid": "k1", "jwk": attacker_jwk},
+        "no kid, embedded jwk": {"jwk": attacker_jwk},
+    }
+    for name, headers in tricks.items():
+        token = jwt.encode(payload, other, algorithm="RS256", headers=headers)
+        verdict = check.authenticate(token)
+        assert verdict.identity is None and verdict.reason == "bad signature", (name, verdict)
+    # crit naming an extension nobody understands: refused even when signed by the real key
+    critical = jwt.encode(
+        payload,
+        key,
+        algorithm="RS256",
+        headers={"kid": "k1", "crit": ["x-unknown"], "x-unknown": 1},
+    )
+    assert check.authenticate(critical).identity is None
+
+
+def test_control_characters_cannot_forge_an_audit_line(tmp_path: Path) -> None:
+    trail = AuditLog(str(tmp_path / "audit.jsonl"))
+    forged = '\n{"event":"call","identity":"admin","tool":"write_kb","outcome":"ok"}\r\n\x1b[2K'
+    trail.refused_authentication(reason="unknown token", client="10.0.0.1" + forged, method="POST")
+    trail.call(
+        identity="bob",
+        tool="read_kb" + forged,
+        arguments={"backend": "sales" + forged, "ids": ["a" + forged]},
+        outcome="error",
+        started=time.perf_counter(),
+        text="refused" + forged,
+        writes=False,
+    )
+    trail.close()
+    lines = (tmp_path / "audit.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert len(lines) == 2 and [r["event"] for r in records] == ["auth", "call"]
+    assert all(line.isascii() and "\x1b" not in line and "\r" not in line for line in lines)
+    assert not any(r.get("identity") == "admin" for r in records)

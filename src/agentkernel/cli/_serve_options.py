@@ -124,7 +124,15 @@ def add_access_arguments(parser: argparse.ArgumentParser) -> None:
          "Calls one caller may have in flight; one more is refused at once (default 4).",
          {"type": int, "default": 4}),
         ("--max-request-bytes", "N",
-         "The largest request body accepted over HTTP (default 1 MiB).",
+         "The largest request body accepted over HTTP (default 1 MiB); a larger one gets 413.",
          {"type": int, "default": 1024 * 1024}),
+        ("--header-timeout", "SECONDS",
+         "Seconds a request's headers may take over HTTP; a slower connection is closed "
+         "(default 10).",
+         {"type": float, "default": 10.0}),
+        ("--max-connections", "N",
+         "HTTP connections open at once, kept under the open-file limit; past it, the "
+         "connection waiting longest for its headers is closed (default 1000).",
+         {"type": int, "default": 1000}),
     )
     # fmt: on

@@ -10,7 +10,10 @@ transport and URL, mode, authentication, audit) and refuse alike:
   the startup line says so;
 - the auth, TLS and public-URL options need ``--http``; ``--no-auth`` is refused beside an
   auth option and beyond loopback;
-- plain HTTP beyond loopback (behind a TLS-terminating proxy) is served with a warning.
+- plain HTTP beyond loopback (behind a TLS-terminating proxy) is served with a warning;
+- in every HTTP mode a body over ``--max-request-bytes`` gets ``413``, headers must be complete
+  within ``--header-timeout`` seconds, at most ``--max-connections`` are open, and on loopback
+  a request naming another host is refused (DNS rebinding).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from typing import Any
 import anyio
 
 from agentkernel.errors import AKConfigError
+from agentkernel.mcp._conn import ConnectionLimits
 from agentkernel.mcp._limits import SharedLimiter
-from agentkernel.mcp._listen import Listener, TLSFiles, is_loopback
+from agentkernel.mcp._listen import Listener, TLSFiles
+from agentkernel.mcp._loopback import is_loopback
 from agentkernel.mcp.audit import AuditLog
 from agentkernel.mcp.auth import Authenticator, Authenticators, JWTVerifier, TokenTable
 from agentkernel.mcp.server import KnowledgeServer
@@ -87,6 +92,10 @@ def check(args: argparse.Namespace) -> tuple[str, int] | None:
     if args.max_calls_per_identity < 1 or args.max_request_bytes < 1024:
         raise AKConfigError(
             "--max-calls-per-identity takes at least 1 and --max-request-bytes at least 1024."
+        )
+    if not args.header_timeout > 0 or args.max_connections < 1:
+        raise AKConfigError(
+            "--header-timeout takes a number of seconds above 0 and --max-connections at least 1."
         )
     http_only = [
         flag
@@ -189,7 +198,8 @@ def run(
             return
         host, port = bound
         tls = TLSFiles(args.tls_cert, args.tls_key) if args.tls_cert else None
-        listener = Listener(host, port, "/mcp", tls)
+        limits = ConnectionLimits(args.header_timeout, args.max_connections)
+        listener = Listener(host, port, "/mcp", tls, limits)
         resource = args.public_url or listener.url
         if tls is None and not is_loopback(host):
             logger.warning(
@@ -200,7 +210,12 @@ def run(
             )
         if not _auth_requested(args):
             server = make_server("anonymous", options("anonymous"))
-            app = server.http_app(host=host, path="/mcp")
+            app = server.http_app(
+                host=host,
+                path="/mcp",
+                max_request_bytes=args.max_request_bytes,
+                public_url=args.public_url,
+            )
             access = "authentication off (loopback only)"
         else:
             authenticator, access, issuers = _authenticator(args, resource)
@@ -215,6 +230,7 @@ def run(
                 audit=audit,
                 max_request_bytes=args.max_request_bytes,
                 on_refusal=on_refusal,
+                public_url=args.public_url,
             )
             access = f"authentication: {access}"
 

@@ -3,6 +3,8 @@
 Binding first lets ``HOST:0`` name the port it got; listening before the URL is announced
 queues a client that connects at once instead of refusing it. With a certificate and key
 the socket speaks TLS (uvicorn's ``ssl_certfile``/``ssl_keyfile``) and the URL is https.
+Connections are bounded as :mod:`agentkernel.mcp._conn` describes (a header deadline, a
+connection cap under the open-file limit, which is raised to its hard limit first).
 """
 
 from __future__ import annotations
@@ -14,24 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentkernel.errors import AKConfigError
+from agentkernel.mcp._conn import (
+    MAX_HEADER_BYTES,
+    ConnectionLimits,
+    connection_plan,
+    protocol_class,
+    raise_descriptor_limit,
+)
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["LOCAL_HOSTS", "Listener", "TLSFiles", "is_loopback"]
-
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a bind address reaches only this machine.
-
-    Args:
-        host: The host to bind.
-
-    Returns:
-        True for ``127.0.0.0/8``, ``localhost`` and ``::1``.
-    """
-    return host in LOCAL_HOSTS or host.startswith("127.")
+__all__ = ["Listener", "TLSFiles"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +45,14 @@ class TLSFiles:
 class Listener:
     """A bound, listening socket and the URL it serves."""
 
-    def __init__(self, host: str, port: int, path: str, tls: TLSFiles | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        path: str,
+        tls: TLSFiles | None = None,
+        limits: ConnectionLimits | None = None,
+    ) -> None:
         """Bind and listen.
 
         Args:
@@ -58,6 +60,7 @@ class Listener:
             port: The port; 0 picks a free one.
             path: The endpoint path (for :attr:`url`).
             tls: Serve TLS with these files.
+            limits: The header deadline and the connection cap (defaults: 10 s, 1000).
 
         Raises:
             OSError: The address cannot be bound.
@@ -77,6 +80,7 @@ class Listener:
         self.sock = sock
         self.host = host
         self.tls = tls
+        self.limits = limits or ConnectionLimits()
         shown = f"[{host}]" if family == socket.AF_INET6 else host
         scheme = "https" if tls is not None else "http"
         self.url = f"{scheme}://{shown}:{sock.getsockname()[1]}{path}"
@@ -93,7 +97,16 @@ class Listener:
         options: dict[str, Any] = {}
         if self.tls is not None:
             options = {"ssl_certfile": self.tls.cert, "ssl_keyfile": self.tls.key}
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", **options)
+        cap, backlog = connection_plan(self.limits, raise_descriptor_limit())
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            http=protocol_class(self.limits.header_timeout, cap),
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            backlog=backlog,
+            **options,
+        )
         server = uvicorn.Server(config)
         if on_ready is not None:
             on_ready(self.url)

@@ -44,6 +44,7 @@ from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from agentkernel.mcp._door import replay, send_json
 from agentkernel.mcp._stdin import IdCheckedLines
 from agentkernel.mcp._wire import (
     INVALID_PARAMS,
@@ -75,7 +76,9 @@ CallHandler = Callable[[str, Mapping[str, Any] | None], Awaitable[tuple[str, boo
 CheckHandler = Callable[[str, Mapping[str, Any] | None], str | None]
 ObserveHandler = Callable[[str, Mapping[str, Any] | None, float, str, bool], None]
 
-_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+#: DNS-rebinding protection is decided at the door (:mod:`agentkernel.mcp._door`), for every
+#: loopback address; the SDK's own check (on for three spellings of loopback) stays off.
+_NO_SDK_HOST_CHECK = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def tool(
@@ -382,8 +385,8 @@ def _stdout_diverted() -> Any:
 def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
     """Build the ASGI app serving MCP over streamable HTTP at ``path``.
 
-    On a loopback host, requests whose ``Host``/``Origin`` is not loopback are refused
-    (DNS-rebinding protection), as the SDK does by default.
+    The ``Host``/``Origin`` check is not made here: :class:`agentkernel.mcp._door.HostGuard`
+    makes it in front of every app served on loopback.
 
     Args:
         server: A server from :func:`low_level_server`.
@@ -394,10 +397,12 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
         A Starlette application whose lifespan runs the session manager.
     """
     if SDK_LINE >= 2:
-        app: Starlette = server.streamable_http_app(streamable_http_path=path, host=host)
+        app: Starlette = server.streamable_http_app(
+            streamable_http_path=path, host=host, transport_security=_NO_SDK_HOST_CHECK
+        )
         app.add_middleware(_AnswerUnreadable, path=path)
         return app
-    manager = session_manager(server, host=host)
+    manager = session_manager(server)
 
     class _Endpoint:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -413,31 +418,19 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
     return guarded
 
 
-def session_manager(server: Any, *, host: str) -> Any:
+def session_manager(server: Any) -> Any:
     """The SDK's streamable-HTTP session manager for ``server`` (run it with ``.run()``).
 
-    On a loopback host, requests whose ``Host``/``Origin`` is not loopback are refused
-    (DNS-rebinding protection), as the SDK does by default; https origins are allowed too.
+    The SDK's ``Host``/``Origin`` check is off: :class:`agentkernel.mcp._door.HostGuard`
+    makes it in front of every app served on loopback.
 
     Args:
         server: A server from :func:`low_level_server`.
-        host: The host the app is bound to.
 
     Returns:
         A ``StreamableHTTPSessionManager``; ``handle_request(scope, receive, send)`` serves.
     """
-    security = None
-    if host in _LOCAL_HOSTS:
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=[
-                f"{scheme}://{name}:*"
-                for scheme in ("http", "https")
-                for name in ("127.0.0.1", "localhost", "[::1]")
-            ],
-        )
-    return StreamableHTTPSessionManager(app=server, security_settings=security)
+    return StreamableHTTPSessionManager(app=server, security_settings=_NO_SDK_HOST_CHECK)
 
 
 def answering_unreadable(app: Any, path: str) -> Any:
@@ -504,30 +497,9 @@ class _AnswerUnreadable:
         body = b"".join(chunks)
         answer = _answer_body(body)
         if answer is None:
-            await self._app(scope, _replay(body, receive), send)
+            await self._app(scope, replay(body, receive), send)
             return
         await send_json(send, 200 if "result" in answer else 400, answer)
-
-
-async def send_json(
-    send: Any, status: int, body: Mapping[str, Any], headers: Sequence[tuple[bytes, bytes]] = ()
-) -> None:
-    """Send one whole ASGI HTTP response whose body is ``body`` as JSON.
-
-    Args:
-        send: The ASGI ``send`` callable.
-        status: The HTTP status.
-        body: The JSON object.
-        headers: More headers, after ``content-type`` and ``content-length``.
-    """
-    payload = json.dumps(body).encode("utf-8")
-    start = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(payload)).encode("ascii")),
-        *headers,
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": start})
-    await send({"type": "http.response.body", "body": payload})
 
 
 def _answer_body(body: bytes) -> dict[str, Any] | None:
@@ -550,17 +522,3 @@ def _answer_body(body: bytes) -> dict[str, Any] | None:
         code = (answer or {}).get("error", {}).get("code")
         return answer if code == INVALID_REQUEST else None
     return bad_id(message)
-
-
-def _replay(body: bytes, receive: Any) -> Any:
-    """An ASGI ``receive`` that hands over ``body`` once, then defers to the real one."""
-    sent = False
-
-    async def replay() -> Any:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay

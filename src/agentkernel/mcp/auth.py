@@ -33,6 +33,8 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from agentkernel.errors import AKConfigError
+from agentkernel.mcp._jwks import RemoteKeys
+from agentkernel.mcp._loopback import is_loopback
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +65,6 @@ ASYMMETRIC_ALGORITHMS = (
     "ES512",
     "EdDSA",
 )
-_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,11 @@ class Verdict:
 
 
 class Authenticator(Protocol):
-    """Tells who presented a bearer token. May block (a JWKS fetch): run it in a thread."""
+    """Tells who presented a bearer token. May block (a JWKS fetch): run it in a thread.
+
+    An authenticator whose ``blocks`` attribute is false (a :class:`TokenTable`) answers at
+    once from memory; the HTTP gate asks it first, outside the pool blocking ones share.
+    """
 
     def authenticate(self, token: str) -> Verdict:
         """Check one token.
@@ -133,6 +138,9 @@ def issue_token(identity: str) -> tuple[str, str]:
 
 class TokenTable:
     """Bearer tokens the operator issued, kept as hashes mapped to identities."""
+
+    #: Answers from memory, at once: never waits on anything.
+    blocks = False
 
     def __init__(self, entries: Iterable[tuple[str, bytes]]) -> None:
         """Keep the entries.
@@ -236,6 +244,9 @@ class TokenTable:
 class JWTVerifier:
     """JWT access tokens from an identity provider, checked against its JWKS."""
 
+    #: May wait on the identity provider (a JWKS URL): run it in a thread.
+    blocks = True
+
     def __init__(
         self,
         jwks: str,
@@ -268,16 +279,16 @@ class JWTVerifier:
         self.audience = audience
         self.identity_claim = identity_claim
         self._leeway = leeway
-        self._client: Any = None
+        self._remote: RemoteKeys | None = None
         self._keys: Any = None
         if "://" in jwks:
             parts = urlsplit(jwks)
-            local = parts.hostname in _LOCAL_HOSTS
+            local = parts.hostname is not None and is_loopback(parts.hostname)
             if parts.scheme != "https" and not (parts.scheme == "http" and local):
                 raise AKConfigError(
                     f"The JWKS URL must be https:// (http:// only on loopback), got {jwks!r}."
                 )
-            self._client = jwt.PyJWKClient(jwks, cache_keys=True, lifespan=300, timeout=10)
+            self._remote = RemoteKeys(jwks)
             self.source = jwks
         else:
             try:
@@ -300,6 +311,8 @@ class JWTVerifier:
             The identity claim's value, or the reason the token was refused.
         """
         jwt = self._jwt
+        if not jwt_shaped(token):
+            return Verdict(None, "malformed token")
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
@@ -307,7 +320,11 @@ class JWTVerifier:
         algorithm = header.get("alg")
         if algorithm not in ASYMMETRIC_ALGORITHMS:
             return Verdict(None, "algorithm not allowed")
-        key = self._key(header.get("kid"))
+        kid = header.get("kid")
+        keys = self._signing_keys(None if kid is None else str(kid))
+        if keys is None:
+            return Verdict(None, "signing keys unavailable")
+        key = _pick(keys, kid)
         if key is None:
             return Verdict(None, "unknown signing key")
         if not _fits(key, algorithm):
@@ -341,21 +358,30 @@ class JWTVerifier:
             return Verdict(None, f"no usable {self.identity_claim} claim")
         return Verdict(identity)
 
-    def _key(self, kid: Any) -> Any:
-        jwt = self._jwt
-        if self._client is not None:
-            try:
-                if kid is None:
-                    keys = self._client.get_signing_keys()
-                    return keys[0] if len(keys) == 1 else None
-                return self._client.get_signing_key(str(kid))
-            except jwt.PyJWTError as exc:  # includes an unreachable JWKS URL
-                logger.warning("JWKS %s: %s", self.source, exc)
-                return None
-        keys = [k for k in self._keys.keys if _public_key(k)]
-        if kid is None:
-            return keys[0] if len(keys) == 1 else None
-        return next((k for k in keys if k.key_id == kid), None)
+    def _signing_keys(self, kid: str | None) -> list[Any] | None:
+        if self._remote is not None:
+            return self._remote.keys(kid)
+        return list(self._keys.keys)
+
+
+def jwt_shaped(token: str) -> bool:
+    """Whether a token could be a JWS in compact form (three dot-separated parts).
+
+    Args:
+        token: The presented token.
+
+    Returns:
+        True when it has exactly two dots.
+    """
+    return token.count(".") == 2
+
+
+def _pick(keys: list[Any], kid: Any) -> Any:
+    """The public signing key named ``kid`` (the only one, when no ``kid`` is named)."""
+    usable = [k for k in keys if _public_key(k)]
+    if kid is None:
+        return usable[0] if len(usable) == 1 else None
+    return next((k for k in usable if k.key_id == kid), None)
 
 
 def _public_key(key: Any) -> bool:
@@ -377,7 +403,11 @@ def _fits(key: Any, algorithm: str) -> bool:
 
 
 class Authenticators:
-    """Several authenticators: the first that names an identity wins."""
+    """Several authenticators: the first that names an identity wins.
+
+    Those that answer at once (token tables) are asked first, so a JWKS fetch is only ever
+    made for a token no table knows.
+    """
 
     def __init__(self, members: Sequence[Authenticator]) -> None:
         """Keep the members, in order.
@@ -396,12 +426,61 @@ class Authenticators:
         Returns:
             The first identity found, or the last member's reason for refusing.
         """
-        reason = "unknown token"
-        for member in self.members:
-            if isinstance(member, JWTVerifier) and token.count(".") != 2:
+        verdict = self.quick(token)
+        if verdict.identity is not None or not self.needs_blocking(token):
+            return verdict
+        return self.blocking(token, verdict)
+
+    def quick(self, token: str) -> Verdict:
+        """Ask the members that answer at once (token tables), in order.
+
+        Args:
+            token: The presented token.
+
+        Returns:
+            The first identity found, or the last of their reasons (``unknown token``).
+        """
+        return self._ask([m for m in self.members if not _blocks(m)], token, Verdict(None, ""))
+
+    def needs_blocking(self, token: str) -> bool:
+        """Whether a member that may block (a JWT verifier) has a say on ``token``.
+
+        Args:
+            token: The presented token.
+
+        Returns:
+            True when :meth:`blocking` may still name an identity.
+        """
+        return any(_applies(m, token) for m in self.members if _blocks(m))
+
+    def blocking(self, token: str, so_far: Verdict) -> Verdict:
+        """Ask the members that may block (a JWKS fetch), in order; run it in a thread.
+
+        Args:
+            token: The presented token.
+            so_far: What :meth:`quick` answered.
+
+        Returns:
+            The first identity found, or the last reason for refusing.
+        """
+        return self._ask([m for m in self.members if _blocks(m)], token, so_far)
+
+    @staticmethod
+    def _ask(members: list[Authenticator], token: str, so_far: Verdict) -> Verdict:
+        reason = so_far.reason or "unknown token"
+        for member in members:
+            if not _applies(member, token):
                 continue
             verdict = member.authenticate(token)
             if verdict.identity is not None:
                 return verdict
             reason = verdict.reason
         return Verdict(None, reason)
+
+
+def _blocks(member: Authenticator) -> bool:
+    return bool(getattr(member, "blocks", True))
+
+
+def _applies(member: Authenticator, token: str) -> bool:
+    return not isinstance(member, JWTVerifier) or jwt_shaped(token)

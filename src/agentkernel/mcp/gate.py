@@ -6,13 +6,17 @@ the MCP endpoint it
 1. takes the bearer token from ``Authorization`` and asks the :class:`Authenticator` who
    presented it; without a valid token the answer is ``401`` with a ``WWW-Authenticate:
    Bearer`` header naming the protected-resource metadata (RFC 9728), and nothing runs;
-2. refuses a body larger than the per-request bound with ``413`` (read no further);
+2. refuses a body larger than the per-request bound with ``413`` and an audit line, whether
+   its length was announced or it came in chunks (read no further than the bound);
 3. hands the request to that identity's own MCP server: one :class:`KnowledgeServer` and
    one SDK session manager per identity, made on the identity's first request from
    ``make_server(identity)``. Its tools are the ones the identity may see and call, so
    ``tools/list`` and ``tools/call`` are decided per caller on one server, a session opened
    by one identity is unknown to every other, and each identity's calls are bounded on
    their own.
+
+On a loopback address, a request whose ``Host`` or ``Origin`` names anything but this server
+is refused before any of this (DNS rebinding; see :mod:`agentkernel.mcp._door`).
 
 The metadata document is served without authentication at
 ``/.well-known/oauth-protected-resource`` followed by the endpoint path, as RFC 9728 and the
@@ -36,8 +40,9 @@ import anyio.abc
 import anyio.to_thread
 
 from agentkernel.mcp import _sdk
+from agentkernel.mcp._door import DEFAULT_MAX_REQUEST_BYTES, BodyBound, guard_host, send_json
 from agentkernel.mcp.audit import AuditLog
-from agentkernel.mcp.auth import Authenticator
+from agentkernel.mcp.auth import Authenticator, Authenticators, Verdict
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
@@ -45,7 +50,9 @@ logger = logging.getLogger(__name__)
 __all__ = ["METADATA_PREFIX", "gated_app", "metadata_path"]
 
 METADATA_PREFIX = "/.well-known/oauth-protected-resource"
-_AUTH_THREADS = 8  # token checks may block on a JWKS fetch; never more than this at once
+#: JWT checks may wait on the identity provider: never more than this at once, in a pool of
+#: their own (tokens a table knows are checked at once, outside it).
+_AUTH_THREADS = 4
 
 
 def metadata_path(path: str) -> str:
@@ -63,9 +70,8 @@ def metadata_path(path: str) -> str:
 class _IdentityApps:
     """One MCP server and session manager per identity, started inside the app's lifespan."""
 
-    def __init__(self, make_server: Callable[[str], KnowledgeServer], host: str, path: str) -> None:
+    def __init__(self, make_server: Callable[[str], KnowledgeServer], path: str) -> None:
         self._make = make_server
-        self._host = host
         self._path = path
         self._apps: dict[str, Any] = {}
         self._lock = anyio.Lock()
@@ -95,7 +101,7 @@ class _IdentityApps:
         if self._group is None:
             raise RuntimeError("The gated app serves only while its lifespan runs.")
         server = await anyio.to_thread.run_sync(self._make, identity)
-        manager = _sdk.session_manager(server.sdk_server, host=self._host)
+        manager = _sdk.session_manager(server.sdk_server)
         stop = self._stop
 
         async def hold(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -144,15 +150,11 @@ class _Gate:
         identity = await self._identity(scope, send)
         if identity is None:
             return
-        headers = dict(scope.get("headers") or ())
-        length = headers.get(b"content-length", b"")
-        if length.isdigit() and int(length) > self.max_request_bytes:
-            await self._too_large(send, identity)
-            return
         scope = dict(scope)
         scope["user"] = _sdk.authenticated_user(identity)
         app = await self.apps.app_for(identity)
-        await app(scope, self._bounded(receive, send, identity), send)
+        bounded = BodyBound(app, self.max_request_bytes, identity=identity, audit=self.audit)
+        await bounded(scope, receive, send)
 
     async def _identity(self, scope: Any, send: Any) -> str | None:
         header = b""
@@ -167,11 +169,7 @@ class _Gate:
         elif scheme.lower() != "bearer" or not token or " " in token:
             reason = "malformed"
         else:
-            if self._auth_limiter is None:
-                self._auth_limiter = anyio.CapacityLimiter(_AUTH_THREADS)
-            verdict = await anyio.to_thread.run_sync(
-                self.authenticator.authenticate, token, limiter=self._auth_limiter
-            )
+            verdict = await self._verdict(token)
             if verdict.identity is not None:
                 return verdict.identity
             reason = verdict.reason
@@ -197,6 +195,24 @@ class _Gate:
         await _json(send, 401, body, [(b"www-authenticate", challenge.encode("latin-1"))])
         return None
 
+    async def _verdict(self, token: str) -> Verdict:
+        """Ask the token tables at once; only then, in the blocking pool, the JWT verifier."""
+        if self._auth_limiter is None:
+            self._auth_limiter = anyio.CapacityLimiter(_AUTH_THREADS)
+        checks = self.authenticator
+        if not isinstance(checks, Authenticators):
+            if getattr(checks, "blocks", True):
+                return await anyio.to_thread.run_sync(
+                    checks.authenticate, token, limiter=self._auth_limiter
+                )
+            return checks.authenticate(token)
+        verdict = checks.quick(token)
+        if verdict.identity is not None or not checks.needs_blocking(token):
+            return verdict
+        return await anyio.to_thread.run_sync(
+            checks.blocking, token, verdict, limiter=self._auth_limiter
+        )
+
     def _metadata_url(self) -> str:
         base, _, _ = self.resource_url().partition(self.path)
         return base + metadata_path(self.path)
@@ -213,52 +229,6 @@ class _Gate:
         if self.authorization_servers:
             document["authorization_servers"] = self.authorization_servers
         await _json(send, 200, document)
-
-    async def _too_large(self, send: Any, identity: str) -> None:
-        if self.audit is not None:
-            self.audit.write(
-                {
-                    "event": "request",
-                    "identity": identity,
-                    "outcome": "limit",
-                    "reason": "too large",
-                }
-            )
-        await _json(
-            send,
-            413,
-            {
-                "jsonrpc": "2.0",
-                "id": None,
-                "error": {
-                    "code": -32600,
-                    "message": f"Request larger than {self.max_request_bytes} bytes, the bound per "
-                    "request. Nothing was run.",
-                },
-            },
-        )
-
-    def _bounded(self, receive: Any, send: Any, identity: str) -> Any:
-        """A ``receive`` that ends a body sent without a length once it passes the bound.
-
-        Past the bound the request reads as a client that went away: nothing runs.
-        """
-        seen = 0
-        limit = self.max_request_bytes
-
-        async def bounded() -> Any:
-            nonlocal seen
-            if seen > limit:
-                return {"type": "http.disconnect"}
-            event = await receive()
-            if event.get("type") == "http.request":
-                seen += len(event.get("body", b""))
-                if seen > limit:
-                    logger.warning("MCP: a request body from %r passed %d bytes", identity, limit)
-                    return {"type": "http.disconnect"}
-            return event
-
-        return bounded
 
     async def _lifespan(self, receive: Any, send: Any) -> None:
         event = await receive()
@@ -277,7 +247,7 @@ async def _json(
     body: dict[str, Any],
     headers: list[tuple[bytes, bytes]] = (),  # type: ignore[assignment]
 ) -> None:
-    await _sdk.send_json(send, status, body, [(b"cache-control", b"no-store"), *headers])
+    await send_json(send, status, body, [(b"cache-control", b"no-store"), *headers])
 
 
 def gated_app(
@@ -289,8 +259,9 @@ def gated_app(
     resource_url: Callable[[], str],
     authorization_servers: list[str] | None = None,
     audit: AuditLog | None = None,
-    max_request_bytes: int = 1024 * 1024,
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     on_refusal: Callable[[], None] | None = None,
+    public_url: str | None = None,
 ) -> Any:
     """Build the ASGI app of an authenticated MCP endpoint serving each identity its tools.
 
@@ -298,7 +269,8 @@ def gated_app(
         make_server: Makes the server one identity gets (its tools, its limits, its audit
             name); called once per identity, in a worker thread.
         authenticator: Tells who presented a bearer token.
-        host: The host the app is bound to (loopback turns on DNS-rebinding protection).
+        host: The host the app is bound to (on loopback, a request whose ``Host`` or
+            ``Origin`` names anything but this server is refused: DNS rebinding).
         path: The MCP endpoint path.
         resource_url: The endpoint's public URL (the metadata's ``resource``), asked when
             needed: it is known once the socket is bound.
@@ -307,12 +279,14 @@ def gated_app(
         audit: Where refused authentications (and oversized requests) are recorded.
         max_request_bytes: The largest request body accepted.
         on_refusal: Called for every refused authentication (a counter, in tests).
+        public_url: The URL a proxy in front serves the endpoint at (its host is accepted
+            by the loopback ``Host`` check too).
 
     Returns:
         The ASGI application (it runs its own lifespan).
     """
-    return _Gate(
-        _IdentityApps(make_server, host, path),
+    gate = _Gate(
+        _IdentityApps(make_server, path),
         authenticator,
         path=path,
         resource_url=resource_url,
@@ -321,3 +295,4 @@ def gated_app(
         max_request_bytes=max_request_bytes,
         on_refusal=on_refusal,
     )
+    return guard_host(gate, host, public_url=public_url, audit=audit)

@@ -33,8 +33,11 @@ from agentkernel import __version__
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
+from agentkernel.mcp._conn import ConnectionLimits
+from agentkernel.mcp._door import DEFAULT_MAX_REQUEST_BYTES, BodyBound, guard_host
 from agentkernel.mcp._limits import SharedLimiter
-from agentkernel.mcp._listen import Listener, TLSFiles, is_loopback
+from agentkernel.mcp._listen import Listener, TLSFiles
+from agentkernel.mcp._loopback import is_loopback
 from agentkernel.mcp._tools import (
     Annotate,
     ToolDefinition,
@@ -234,18 +237,37 @@ class KnowledgeServer:
         """Blocking form of :meth:`serve_stdio`."""
         anyio.run(self.serve_stdio)
 
-    def http_app(self, *, host: str = "127.0.0.1", path: str = "/mcp") -> Any:
+    def http_app(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        path: str = "/mcp",
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        public_url: str | None = None,
+    ) -> Any:
         """Build the ASGI application serving streamable HTTP at ``path``.
 
+        A request body over ``max_request_bytes`` gets ``413`` (and an audit line); on a
+        loopback host, a request whose ``Host`` or ``Origin`` names anything but this server
+        is refused (DNS-rebinding protection).
+
         Args:
-            host: The host the app will be bound to (loopback enables DNS-rebinding
-                protection).
+            host: The host the app will be bound to.
             path: The endpoint path.
+            max_request_bytes: The largest request body accepted.
+            public_url: The URL clients reach the server by, when a proxy in front names
+                it otherwise (its host is accepted too).
 
         Returns:
-            A Starlette application; run it with any ASGI server.
+            An ASGI application (it runs its own lifespan); run it with any ASGI server.
         """
-        return _sdk.http_app(self.sdk_server, host=host, path=path)
+        app = BodyBound(
+            _sdk.http_app(self.sdk_server, host=host, path=path),
+            max_request_bytes,
+            identity=self.identity,
+            audit=self._audit,
+        )
+        return guard_host(app, host, public_url=public_url, audit=self._audit)
 
     async def serve_http(
         self,
@@ -255,6 +277,8 @@ class KnowledgeServer:
         path: str = "/mcp",
         on_ready: Callable[[str], None] | None = None,
         tls: TLSFiles | None = None,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         """Serve streamable HTTP with uvicorn until cancelled, without authentication.
 
@@ -267,8 +291,10 @@ class KnowledgeServer:
             path: The endpoint path.
             on_ready: Called with the endpoint URL once the socket is bound.
             tls: Serve https with this certificate and key.
+            max_request_bytes: The largest request body accepted.
+            limits: The header deadline and the connection cap.
         """
-        listener = Listener(host, port, path, tls)
+        listener = Listener(host, port, path, tls, limits)
         # a caller given the URL announces it; otherwise the log is where it is found
         logger.log(
             logging.DEBUG if on_ready else logging.INFO,
@@ -285,7 +311,8 @@ class KnowledgeServer:
                 self.name,
                 host,
             )
-        await listener.serve(self.http_app(host=host, path=path), on_ready)
+        app = self.http_app(host=host, path=path, max_request_bytes=max_request_bytes)
+        await listener.serve(app, on_ready)
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp") -> None:
         """Blocking form of :meth:`serve_http`.
