@@ -34,9 +34,9 @@ from typing import Any
 
 import httpcore
 
-_deadline: ContextVar[float | None] = ContextVar("agentkernel_http_deadline", default=None)
+from agentkernel._loopback import is_loopback
 
-_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+_deadline: ContextVar[float | None] = ContextVar("agentkernel_http_deadline", default=None)
 
 
 @contextmanager
@@ -209,23 +209,6 @@ def _resolve(host: str, port: int, timeout: float | None) -> list[Any]:
     if error:
         raise httpcore.ConnectError(f"{type(error[0]).__name__}: {error[0]}") from error[0]
     return answer
-
-
-def is_loopback(host: str) -> bool:
-    """Tell whether a host name or address is this machine's loopback.
-
-    Args:
-        host: A host name or IP address (without brackets).
-
-    Returns:
-        ``True`` for ``localhost`` and its aliases and for loopback addresses.
-    """
-    if host.lower().rstrip(".") in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def environment_proxy(scheme: str, host: str) -> str | None:

@@ -26,11 +26,11 @@ from typing import Any
 
 import anyio
 
+from agentkernel._loopback import is_loopback
 from agentkernel.errors import AKConfigError
 from agentkernel.mcp._conn import ConnectionLimits
 from agentkernel.mcp._limits import SharedLimiter
 from agentkernel.mcp._listen import Listener, TLSFiles
-from agentkernel.mcp._loopback import is_loopback
 from agentkernel.mcp.audit import AuditLog
 from agentkernel.mcp.auth import Authenticator, Authenticators, JWTVerifier, TokenTable
 from agentkernel.mcp.server import KnowledgeServer

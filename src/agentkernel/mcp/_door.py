@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentkernel.mcp._loopback import host_names, is_loopback, normal_host
+from agentkernel._loopback import host_names, is_loopback, normal_host
 from agentkernel.mcp.audit import AuditLog
 
 logger = logging.getLogger(__name__)
@@ -99,7 +99,7 @@ class HostGuard:
         Args:
             app: The ASGI app to guard.
             names: The host names that reach this server (see
-                :func:`agentkernel.mcp._loopback.host_names`, plus a public URL's host).
+                :func:`agentkernel._loopback.host_names`, plus a public URL's host).
             audit: Where refusals are recorded.
         """
         self._app = app

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from agentkernel._loopback import is_loopback
 from agentkernel.errors import AKConfigError
 from agentkernel.mcp._jwks import RemoteKeys
-from agentkernel.mcp._loopback import is_loopback
 
 logger = logging.getLogger(__name__)
 

@@ -30,6 +30,7 @@ import anyio
 import anyio.to_thread
 
 from agentkernel import __version__
+from agentkernel._loopback import is_loopback
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
@@ -37,7 +38,6 @@ from agentkernel.mcp._conn import ConnectionLimits
 from agentkernel.mcp._door import DEFAULT_MAX_REQUEST_BYTES, BodyBound, guard_host
 from agentkernel.mcp._limits import SharedLimiter
 from agentkernel.mcp._listen import Listener, TLSFiles
-from agentkernel.mcp._loopback import is_loopback
 from agentkernel.mcp._tools import (
     Annotate,
     ToolDefinition,

@@ -48,6 +48,7 @@ from typing import Any
 import httpcore
 
 from agentkernel import _http
+from agentkernel._loopback import is_loopback
 from agentkernel.retrieval.embedding import EmbedderError
 
 logger = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class OpenAIEmbedder:
         self.model = model
         variable = api_key_env or os.environ.get(KEY_ENV_NAME) or KEY_ENV
         self._key = api_key if api_key is not None else os.environ.get(variable)
-        if self._key and parsed.scheme == "http" and not _http.is_loopback(parsed.hostname):
+        if self._key and parsed.scheme == "http" and not is_loopback(parsed.hostname):
             raise EmbedderError(
                 f"{self.url}: an API key is never sent over plain http beyond this machine. "
                 "Use https://, or an endpoint on 127.0.0.1 / localhost."
