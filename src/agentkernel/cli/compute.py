@@ -120,7 +120,7 @@ def _values(params: list[str], params_json: str | None) -> dict[str, Any]:
 def _from_path(args: argparse.Namespace) -> Computations:
     from agentkernel.cli._bundle import open_bundles
     from agentkernel.knowledgebase.okf.computation import Computations
-    from agentkernel.knowledgebase.okf.computation.configured import open_runtime
+    from agentkernel.roles._computations import open_runtime
 
     if args.agent:
         raise AKConfigError("--agent NAME goes with --config FILE.")
@@ -142,8 +142,8 @@ def _from_path(args: argparse.Namespace) -> Computations:
 
 
 def _from_config(args: argparse.Namespace) -> Computations:
-    from agentkernel.knowledgebase.okf.computation.configured import load_attester
     from agentkernel.roles import OKFCapability
+    from agentkernel.roles._computations import load_attester
 
     if args.runtime or args.names:
         raise AKConfigError("With --config the okf block binds runtimes and names databases.")
