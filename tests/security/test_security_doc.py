@@ -1,0 +1,57 @@
+"""docs/security.md names, for every promise, a test that exists.
+
+What is real: the page itself and the test modules it names, parsed with ``ast`` (nothing is
+imported or run here; the named tests run in their own sessions). A promise row whose test was
+renamed or removed fails this test, so the page cannot drift from the suite.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "security.md"
+# a test of the suite, or a method of a kit the suite runs (src/.../testing.py::Class::test)
+_TEST_REF = re.compile(r"`((?:tests|src)/[\w/]+\.py)::(?:\w+::)?(test_\w+)`")
+
+
+def _promise_rows() -> list[str]:
+    """Table rows of the promise sections: every row under a '## ' heading after 'Promises'."""
+    rows, in_promises = [], False
+    for line in PAGE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            in_promises = in_promises or line.lower().startswith("## promises")
+        elif line.startswith("### "):
+            continue
+        if in_promises and line.startswith("|") and not set(line) <= set("|-: "):
+            rows.append(line)
+    return [row for row in rows if row.replace(" ", "").lower() != "|surface|promise|test|"]
+
+
+def _test_names(module: Path) -> set[str]:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.name.startswith("test_")
+    }
+
+
+def test_every_promise_names_a_test() -> None:
+    rows = _promise_rows()
+    assert len(rows) >= 20, "the promise tables were not found"
+    missing = [row for row in rows if not _TEST_REF.search(row)]
+    assert not missing, f"promises without a test: {missing}"
+
+
+def test_every_named_test_exists() -> None:
+    refs = _TEST_REF.findall(PAGE.read_text(encoding="utf-8"))
+    absent = [
+        f"{path}::{name}"
+        for path, name in refs
+        if not (ROOT / path).is_file() or name not in _test_names(ROOT / path)
+    ]
+    assert not absent, f"docs/security.md names tests that do not exist: {absent}"
