@@ -196,31 +196,54 @@ class BatchedPagesStore(PageFilesStore):
         return complete
 
     def _finish_abandoned_batches(self, documents: DocumentStore) -> None:
-        """Keep (complete) or undo (incomplete) the batches of writers that are gone."""
+        """Keep (complete) or undo (incomplete) the batches of writers that are gone.
+
+        Decided from the store as it is now, never from what this process saw before: a
+        record that is gone was finished by its writer (skipped), and a batch counts as
+        complete when every page file exists, whatever it holds (a page someone changed
+        after the batch was written is still the batch's page). Only an incomplete batch is
+        undone, and only the page files still holding exactly the batch's bytes.
+        """
         gone = [
             intent
             for name, intent in self._intents.items()
             if intent is not None and name != self._own_batch and intent.abandoned()
         ]
-        if not gone:
-            return
+        finished = 0
         for intent in gone:
-            if self._complete(intent):
-                logger.info(
-                    "keeping the interrupted batch %s of %s: all written", intent.name, self
-                )
+            try:
+                current = documents._read_record(intent.name)
+            except FileNotFoundError:
+                continue  # its writer finished it: nothing to do
+            except OSError as exc:
+                logger.warning("can't read the batch record %s of %s (%s)", intent.name, self, exc)
+                continue
+            if _batches.parse_intent(intent.name, current) != intent:
+                continue  # not the record this process judged: judged at the next write
+            present: dict[str, tuple[bytes, str]] = {}
+            try:
+                for rel, _sha in intent.pages:
+                    with contextlib.suppress(FileNotFoundError):
+                        present[rel] = documents.read_versioned(rel)
+            except OSError as exc:  # can't tell now: left for a later write
+                logger.warning("can't judge the batch %s of %s (%s)", intent.name, self, exc)
+                continue
+            if len(present) == len(intent.pages):
+                logger.info("keeping the interrupted batch %s of %s: all there", intent.name, self)
             else:
                 logger.info("undoing the interrupted batch %s of %s", intent.name, self)
                 for rel, sha in intent.pages:
-                    try:
-                        data, token = documents.read_versioned(rel)
-                    except FileNotFoundError:
+                    if rel not in present:
                         continue
+                    data, token = present[rel]
                     if _batches.digest(data) == sha:  # still the batch's: nobody changed it
                         with contextlib.suppress(WriteConflictError, FileNotFoundError):
                             documents.delete_if(rel, token)
                         self._wrote(rel, None)
             documents._delete_record(intent.name)
+            finished += 1
+        if not finished:
+            return
         self._index_seen = self._read_index(documents)
         self._refresh(fresh=True, full=True)
         self._write_index(documents)

@@ -437,12 +437,19 @@ class LocalDocumentStore(DocumentStore):
     @override
     def _write_record(self, name: str, data: bytes) -> None:
         self._require_writable(name)
-        folder = self._records_folder(create=True)
-        assert folder is not None
-        try:
-            atomic_write(os.path.join(folder, require_record_name(name)), data)
-        except OSError as exc:
-            raise _named(exc, f"{RECORDS_FOLDER}/{name}") from exc
+        name = require_record_name(name)
+        for attempt in range(3):
+            folder = self._records_folder(create=True)
+            assert folder is not None
+            try:
+                atomic_write(os.path.join(folder, name), data)
+                return
+            except FileNotFoundError as exc:
+                # another writer removed the folder with its last record just now: make it again
+                if attempt == 2:
+                    raise _named(exc, f"{RECORDS_FOLDER}/{name}") from exc
+            except OSError as exc:
+                raise _named(exc, f"{RECORDS_FOLDER}/{name}") from exc
 
     @override
     def _delete_record(self, name: str) -> bool:
