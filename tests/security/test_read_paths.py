@@ -130,7 +130,7 @@ def _fill(store: KnowledgeStore) -> None:
         [
             NewPage("entity", "moon", "Moon", "Earth's satellite."),
             NewPage("concept", "tides", "Tides", "Pulled by the [Moon](entity/moon)."),
-            NewPage("concept", "neap", "Neap", "Weak tides; see [notes](notes/neap.md)."),
+            NewPage("concept", "neap", "Neap", "Weak tides; see [notes](https://x.org/neap.md)."),
         ]
     )
     store.supersede("concept/neap", "concept/tides", "merged")

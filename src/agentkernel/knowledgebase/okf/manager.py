@@ -610,7 +610,7 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _read_text(self, path: str) -> str | None:
         try:
-            return self._store.read(path).decode("utf-8")
+            return self._store.read_bounded(path, self.max_document_bytes).decode("utf-8")
         except (OSError, UnicodeDecodeError, KnowledgeError) as exc:
             logger.warning("could not read %s: %s", path, exc)
             return None
