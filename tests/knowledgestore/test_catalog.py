@@ -32,7 +32,6 @@ from agentkernel.knowledgestore import (
 from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_targets
 from agentkernel.knowledgestore._catalog import IndexLines, render_catalog
 from agentkernel.knowledgestore._pages import TypeRegistry
-from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import PageInfo, linked_ids
 from tests.support import REPO
 

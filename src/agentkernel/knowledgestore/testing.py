@@ -418,12 +418,12 @@ class KnowledgeStoreConformance:
         assert store.list() == []
         store.create("concept", "tides", "Tides", "See [web](https://x.org/a.md).")
         before = store.read("concept/tides")
-        with pytest.raises(KnowledgeStoreError, match="nope.md"):
+        with pytest.raises(KnowledgeStoreError, match=r"nope\.md"):
             store.edit("concept/tides", "See", "See [n](../concepts/nope.md) and")
-        with pytest.raises(KnowledgeStoreError, match="nope.md"):
+        with pytest.raises(KnowledgeStoreError, match=r"nope\.md"):
             store.rewrite("concept/tides", "Now [n](../concepts/nope.md).")
         assert store.read("concept/tides") == before
-        with pytest.raises(KnowledgeStoreError, match="draft.md"):
+        with pytest.raises(KnowledgeStoreError, match=r"draft\.md"):
             store.write_overview("Start at [Tides](concept/tides); [draft](../draft.md).")
         assert store.overview() == "" and store.check().broken_links == []
 
