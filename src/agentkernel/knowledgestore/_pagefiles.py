@@ -106,9 +106,7 @@ class PageFilesStore(CatalogedStore):
         if pages and not to_write:
             return []
         laid_out = []
-        valid = _pages.validate_new_pages(
-            to_write, self._registry, self._exists, self._file_links
-        )
+        valid = _pages.validate_new_pages(to_write, self._registry, self._exists, self._file_links)
         for page in valid:
             rel = _bundle.rel_of(page.page_type, page.slug)
             body = self._links_map.to_disk(page.content, rel)
