@@ -159,6 +159,8 @@ def file_link_pages(
         listing file are left out.
     """
     found: list[tuple[str, str | None]] = []
+    if ".md" not in markdown:  # no file link to judge (most content): not parsed again
+        return found
     for written, target in file_link_targets(markdown, rel_from):
         page_id = pages.page_id_of(written, rel_from) if pages is not None else None
         if page_id is not None:

@@ -361,4 +361,6 @@ def require_file_size(page: Stored) -> None:
     Raises:
         KnowledgeStoreError: It would be.
     """
-    _pages.require_page_size(repr(page.id), len(_stored.render_page(page).encode("utf-8")))
+    if not _pages.surely_within_bound(page.title, page.body, *page.fields, *page.fields.values()):
+        size = len(_stored.render_page(page).encode("utf-8"))
+        _pages.require_page_size(repr(page.id), size)

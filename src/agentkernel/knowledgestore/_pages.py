@@ -376,6 +376,22 @@ def require_links_resolve(
         )
 
 
+def surely_within_bound(*texts: str) -> bool:
+    """Whether a page made of ``texts`` is within the size bound, without rendering it.
+
+    A character takes at most 4 bytes in UTF-8 and at most 10 once escaped in YAML; 4 KiB
+    leaves room for the frontmatter's keys and markers. Only a page near the bound is rendered
+    to be measured exactly.
+
+    Args:
+        texts: The page's title, body, field names and values.
+
+    Returns:
+        True when even that worst case stays within :data:`MAX_DOCUMENT_BYTES`.
+    """
+    return sum(map(len, texts)) * 10 + 4096 <= MAX_DOCUMENT_BYTES
+
+
 def require_page_size(where: str, size: int) -> None:
     """Refuse a write that would make a page (or the overview) larger than the size bound.
 

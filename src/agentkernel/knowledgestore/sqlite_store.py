@@ -357,11 +357,15 @@ class SQLiteKnowledgeStore(CatalogedStore):
 
     def _put(self, db: sqlite3.Connection, row: _Row, *, new: bool) -> None:
         # measured as the markdown stores keep a page: the same bound in every store
-        page_type = self._registry.get(row.type) or PageType(row.type, "", "", "")
-        as_file = _stored.Stored(
-            row.id, page_type, row.slug, "", row.title, row.fields, row.content
-        )
-        _pages.require_page_size(repr(row.id), len(_stored.render_page(as_file).encode("utf-8")))
+        if not _pages.surely_within_bound(
+            row.title, row.content, *row.fields, *row.fields.values()
+        ):
+            page_type = self._registry.get(row.type) or PageType(row.type, "", "", "")
+            as_file = _stored.Stored(
+                row.id, page_type, row.slug, "", row.title, row.fields, row.content
+            )
+            size = len(_stored.render_page(as_file).encode("utf-8"))
+            _pages.require_page_size(repr(row.id), size)
         entry = row.entry()
         if not self._pending:
             self._rev += 1  # one revision per transaction

@@ -44,11 +44,11 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits
+from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
 from agentkernel.knowledgebase.okf.walkview import WalkView
 from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
-from agentkernel.storage.base import DocumentStore, clean_path
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore, clean_path
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.background import BackgroundRefresh

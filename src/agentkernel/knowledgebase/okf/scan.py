@@ -24,17 +24,10 @@ from agentkernel.knowledgebase.okf.concept import (
     parse_concept,
 )
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
-from agentkernel.storage.base import (
-    MAX_DOCUMENT_BYTES,
-    DocumentStore,
-    StoredFile,
-    is_walkable,
-    oversized,
-)
+from agentkernel.storage.base import DocumentStore, StoredFile, is_walkable, oversized
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_DOCUMENT_BYTES"]  # the default ``OKFManager.max_document_bytes``, one bound
 PROGRESS_BATCH = 512
 
 
