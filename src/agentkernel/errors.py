@@ -26,6 +26,8 @@
         ├── KnowledgeCapabilityError   an operation the backend does not declare
         ├── KnowledgePathError         (here: agentkernel.storage raises it) a path escaped a
         │                              DocumentStore, or is unusable as an id
+        ├── DocumentTooLargeError      (here: agentkernel.storage raises it) a document is over
+        │                              the size bound; it was not read (or not written)
         ├── SQLRefusedError            a SQL statement refused before execution
         ├── SQLQueryError              the database reported an error for an accepted statement
         ├── IndexConflictError         (agentkernel.knowledgebase.okf.bundleindex.indexer)
@@ -68,6 +70,7 @@ __all__ = [
     "ECHO_LIMIT",
     "AKConfigError",
     "AKError",
+    "DocumentTooLargeError",
     "KnowledgeError",
     "KnowledgePathError",
     "MissingExtraError",
@@ -99,6 +102,33 @@ class KnowledgePathError(KnowledgeError):
     Defined here, below every package, so that :mod:`agentkernel.storage` raises it without
     importing :mod:`agentkernel.knowledgebase`; exported by that package too.
     """
+
+
+class DocumentTooLargeError(KnowledgeError):
+    """A document is larger than the bound a read (or a write) allows; it was not buffered.
+
+    Not an ``OSError``: the content is the problem, not the way to it, so retrying the same
+    read gives the same answer until the document changes.
+
+    Attributes:
+        path: The store-relative path.
+        reason: The bound's one message (``oversized: ... (the limit is max_document_bytes=...)``).
+        token: The change token of the refused content when the read learnt it (an S3 ETag,
+            a local file's token), else ``None``: a compare-and-swap can still replace it.
+    """
+
+    def __init__(self, path: str, reason: str, token: str | None = None) -> None:
+        """Word the refusal.
+
+        Args:
+            path: The store-relative path.
+            reason: The bound's message for its size.
+            token: The refused content's change token, when known.
+        """
+        super().__init__(f"{echo(path)} is {reason}; it was not read.")
+        self.path = path
+        self.reason = reason
+        self.token = token
 
 
 class WriteConflictError(AKError):

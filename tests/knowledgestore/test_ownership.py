@@ -114,12 +114,15 @@ def test_a_lock_file_alone_does_not_hand_a_bundle_over(foreign: Path) -> None:
 def test_check_reports_file_links_to_no_page_but_not_to_the_listings(tmp_path: Path) -> None:
     folder = tmp_path / "knowledge"
     store = FileKnowledgeStore(folder)
-    store.create(
-        "concept",
-        "tides",
-        "Tides",
-        "The [index](../index.md), the [log](../log.md), [missing](../concepts/gone.md), "
-        "[notes](../notes/a.md), [outside](../../x.md) and [overview](../overview.md).",
+    store.create("concept", "tides", "Tides", "Water.")  # a write refuses these links
+    page = folder / "concepts" / "tides.md"
+    page.write_text(  # a person edits the file
+        page.read_text("utf-8").replace(
+            "Water.",
+            "The [index](../index.md), the [log](../log.md), [missing](../concepts/gone.md), "
+            "[notes](../notes/a.md), [outside](../../x.md) and [overview](../overview.md).",
+        ),
+        "utf-8",
     )
     report = store.check()
     assert report.broken_links == [

@@ -106,6 +106,17 @@ class Listing(ABC):
             Paths that appeared, vanished or changed token since the last poll.
         """
 
+    def size(self, path: str) -> int | None:
+        """The size the last poll listed for ``path`` (checked against a bound before a read).
+
+        Args:
+            path: A bundle-relative path.
+
+        Returns:
+            Its size in bytes, or ``None`` when the listing does not know it.
+        """
+        return None
+
     def recheck(self, path: str) -> bool:
         """Compare one file's token now (an edit in place shows up); a no-op by default.
 
@@ -160,6 +171,7 @@ class WalkListing(Listing):
         super().__init__(documents)
         self._refresh_seconds = refresh_seconds
         self._listed_at = -math.inf
+        self._sizes: dict[str, int] = {}
 
     def poll(self, *, fresh: bool = False, full: bool = False, own: bool = False) -> list[str]:
         """Walk the store unless the last walk is recent (see :meth:`Listing.poll`)."""
@@ -167,7 +179,9 @@ class WalkListing(Listing):
         if not (fresh or full) and now - self._listed_at < self._refresh_seconds:
             return []
         # a store that can't be listed (a bucket that is gone) raises: it is no empty store
-        listed = {f.path: f.token for f in self.documents.walk("")}
+        files = list(self.documents.walk(""))
+        listed = {f.path: f.token for f in files}
+        self._sizes = {f.path: f.size for f in files}
         self._listed_at = now
         self.records = self.documents._records()  # as the walk saw them: no request
         changed = [p for p, t in listed.items() if self.tokens.get(p) != t]
@@ -177,6 +191,10 @@ class WalkListing(Listing):
                 self._markdown = sorted(p for p in listed if p.endswith(".md"))
             self.tokens = listed
         return changed
+
+    def size(self, path: str) -> int | None:
+        """The size the last walk listed (see :meth:`Listing.size`)."""
+        return self._sizes.get(path)
 
 
 def _dir_token(path: str) -> _DirToken | None:
@@ -293,6 +311,14 @@ class FolderListing(Listing):
         else:
             raw[name] = files[name] = int(token.rpartition(":")[2])  # see ``file_token``
         self._dirs[before] = (new, seen_at)
+
+    def size(self, path: str) -> int | None:
+        """The size in the file's token (see :meth:`Listing.size` and ``file_token``)."""
+        token = self.tokens.get(path)
+        if token is None:
+            return None
+        size = token.split(":")[1:2]
+        return int(size[0]) if size and size[0].isdigit() else None
 
     def recheck(self, path: str) -> bool:
         """``stat`` one file now (see :meth:`Listing.recheck`)."""

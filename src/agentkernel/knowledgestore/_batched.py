@@ -15,12 +15,13 @@ import logging
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from agentkernel.errors import WriteConflictError
+from agentkernel.errors import DocumentTooLargeError, WriteConflictError
 from agentkernel.knowledgestore import _batches
 from agentkernel.knowledgestore._batches import Intent
 from agentkernel.knowledgestore._pagefiles import PageFilesStore
 from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.errors import PageConflictError
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES
 
 if TYPE_CHECKING:
     from agentkernel.bundle.listing import Listing
@@ -135,9 +136,9 @@ class BatchedPagesStore(PageFilesStore):
 
     @staticmethod
     def _read_or_none(documents: DocumentStore, rel: str) -> bytes | None:
-        try:
-            return documents.read(rel)
-        except OSError:
+        try:  # a batch's page is never over the bound: a larger file is not one of its pages
+            return documents.read_bounded(rel, MAX_DOCUMENT_BYTES)
+        except (OSError, DocumentTooLargeError):
             return None
 
     def _watch_batches(self, listing: Listing, changed: builtins.list[str]) -> builtins.list[str]:
@@ -223,8 +224,12 @@ class BatchedPagesStore(PageFilesStore):
             present: dict[str, tuple[bytes, str]] = {}
             try:
                 for rel, _sha in intent.pages:
-                    with contextlib.suppress(FileNotFoundError):
-                        present[rel] = documents.read_versioned(rel)
+                    try:
+                        present[rel] = documents.read_versioned_bounded(rel, MAX_DOCUMENT_BYTES)
+                    except FileNotFoundError:
+                        continue
+                    except DocumentTooLargeError:  # there, and too large to be the batch's
+                        present[rel] = (b"", "")
             except OSError as exc:  # can't tell now: left for a later write
                 logger.warning("can't judge the batch %s of %s (%s)", intent.name, self, exc)
                 continue

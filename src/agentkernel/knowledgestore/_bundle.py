@@ -85,19 +85,33 @@ class LinkMap:
             found = _file_link(written)
             if found is None:
                 return None
-            target = _resolve(found[0], rel_from)
-            folder, name = posixpath.split(target)
-            slug = name[:-3]
-            if target.startswith("..") or not is_slug(slug):
-                return None
-            page_type = self._dir_types.get(folder)
-            if page_type is not None:
-                return f"{page_type.name}/{slug}{found[1]}"
-            if not folder and slug in self.root_ids:
-                return f"{self.root_ids[slug]}{found[1]}"
-            return None
+            page_id = self.page_id_of(found[0], rel_from)
+            return None if page_id is None else page_id + found[1]
 
         return links.replace_targets(markdown, replace)
+
+    def page_id_of(self, path: str, rel_from: str) -> str | None:
+        """The page a relative (or bundle-absolute) ``.md`` link names, by its place.
+
+        Args:
+            path: The link's path, without its ``#anchor``.
+            rel_from: The bundle-relative file the link is written in.
+
+        Returns:
+            ``type/slug`` of the page a file there would be (existing or not), or ``None``
+            when no page's file can be there.
+        """
+        target = _resolve(path, rel_from)
+        folder, name = posixpath.split(target)
+        slug = name[:-3]
+        if target.startswith("..") or not is_slug(slug):
+            return None
+        page_type = self._dir_types.get(folder)
+        if page_type is not None:
+            return f"{page_type.name}/{slug}"
+        if not folder and slug in self.root_ids:
+            return self.root_ids[slug]
+        return None
 
 
 def _file_link(target: str) -> tuple[str, str] | None:
@@ -125,6 +139,35 @@ def file_link_targets(markdown: str, rel_from: str) -> list[tuple[str, str]]:
         if file_link is not None and file_link[0] not in found:
             found[file_link[0]] = _resolve(file_link[0], rel_from)
     return list(found.items())
+
+
+def file_link_pages(
+    markdown: str, rel_from: str, pages: LinkMap | None, is_listing: Callable[[str], bool]
+) -> list[tuple[str, str | None]]:
+    """Judge the ``.md`` file links of text about to be written, as ``check()`` would.
+
+    Args:
+        markdown: Text as a caller gave it (links to pages as ids, maybe file links too).
+        rel_from: The bundle-relative file it is written to (``""`` in a database).
+        pages: The store's link map (``None``: no file is a page, as in a database).
+        is_listing: Whether a bundle-relative path is an existing ``index.md``, ``log.md`` or
+            ``overview.md``.
+
+    Returns:
+        ``(link as written, id of the page it names)`` for each link to a page's place, and
+        ``(link as written, None)`` for each that leads to no page; links to an existing
+        listing file are left out.
+    """
+    found: list[tuple[str, str | None]] = []
+    if ".md" not in markdown:  # no file link to judge (most content): not parsed again
+        return found
+    for written, target in file_link_targets(markdown, rel_from):
+        page_id = pages.page_id_of(written, rel_from) if pages is not None else None
+        if page_id is not None:
+            found.append((written, page_id))
+        elif target.startswith("..") or not is_listing(target):
+            found.append((written, None))
+    return found
 
 
 def dangling_links(

@@ -9,12 +9,13 @@ found and saved, which each store supplies through ``_change``.
 from __future__ import annotations
 
 import builtins
+import functools
 import threading
 from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import replace
 
-from agentkernel.knowledgestore import _flows, _pages
+from agentkernel.knowledgestore import _bundle, _flows, _pages
 from agentkernel.knowledgestore._memory import PageCatalog
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.model import (
@@ -106,9 +107,12 @@ class CatalogedStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: No such page, zero or several matches, or a link to nowhere.
         """
+        judge = self._judge_links(page_id)
         self._change(
             page_id,
-            lambda view: _flows.edited(view(page_id), old_text, new_text, fields, self._exists),
+            lambda view: _flows.edited(
+                view(page_id), old_text, new_text, fields, self._exists, judge
+            ),
         )
 
     def rewrite(self, page_id: str, content: str, fields: FieldChanges | None = None) -> None:
@@ -122,8 +126,10 @@ class CatalogedStore(KnowledgeStore):
         Raises:
             KnowledgeStoreError: No such page, or a link to nowhere.
         """
+        judge = self._judge_links(page_id)
         self._change(
-            page_id, lambda view: _flows.rewritten(view(page_id), content, fields, self._exists)
+            page_id,
+            lambda view: _flows.rewritten(view(page_id), content, fields, self._exists, judge),
         )
 
     def supersede(self, page_id: str, by: str, reason: str | None = None) -> None:
@@ -155,3 +161,26 @@ class CatalogedStore(KnowledgeStore):
     @abstractmethod
     def _exists(self, page_id: str) -> bool:
         """Whether a page with this id exists (links are checked against it)."""
+
+    def _file_links(self, content: str, page_id: str) -> builtins.list[tuple[str, str | None]]:
+        """Judge the ``.md`` links of content written to a page (see ``_pages.FileLinks``).
+
+        The default is a database's: no file is a page or a listing, so every ``.md`` link
+        leads nowhere, as ``check()`` reports it.
+
+        Args:
+            content: The content, links to pages as ids.
+            page_id: The page it is written to (``overview`` for the overview).
+
+        Returns:
+            Each ``.md`` link as written, with the page it names or ``None``.
+        """
+        return _bundle.file_link_pages(content, "", None, _no_listing)
+
+    def _judge_links(self, page_id: str) -> _pages.FileLinks:
+        """:meth:`_file_links` for content written to ``page_id``."""
+        return functools.partial(self._file_links, page_id=page_id)
+
+
+def _no_listing(_target: str) -> bool:
+    return False

@@ -69,6 +69,7 @@ def edited(
     new_text: str,
     changes: FieldChanges | None,
     exists: Callable[[str], bool],
+    file_links: _pages.FileLinks | None = None,
 ) -> Changed:
     """Replace the one occurrence of ``old_text`` in a page's content.
 
@@ -78,6 +79,7 @@ def edited(
         new_text: Its replacement; its links must resolve.
         changes: Field changes.
         exists: Whether a page id exists in the store.
+        file_links: The store's judgement of ``.md`` links written to this page.
 
     Returns:
         The page's new values.
@@ -86,7 +88,7 @@ def edited(
         KnowledgeStoreError: Zero or several matches, a link to nowhere, or a bad field.
     """
     content = _pages.replace_once(page.id, page.content, old_text, new_text)
-    _pages.require_links_resolve(new_text, exists, self_id=page.id)
+    _pages.require_links_resolve(new_text, exists, self_id=page.id, file_links=file_links)
     title, changed = _pages.apply_field_changes(page.title, page.fields, changes)
     return Changed(title, changed, _pages.normalize_content(content))
 
@@ -96,6 +98,7 @@ def rewritten(
     content: str,
     changes: FieldChanges | None,
     exists: Callable[[str], bool],
+    file_links: _pages.FileLinks | None = None,
 ) -> Changed:
     """Replace a page's whole content, keeping its notice; a summary's ``ingested`` is reset.
 
@@ -104,6 +107,7 @@ def rewritten(
         content: The new body; its links must resolve.
         changes: Field changes.
         exists: Whether a page id exists in the store.
+        file_links: The store's judgement of ``.md`` links written to this page.
 
     Returns:
         The page's new values.
@@ -112,7 +116,7 @@ def rewritten(
         KnowledgeStoreError: A link to nowhere, or a bad field.
     """
     content = _pages.normalize_content(content)
-    _pages.require_links_resolve(content, exists, self_id=page.id)
+    _pages.require_links_resolve(content, exists, self_id=page.id, file_links=file_links)
     notice = _pages.leading_notice(page.content)
     if notice and not content.startswith("> "):
         content = _pages.with_notice(content, notice)

@@ -106,12 +106,13 @@ class PageFilesStore(CatalogedStore):
         if pages and not to_write:
             return []
         laid_out = []
-        for page in _pages.validate_new_pages(to_write, self._registry, self._exists):
+        valid = _pages.validate_new_pages(to_write, self._registry, self._exists, self._file_links)
+        for page in valid:
             rel = _bundle.rel_of(page.page_type, page.slug)
             body = self._links_map.to_disk(page.content, rel)
-            laid_out.append(
-                Stored(page.id, page.page_type, page.slug, rel, page.title, page.fields, body)
-            )
+            stored = Stored(page.id, page.page_type, page.slug, rel, page.title, page.fields, body)
+            require_file_size(stored)
+            laid_out.append(stored)
         return laid_out
 
     def _holds(self, page: object) -> bool:
@@ -147,6 +148,15 @@ class PageFilesStore(CatalogedStore):
             existing.body,
             own(existing),
         )
+
+    def _file_links(self, content: str, page_id: str) -> builtins.list[tuple[str, str | None]]:
+        """Judge ``.md`` links as ``check()`` does, from the file the content goes to."""
+        page_id = page_id.strip()
+        if page_id == "overview":
+            rel = "overview.md"
+        else:
+            rel = _bundle.rel_of(*self._registry.require_id(page_id))
+        return _bundle.file_link_pages(content, rel, self._links_map, self._reaches_a_listing)
 
     def _exists(self, page_id: str) -> bool:
         """Whether a page exists, or a file already sits where it would be written."""
@@ -343,3 +353,14 @@ class PageFilesStore(CatalogedStore):
 
     def _overview_body(self) -> str:
         return _stored.overview_body(self._read_text("overview.md"))
+
+
+def require_file_size(page: Stored) -> None:
+    """Refuse a page whose file would be larger than the size bound (nothing is written).
+
+    Raises:
+        KnowledgeStoreError: It would be.
+    """
+    if not _pages.surely_within_bound(page.title, page.body, *page.fields, *page.fields.values()):
+        size = len(_stored.render_page(page).encode("utf-8"))
+        _pages.require_page_size(repr(page.id), size)

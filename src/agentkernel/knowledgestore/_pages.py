@@ -6,6 +6,7 @@ Keeping these rules here is what lets the conformance suite hold every store to 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from agentkernel.knowledgestore.model import (
     linked_ids,
     parse_id,
 )
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES, oversized
 
 RESERVED_ROOT_SLUGS = frozenset({"index", "log", "overview"})
 """Names a page at the knowledge folder's root cannot take: the store's own files."""
@@ -327,35 +329,87 @@ def require_reason(reason: object) -> str:
     return " ".join(reason.split())
 
 
+FileLinks = Callable[[str], Sequence[tuple[str, "str | None"]]]
+"""Judges the ``.md`` file links of content about to be written to one page: each link as
+written with the id of the page it names, or ``None`` when it leads to no page (see
+``_bundle.file_link_pages``)."""
+
+
 def require_links_resolve(
     content: str,
     exists: Callable[[str], bool],
     *,
     self_id: str | None = None,
     also: Iterable[str] = (),
+    file_links: FileLinks | None = None,
 ) -> None:
-    """Refuse content that links to pages that do not exist.
+    """Refuse content that links to pages that do not exist, by id or by relative file path.
+
+    A relative (or bundle-absolute) ``.md`` link is held to the rule of an id link: it must
+    name a page that exists (or itself, or one created in the same call), or an existing
+    listing file; exactly the links ``check()`` would not report as broken are accepted.
 
     Args:
-        content: Markdown with links as ids.
+        content: Markdown with links as ids (file links, if any, as written).
         exists: Whether a page id exists in the store.
         self_id: The page's own id (a link to itself is fine).
         also: Ids being created in the same call.
+        file_links: The store's judgement of the content's ``.md`` links (every built-in
+            store gives one); ``None``: they are not judged.
 
     Raises:
         KnowledgeStoreError: Naming every missing target and how to fix it.
     """
     pending = set(also)
-    missing = [
-        target
-        for target in linked_ids(content)
-        if target != self_id and target not in pending and not exists(target)
-    ]
-    if missing:
+
+    def missing(target: str) -> bool:
+        return target != self_id and target not in pending and not exists(target)
+
+    ids = [target for target in linked_ids(content) if missing(target)]
+    judged = file_links(content) if file_links is not None else ()
+    files = [written for written, page in judged if page is None or missing(page)]
+    if ids or files:
         raise KnowledgeStoreError(
-            f"These links point to pages that don't exist: {', '.join(missing)}. Create those "
-            "pages first (or in the same call), or link existing ones (knowledge_search finds "
-            "them)."
+            f"These links point to pages that don't exist: {', '.join([*ids, *files])}. Create "
+            "those pages first (or in the same call), or link existing ones (knowledge_search "
+            "finds them)." + (" Link a page by its id: [text](type/slug)." if files else "")
+        )
+
+
+def surely_within_bound(*texts: str) -> bool:
+    """Whether a page made of ``texts`` is within the size bound, without rendering it.
+
+    A character takes at most 4 bytes in UTF-8 and at most 10 once escaped in YAML; 4 KiB
+    leaves room for the frontmatter's keys and markers. Only a page near the bound is rendered
+    to be measured exactly.
+
+    Args:
+        texts: The page's title, body, field names and values.
+
+    Returns:
+        True when even that worst case stays within :data:`MAX_DOCUMENT_BYTES`.
+    """
+    return sum(map(len, texts)) * 10 + 4096 <= MAX_DOCUMENT_BYTES
+
+
+def require_page_size(where: str, size: int) -> None:
+    """Refuse a write that would make a page (or the overview) larger than the size bound.
+
+    The bound is the one every store's read holds (:data:`MAX_DOCUMENT_BYTES`): a page
+    written larger could not be read back, here or by an OKF reader of the bundle.
+
+    Args:
+        where: The page, for the message (``'concept/tides'``, ``The overview``).
+        size: The bytes the page would take as a markdown file.
+
+    Raises:
+        KnowledgeStoreError: It is over the bound; nothing was written.
+    """
+    if size > MAX_DOCUMENT_BYTES:
+        raise KnowledgeStoreError(
+            f"{where} would be {oversized(size, MAX_DOCUMENT_BYTES)}. Nothing was written. "
+            "Split it into smaller pages that link to each other, or leave out what an agent "
+            "doesn't need to read."
         )
 
 
@@ -372,7 +426,10 @@ class ValidPage:
 
 
 def validate_new_pages(
-    pages: Sequence[NewPage], registry: TypeRegistry, exists: Callable[[str], bool]
+    pages: Sequence[NewPage],
+    registry: TypeRegistry,
+    exists: Callable[[str], bool],
+    file_links: Callable[[str, str], Sequence[tuple[str, str | None]]] | None = None,
 ) -> list[ValidPage]:
     """Check a batch of new pages completely, before anything is written.
 
@@ -380,6 +437,8 @@ def validate_new_pages(
         pages: The pages to create; their links may point to each other.
         registry: The store's types.
         exists: Whether an id is taken already.
+        file_links: Judges a page's ``.md`` links, given its content and id (see
+            :data:`FileLinks`); ``None``: they are not judged.
 
     Returns:
         The pages, normalized, with their fields applied (a summary's ``ingested`` stamped).
@@ -428,8 +487,15 @@ def validate_new_pages(
             ValidPage(page_type, page_id, page.slug, title, normalize_content(page.content), fields)
         )
     for valid in batch:
-        require_links_resolve(valid.content, exists, self_id=valid.id, also=ids)
+        judge = None if file_links is None else functools.partial(_on_page, file_links, valid.id)
+        require_links_resolve(valid.content, exists, self_id=valid.id, also=ids, file_links=judge)
     return batch
+
+
+def _on_page(
+    file_links: Callable[[str, str], Sequence[tuple[str, str | None]]], page_id: str, content: str
+) -> Sequence[tuple[str, str | None]]:
+    return file_links(content, page_id)
 
 
 def require_limit(limit: object, *, maximum: int = 1000) -> int:

@@ -56,7 +56,7 @@ from typing_extensions import override
 
 from agentkernel.bundle import logfile
 from agentkernel.bundle.listing import FolderListing, Listing, WalkListing
-from agentkernel.errors import WriteConflictError
+from agentkernel.errors import DocumentTooLargeError, WriteConflictError
 from agentkernel.knowledgestore import (
     _bundle,
     _catalog,
@@ -68,6 +68,7 @@ from agentkernel.knowledgestore import (
 )
 from agentkernel.knowledgestore._batched import BatchedPagesStore
 from agentkernel.knowledgestore._cataloged import View
+from agentkernel.knowledgestore._pagefiles import require_file_size
 from agentkernel.knowledgestore._stored import Stored
 from agentkernel.knowledgestore.errors import (
     KnowledgeStoreError,
@@ -75,6 +76,7 @@ from agentkernel.knowledgestore.errors import (
     StoreAccessError,
 )
 from agentkernel.knowledgestore.model import CheckReport, NewPage, PageType, is_slug
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES, oversized
 from agentkernel.storage.local import LocalDocumentStore
 
 if TYPE_CHECKING:
@@ -240,17 +242,26 @@ class BundlePagesStore(BatchedPagesStore):
         documents = listing.documents
         stored: Stored | None = None
         label = self._label()
+        listed = listing.size(rel)
+        parsed: Stored | str
         try:
-            if documents.compare_and_swap:
+            if listed is not None and listed > MAX_DOCUMENT_BYTES:  # refused unread
+                parsed = oversized(listed, MAX_DOCUMENT_BYTES)
+            elif documents.compare_and_swap:
                 data, token = _faults.read_retrying(
-                    lambda: documents.read_versioned(rel), rel, label
+                    lambda: documents.read_versioned_bounded(rel, MAX_DOCUMENT_BYTES), rel, label
                 )
+                parsed = _stored.parse_as_any(candidates, slug, rel, data.decode("utf-8"))
             else:
-                data = _faults.read_retrying(lambda: documents.read(rel), rel, label)
-            parsed = _stored.parse_as_any(candidates, slug, rel, data.decode("utf-8"))
+                data = _faults.read_retrying(
+                    lambda: documents.read_bounded(rel, MAX_DOCUMENT_BYTES), rel, label
+                )
+                parsed = _stored.parse_as_any(candidates, slug, rel, data.decode("utf-8"))
         except FileNotFoundError:
             self._forget(rel)
             return
+        except DocumentTooLargeError as exc:  # its content: refused until it changes
+            parsed, token = exc.reason, exc.token or token
         except OSError as exc:  # the way to the file failed, not its content
             logger.warning(
                 "Could not read %s in %s (%s); read again at the next call", rel, label, exc
@@ -339,10 +350,18 @@ class BundlePagesStore(BatchedPagesStore):
         listing = self._listing()
         if listing is None:
             return ""
+        documents = listing.documents
         try:
-            return listing.documents.read(name).decode("utf-8")
+            return documents.read_bounded(name, MAX_DOCUMENT_BYTES).decode("utf-8")
         except FileNotFoundError:
             return ""
+        except DocumentTooLargeError as exc:
+            if name != "log.md":
+                logger.warning("Not reading %s in %s: %s", name, self._label(), exc.reason)
+                return ""
+        # the log is newest first: the entries asked for are at its top; a cut line is dropped
+        head = documents.read_head(name, MAX_DOCUMENT_BYTES).decode("utf-8", "ignore")
+        return head.rpartition("\n")[0]
 
     # -- writing -------------------------------------------------------------------------
 
@@ -478,6 +497,7 @@ class BundlePagesStore(BatchedPagesStore):
                 body = self._links_map.to_disk(changed.content, page.rel)
                 token = self._files[page.rel][0]
                 updated = replace(page, title=changed.title, fields=changed.fields, body=body)
+                require_file_size(updated)
                 self._write_page(documents, updated, token)
                 changed_from[:] = [page]
 
@@ -516,9 +536,11 @@ class BundlePagesStore(BatchedPagesStore):
         ):
             return None, written[1]  # what it holds is what this store wrote: not read
         try:
-            return documents.read_versioned("index.md")
+            return documents.read_versioned_bounded("index.md", MAX_DOCUMENT_BYTES)
         except FileNotFoundError:
             return None, None
+        except DocumentTooLargeError as exc:  # not this store's index: rewritten, unread
+            return b"", exc.token
 
     def _write_index(self, documents: DocumentStore) -> None:
         """Rewrite ``index.md`` from the pages as they are now, unless it says that already.
@@ -642,11 +664,14 @@ class BundlePagesStore(BatchedPagesStore):
         with self._writing(subject="overview.md") as documents:
 
             def attempt() -> None:
-                _pages.require_links_resolve(content, self._exists)
+                _pages.require_links_resolve(
+                    content, self._exists, file_links=self._judge_links("overview")
+                )
                 listing = self._listing()
                 token = listing.tokens.get("overview.md") if listing is not None else None
                 body = self._links_map.to_disk(content, "overview.md")
                 rendered = _stored.render_overview(body).encode("utf-8")
+                _pages.require_page_size("The overview", len(rendered))
                 before = self._before("overview.md")
                 stored = documents.write_if("overview.md", rendered, token)
                 self._wrote("overview.md", stored.token, before)

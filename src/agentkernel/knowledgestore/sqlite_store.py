@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
 
-from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages
+from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages, _stored
 from agentkernel.knowledgestore._cataloged import CatalogedStore, View
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
@@ -356,6 +356,16 @@ class SQLiteKnowledgeStore(CatalogedStore):
         return self._get(page_id) is not None
 
     def _put(self, db: sqlite3.Connection, row: _Row, *, new: bool) -> None:
+        # measured as the markdown stores keep a page: the same bound in every store
+        if not _pages.surely_within_bound(
+            row.title, row.content, *row.fields, *row.fields.values()
+        ):
+            page_type = self._registry.get(row.type) or PageType(row.type, "", "", "")
+            as_file = _stored.Stored(
+                row.id, page_type, row.slug, "", row.title, row.fields, row.content
+            )
+            size = len(_stored.render_page(as_file).encode("utf-8"))
+            _pages.require_page_size(repr(row.id), size)
         entry = row.entry()
         if not self._pending:
             self._rev += 1  # one revision per transaction
@@ -451,7 +461,9 @@ class SQLiteKnowledgeStore(CatalogedStore):
     @override
     def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
         with self._write() as db:
-            valid = _pages.validate_new_pages(list(pages), self._registry, self._exists)
+            valid = _pages.validate_new_pages(
+                list(pages), self._registry, self._exists, self._file_links
+            )
             for page in valid:
                 row = _Row(
                     page.id, page.page_type.name, page.slug, page.title, page.fields, page.content
@@ -471,8 +483,11 @@ class SQLiteKnowledgeStore(CatalogedStore):
     @override
     def write_overview(self, content: str) -> None:
         content = _pages.normalize_content(content)
+        _pages.require_page_size("The overview", len(content.encode("utf-8")))
         with self._write() as db:
-            _pages.require_links_resolve(content, self._exists)
+            _pages.require_links_resolve(
+                content, self._exists, file_links=self._judge_links("overview")
+            )
             db.execute(
                 "INSERT INTO meta (key, value) VALUES ('overview', ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

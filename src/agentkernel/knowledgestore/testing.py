@@ -26,6 +26,7 @@ import pytest
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import NewPage, PageInfo, PageLink, PageType
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES
 
 StoreFactory = Callable[..., KnowledgeStore]
 _ISO_INSTANT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -396,19 +397,62 @@ class KnowledgeStoreConformance:
         report = store.check()
         assert report.broken_links == [PageLink("concept/tides", "entity/moon")]
 
-    def test_check_reports_file_links_that_reach_no_page(self, store: KnowledgeStore) -> None:
-        store.create(
-            "concept",
-            "tides",
-            "Tides",
-            "See [notes](notes/tide-notes.md) and [web](https://x.org/a.md).",
-        )
-        store.write_overview("Start at [Tides](concept/tides); [draft](../draft.md).")
-        report = store.check()
-        assert report.broken_links == [
-            PageLink("concept/tides", "notes/tide-notes.md"),
-            PageLink("overview", "../draft.md"),
-        ]
+    def test_file_links_to_no_page_are_refused_like_id_links(self, store: KnowledgeStore) -> None:
+        for content in (
+            "See [nope](../concepts/nope.md).",
+            "See [notes](notes/tide-notes.md).",
+            "See [outside](../../x.md#top).",
+        ):
+            with pytest.raises(KnowledgeStoreError) as refused:
+                store.create("concept", "tides", "Tides", content)
+            written = content.split("](", 1)[1].split(")")[0].split("#")[0]
+            assert written in str(refused.value) and "[text](type/slug)" in str(refused.value)
+            assert store.read("concept/tides") is None and store.list() == []
+        with pytest.raises(KnowledgeStoreError):
+            store.create_many(
+                [
+                    NewPage("entity", "moon", "Moon", "Satellite."),
+                    NewPage("concept", "tides", "Tides", "[gone](../concepts/gone.md)"),
+                ]
+            )
+        assert store.list() == []
+        store.create("concept", "tides", "Tides", "See [web](https://x.org/a.md).")
+        before = store.read("concept/tides")
+        with pytest.raises(KnowledgeStoreError, match=r"nope\.md"):
+            store.edit("concept/tides", "See", "See [n](../concepts/nope.md) and")
+        with pytest.raises(KnowledgeStoreError, match=r"nope\.md"):
+            store.rewrite("concept/tides", "Now [n](../concepts/nope.md).")
+        assert store.read("concept/tides") == before
+        with pytest.raises(KnowledgeStoreError, match=r"draft\.md"):
+            store.write_overview("Start at [Tides](concept/tides); [draft](../draft.md).")
+        assert store.overview() == "" and store.check().broken_links == []
+
+    # -- size bound ----------------------------------------------------------------------
+
+    def test_a_page_over_the_size_bound_is_refused_and_nothing_is_written(
+        self, store: KnowledgeStore
+    ) -> None:
+        huge = "x" * (MAX_DOCUMENT_BYTES + 1)
+        bound = f"max_document_bytes={MAX_DOCUMENT_BYTES}"
+        with pytest.raises(KnowledgeStoreError) as refused:
+            store.create("concept", "huge", "Huge", huge)
+        assert bound in str(refused.value) and "Nothing was written" in str(refused.value)
+        assert "concept/huge" in str(refused.value) and len(str(refused.value)) < 500
+        with pytest.raises(KnowledgeStoreError, match=bound):
+            store.create_many(
+                [NewPage("entity", "moon", "Moon", "Small."), NewPage("concept", "huge", "H", huge)]
+            )
+        assert store.list() == [] and store.index() == ""
+        store.create("concept", "tides", "Tides", "Water rises.")
+        before = store.read("concept/tides")
+        with pytest.raises(KnowledgeStoreError, match=bound):
+            store.rewrite("concept/tides", huge)
+        with pytest.raises(KnowledgeStoreError, match=bound):
+            store.edit("concept/tides", "rises", huge)
+        with pytest.raises(KnowledgeStoreError, match=bound):
+            store.write_overview(huge)
+        assert store.read("concept/tides") == before and store.overview() == ""
+        assert [h.id for h in store.search("water")] == ["concept/tides"]
 
     # -- log and overview ----------------------------------------------------------------
 

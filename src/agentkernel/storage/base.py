@@ -19,9 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from agentkernel.errors import AKConfigError, KnowledgePathError, echo
+from agentkernel.errors import AKConfigError, DocumentTooLargeError, KnowledgePathError, echo
 
 logger = logging.getLogger(__name__)
+
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+"""The one size bound of a document read whole from a bundle (4 MiB): an OKF concept or
+listing file (``OKFManager.max_document_bytes``), a curated store's page, ``index.md`` and
+overview. Larger ones are skipped or refused with :func:`oversized`'s message, never buffered."""
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 # A path already in canonical form, made of plain ASCII names none of which starts with a dot:
@@ -47,6 +52,21 @@ class StoredFile:
     path: str
     size: int
     token: str
+
+
+def oversized(size: int, limit: int, *, at_least: bool = False) -> str:
+    """The one message of the document size bound, for a skip, a refused read or a write.
+
+    Args:
+        size: The document's size in bytes (listed, announced or about to be written).
+        limit: The bound it is over.
+        at_least: The size is a lower bound: a stream delivered more than ``limit`` bytes.
+
+    Returns:
+        ``oversized: 5000000 bytes (the limit is max_document_bytes=4194304)``.
+    """
+    amount = f"more than {limit}" if at_least else str(size)
+    return f"oversized: {amount} bytes (the limit is max_document_bytes={limit})"
 
 
 def clean_path(path: str) -> str:
@@ -251,6 +271,75 @@ class DocumentStore(ABC):
             KnowledgePathError: The path is not clean, is hidden or escapes the root.
             FileNotFoundError: Nothing is stored at ``path``.
         """
+
+    def read_bounded(self, path: str, max_bytes: int) -> bytes:
+        """Return the whole content of ``path``, refusing one larger than ``max_bytes``.
+
+        The default is a leading read of ``max_bytes + 1`` bytes, so a store whose
+        :meth:`read_head` is bounded never holds more than that; the built-in stores check the
+        size they are told (``fstat``, ``Content-Length``) before reading, and cut a stream
+        that delivers more.
+
+        Args:
+            path: A bundle-relative path.
+            max_bytes: The most bytes the content may have.
+
+        Returns:
+            The bytes stored there.
+
+        Raises:
+            DocumentTooLargeError: The content is larger (named with :func:`oversized`).
+            KnowledgePathError: The path is not clean, is hidden or escapes the root.
+            FileNotFoundError: Nothing is stored at ``path``.
+        """
+        self._check_max_bytes(max_bytes)
+        return self._within(path, self.read_head(path, max_bytes + 1), max_bytes)
+
+    def read_versioned_bounded(self, path: str, max_bytes: int) -> tuple[bytes, str]:
+        """:meth:`read_versioned`, refusing content larger than ``max_bytes``.
+
+        The default reads the whole content and then refuses it; the built-in stores check
+        the announced size first and never read more than ``max_bytes + 1`` bytes. A store
+        of your own with compare-and-swap should override it the same way.
+
+        Args:
+            path: A bundle-relative path.
+            max_bytes: The most bytes the content may have.
+
+        Returns:
+            ``(bytes, token)``, as :meth:`read_versioned`.
+
+        Raises:
+            DocumentTooLargeError: The content is larger; its ``token`` is the content's.
+            NotImplementedError: The store offers no compare-and-swap.
+            KnowledgePathError: The path is not clean, is hidden or escapes the root.
+            FileNotFoundError: Nothing is stored at ``path``.
+        """
+        self._check_max_bytes(max_bytes)
+        data, token = self.read_versioned(path)
+        self._refuse_size(path, len(data), max_bytes, token)
+        return data, token
+
+    @staticmethod
+    def _within(path: str, data: bytes, max_bytes: int, token: str | None = None) -> bytes:
+        """``data``, unless a read cut at ``max_bytes + 1`` bytes delivered more than the bound.
+
+        Raises:
+            DocumentTooLargeError: It did (the size named as a lower bound).
+        """
+        if len(data) > max_bytes:
+            raise DocumentTooLargeError(path, oversized(len(data), max_bytes, at_least=True), token)
+        return data
+
+    @staticmethod
+    def _refuse_size(path: str, size: int, max_bytes: int, token: str | None = None) -> None:
+        """Refuse, before reading, content announced larger than ``max_bytes``.
+
+        Raises:
+            DocumentTooLargeError: ``size`` is over the bound.
+        """
+        if size > max_bytes:
+            raise DocumentTooLargeError(path, oversized(size, max_bytes), token)
 
     def read_heads(
         self, paths: Sequence[str], max_bytes: int, *, workers: int = 1

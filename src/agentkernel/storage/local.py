@@ -348,6 +348,21 @@ class LocalDocumentStore(DocumentStore):
             info = os.fstat(handle.fileno())
             return handle.read(), file_token(info)
 
+    @override
+    def read_bounded(self, path: str, max_bytes: int) -> bytes:
+        return self.read_versioned_bounded(path, max_bytes)[0]
+
+    @override
+    def read_versioned_bounded(self, path: str, max_bytes: int) -> tuple[bytes, str]:
+        # the open file's size is checked before reading, and a file growing meanwhile is
+        # cut at one byte past the bound: never more is held
+        self._check_max_bytes(max_bytes)
+        with os.fdopen(self._open(path), "rb") as handle:
+            info = os.fstat(handle.fileno())
+            token = file_token(info)
+            self._refuse_size(path, info.st_size, max_bytes, token)
+            return self._within(path, handle.read(max_bytes + 1), max_bytes, token), token
+
     def write_if(
         self, path: str, data: bytes, token: str | None, *, durable: bool = True
     ) -> StoredFile:

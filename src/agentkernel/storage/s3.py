@@ -314,19 +314,43 @@ class S3DocumentStore(DocumentStore):
 
     @override
     def read_versioned(self, path: str) -> tuple[bytes, str]:  # one GET; the token is the ETag
-        cleaned = clean_file_path(path)
+        return self._get_versioned(clean_file_path(path), None)
+
+    @override
+    def read_bounded(self, path: str, max_bytes: int) -> bytes:
+        self._check_max_bytes(max_bytes)
+        return self._get_versioned(clean_file_path(path), max_bytes)[0]
+
+    @override
+    def read_versioned_bounded(self, path: str, max_bytes: int) -> tuple[bytes, str]:
+        self._check_max_bytes(max_bytes)
+        return self._get_versioned(clean_file_path(path), max_bytes)
+
+    def _get_versioned(self, cleaned: str, limit: int | None) -> tuple[bytes, str]:
+        """One GET of the whole object; over ``limit`` it is refused unread, or cut.
+
+        The announced ``Content-Length`` is checked before the body is read, and the body is
+        read with a bound of one byte past ``limit``, so a server announcing less than it
+        sends (or nothing: chunked) still cannot make this hold more.
+        """
         try:
             response = self._client.get_object(Bucket=self._bucket, Key=self._keyprefix + cleaned)
             body = response["Body"]
+            token = str(response["ETag"])
+            self._remember_ops(cleaned, token, _ops_of(response))
             try:
-                data: bytes = body.read()
+                if limit is None:
+                    data: bytes = body.read()
+                else:
+                    announced = response.get("ContentLength")
+                    if announced is not None:
+                        self._refuse_size(cleaned, int(announced), limit, token)
+                    data = self._within(cleaned, body.read(limit + 1), limit, token)
             finally:
                 body.close()
         except (ClientError, BotoCoreError) as exc:
             raise self._os_error(exc, "read", cleaned) from exc
-        etag = str(response["ETag"])
-        self._remember_ops(cleaned, etag, _ops_of(response))
-        return data, etag
+        return data, token
 
     @override
     def write_if(self, path: str, data: bytes, token: str | None) -> StoredFile:

@@ -43,6 +43,10 @@ class CountingStore(LocalDocumentStore):
         self.calls["read"] += 1
         return super().read(path)
 
+    def read_bounded(self, path: str, max_bytes: int) -> bytes:
+        self.calls["read"] += 1  # a whole read, with the size bound
+        return super().read_bounded(path, max_bytes)
+
     def read_head(self, path: str, max_bytes: int) -> bytes:
         self.calls["read_head"] += 1
         return super().read_head(path, max_bytes)

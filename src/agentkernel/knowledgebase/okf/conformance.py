@@ -25,6 +25,7 @@ from typing import Any, Literal
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
 from agentkernel.bundle.links import link_targets, resolve_target
 from agentkernel.bundle.timestamps import timestamp_fields, timestamp_problem
+from agentkernel.errors import DocumentTooLargeError
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_from,
@@ -32,9 +33,8 @@ from agentkernel.knowledgebase.okf.concept import (
     is_document,
     is_reserved,
 )
-from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES
 from agentkernel.storage import frontmatter
-from agentkernel.storage.base import DocumentStore, StoredFile
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore, StoredFile, oversized
 
 _ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _INDEX_ENTRY = re.compile(r"^\s*[*+-]\s+\[[^\]]*\]\([^)]*\)")
@@ -208,17 +208,16 @@ def check_bundle(
 
 
 def _read_text(store: DocumentStore, stored: StoredFile, report: ConformanceReport) -> str | None:
+    level: Literal["error", "warning"] = "warning" if is_reserved(stored.path) else "error"
     if stored.size > MAX_DOCUMENT_BYTES:
         report.findings.append(
-            Finding(
-                "warning" if is_reserved(stored.path) else "error",
-                stored.path,
-                f"skipped: {stored.size} bytes is over the {MAX_DOCUMENT_BYTES}-byte limit",
-            )
+            Finding(level, stored.path, f"skipped: {oversized(stored.size, MAX_DOCUMENT_BYTES)}")
         )
         return None
     try:
-        return decode_head(store.read(stored.path), complete=True)
+        return decode_head(store.read_bounded(stored.path, MAX_DOCUMENT_BYTES), complete=True)
+    except DocumentTooLargeError as exc:
+        report.findings.append(Finding(level, stored.path, f"skipped: {exc.reason}"))
     except ConceptError as exc:
         report.findings.append(Finding("error", stored.path, f"unreadable: {exc}"))
     except OSError as exc:

@@ -288,14 +288,15 @@ class LanceView(ViewState):
             The document's bytes.
         """
         store = self.context.store
+        limit = self.context.limits.max_document_bytes
+
+        def fetch() -> bytes:
+            return store.read_bounded(concept.path, limit)
+
         documents = getattr(self.source, "documents", None)
         if documents is None:
-            return store.read(concept.path)
-        return bytes(
-            documents(store.location).read(
-                concept.path, concept.token, lambda: store.read(concept.path)
-            )
-        )
+            return fetch()
+        return bytes(documents(store.location).read(concept.path, concept.token, fetch))
 
     # -- internals ------------------------------------------------------------------------
 

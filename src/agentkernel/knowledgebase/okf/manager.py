@@ -44,11 +44,11 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits
+from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
 from agentkernel.knowledgebase.okf.walkview import WalkView
 from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
-from agentkernel.storage.base import DocumentStore, clean_path
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore, clean_path
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase.okf.background import BackgroundRefresh
@@ -610,7 +610,7 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _read_text(self, path: str) -> str | None:
         try:
-            return self._store.read(path).decode("utf-8")
+            return self._store.read_bounded(path, self.max_document_bytes).decode("utf-8")
         except (OSError, UnicodeDecodeError, KnowledgeError) as exc:
             logger.warning("could not read %s: %s", path, exc)
             return None

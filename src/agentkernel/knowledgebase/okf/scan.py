@@ -24,12 +24,10 @@ from agentkernel.knowledgebase.okf.concept import (
     parse_concept,
 )
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
-from agentkernel.storage.base import DocumentStore, StoredFile, is_walkable
+from agentkernel.storage.base import DocumentStore, StoredFile, is_walkable, oversized
 
 logger = logging.getLogger(__name__)
 
-MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
-"""The default size above which a document is skipped unread (``OKFManager.max_document_bytes``)."""
 PROGRESS_BATCH = 512
 
 
@@ -186,8 +184,7 @@ def size_refusal(size: int, limits: ScanLimits) -> str | None:
         The reason, naming the limit, or ``None`` when the size is accepted.
     """
     if size > limits.max_document_bytes:
-        limit = limits.max_document_bytes
-        return f"oversized: {size} bytes (the limit is max_document_bytes={limit})"
+        return oversized(size, limits.max_document_bytes)
     return None
 
 

@@ -197,7 +197,7 @@ class ViewState:
         Returns:
             The document's bytes.
         """
-        return self.context.store.read(concept.path)
+        return self.context.store.read_bounded(concept.path, self.context.limits.max_document_bytes)
 
     def listed(self, contents: BundleContents, extra: Sequence[str] = ()) -> list[str]:
         """The diagnostics in their order: skipped, own notes, extra, manager's, failure.

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.okf.bundleindex import _lance, identity, rows
 from agentkernel.knowledgebase.okf.bundleindex.identity import IndexBundleError
-from agentkernel.knowledgebase.okf.scan import MAX_DOCUMENT_BYTES, ScanLimits, ScanResult, scan
-from agentkernel.storage.base import DocumentStore
+from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, scan
+from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
