@@ -18,6 +18,15 @@
     │                              a document's frontmatter is missing or not a YAML mapping
     ├── CacheIntegrityError        also an OSError (agentkernel.storage.nodecache): a downloaded
     │                              object does not match what the object store said it holds
+    ├── CachePathError             also a ValueError (agentkernel.storage.nodecache): a name from
+    │                              the object store would leave the node cache or touch its
+    │                              bookkeeping; nothing is written
+    ├── ContractError              also a ValueError (agentkernel.knowledgebase.okf.computation):
+    │                              a concept is not a usable Attested Computation
+    ├── BindingError               also a ValueError (same package): the values given cannot be
+    │                              bound (an unknown name, a missing or mistyped value)
+    ├── ComputationError           (same package) a computation could not run, or its
+    │                              attestation failed; no value is shown
     ├── WriteConflictError         (here: agentkernel.storage raises it) a conditional write
     │                              lost a race: the file changed since its token was read;
     │                              retry from a fresh read
