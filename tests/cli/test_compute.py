@@ -105,12 +105,14 @@ def test_json_gives_the_verdict_checks_and_the_receipt(example_untouched: object
         (["computations/revenue", "--param", "year=2024", "--param", "region=US"],
          "has no parameter 'region'"),
         (["computations/nope"], "No computation 'computations/nope' in bundle 'bundle'"),
+        (["computations", "--param", "active=true", "--param", "min_amount=0"],
+         "No computation 'computations' in bundle 'bundle'"),
         (["metrics/revenue"], "not an Attested Computation"),
         (["computations/active-customers", "--param", "active=true", "--param",
           "min_amount=1", "--refuse-stale"], "is stale: now >= stale_after"),
     ],
-    ids=["wrong-type", "missing", "unknown-parameter", "unknown-concept", "not-a-computation",
-         "stale-refused"],
+    ids=["wrong-type", "missing", "unknown-parameter", "unknown-concept", "a-folder",
+         "not-a-computation", "stale-refused"],
 )  # fmt: skip
 def test_a_refused_or_unknown_computation_exits_1_with_one_line(
     args: list[str], said: str, example_untouched: object

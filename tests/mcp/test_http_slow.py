@@ -323,3 +323,38 @@ def test_a_failing_jwks_url_backs_off_and_the_keys_fetched_before_keep_serving()
     assert during_backoff == 2  # the first fetch and the failed refetch, nothing while backing off
     assert after_second == 3 and still_backing_off == 3
     assert state["requests"] == 4
+
+
+def test_a_jwks_url_that_redirects_is_not_followed() -> None:
+    import http.server
+
+    from agentkernel.mcp._jwks import RemoteKeys
+
+    body = json.dumps(a.jwks(a.rsa_key(), kid="k1")).encode()
+    asked: list[str] = []
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            if self.path == "/jwks":  # the configured URL sends the caller elsewhere
+                self.send_response(302)
+                self.send_header("location", "/elsewhere")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        keys = RemoteKeys(f"http://127.0.0.1:{server.server_address[1]}/jwks")
+        assert keys.keys("k1") is None  # no keys: the redirect was refused
+        assert asked == ["/jwks"]  # and the other URL never asked
+    finally:
+        server.shutdown()

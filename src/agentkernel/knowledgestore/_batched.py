@@ -13,6 +13,7 @@ import builtins
 import contextlib
 import logging
 from abc import abstractmethod
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentkernel.errors import DocumentTooLargeError, WriteConflictError
@@ -74,9 +75,21 @@ class BatchedPagesStore(PageFilesStore):
         return intent
 
     def _fail_batch(
-        self, documents: DocumentStore, intent: Intent | None, written: builtins.list[Stored]
+        self,
+        documents: DocumentStore,
+        intent: Intent | None,
+        written: builtins.list[Stored],
+        pending: Sequence[tuple[Stored, bytes]] = (),
     ) -> builtins.list[str]:
         """Undo a failed batch's pages, then drop its record (kept when the undo failed).
+
+        Args:
+            documents: Where the batch was written.
+            intent: Its record (``None``: a batch of one page).
+            written: The pages whose write was acknowledged.
+            pending: The pages (and bytes) whose write was not: one that failed may still
+                have landed (its answer lost), so each one holding the batch's bytes is
+                taken back too.
 
         Returns:
             The ids of the pages that could not be taken back; while there are any, the
@@ -85,6 +98,8 @@ class BatchedPagesStore(PageFilesStore):
         self._own_batch = None
         try:
             left = self._undo(documents, written)
+            if intent is not None:
+                left += self._take_back_landed(documents, pending)
         except Exception:  # the record stays: the next writer undoes the batch
             logger.warning("could not undo a failed batch in %s", self, exc_info=True)
             return [stored.id for stored in written]
@@ -98,6 +113,27 @@ class BatchedPagesStore(PageFilesStore):
                 documents._delete_record(intent.name)
         return []
 
+    def _take_back_landed(
+        self, documents: DocumentStore, pending: Sequence[tuple[Stored, bytes]]
+    ) -> builtins.list[str]:
+        """Remove each page file of ``pending`` that holds exactly the batch's bytes.
+
+        Returns:
+            The ids of those that could not be removed (storage failed).
+        """
+        left: builtins.list[str] = []
+        for stored, data in pending:
+            try:
+                current, token = documents.read_versioned(stored.rel)
+                if current == data:
+                    with contextlib.suppress(WriteConflictError, FileNotFoundError):
+                        documents.delete_if(stored.rel, token)
+            except FileNotFoundError:
+                continue
+            except OSError:
+                left.append(stored.id)
+        return left
+
     def _end_batch(
         self,
         documents: DocumentStore,
@@ -107,9 +143,11 @@ class BatchedPagesStore(PageFilesStore):
     ) -> None:
         """Drop the record of a batch written whole.
 
-        If another writer took the batch for abandoned meanwhile (a writer slower than
-        :data:`_batches.ABANDONED_SECONDS`) and undid part of it, the rest is undone too and
-        the call fails as a lost race.
+        The call is acknowledged only when this writer removes its own record. If another
+        writer took the batch for abandoned meanwhile (a writer on another host slower than
+        :data:`_batches.ABANDONED_SECONDS`), the pages still holding the batch's bytes are
+        undone and the call fails as a lost race: it never answers for a batch another writer
+        may be undoing.
 
         Raises:
             PageConflictError: The batch was undone by another writer.
@@ -122,8 +160,10 @@ class BatchedPagesStore(PageFilesStore):
         except OSError:  # the batch is written whole; the next writer drops the record
             logger.warning("could not remove the batch record %s of %s", intent.name, self)
             return
-        if there or _batches.holds_all(intent, lambda rel: self._read_or_none(documents, rel)):
+        if there:
             return
+        # another writer took the batch for abandoned (and kept or undid it): it is not ours
+        # to acknowledge any more, so it ends as none, and the caller may make it again
         kept = [s for s, data in zip(valid, files, strict=True) if self._holding(s, data)]
         self._undo(documents, kept)
         self._write_index(documents)

@@ -29,11 +29,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from agentkernel.storage._fs import host_tag, process_alive
+from agentkernel.storage.base import MAX_RECORD_BYTES
 
 logger = logging.getLogger(__name__)
 
 ABANDONED_SECONDS = 60.0
-"""A batch record this old is abandoned whoever wrote it (a writer on another host, a pod)."""
+"""A batch record of another host this old is abandoned (a writer on another host, a pod)."""
+
+_PID_REUSE_SECONDS = 3600.0  # a running pid this long after its record: another process now
 
 
 def digest(data: bytes) -> str:
@@ -63,13 +66,20 @@ class Intent:
         return json.dumps(record, separators=(",", ":")).encode("utf-8")
 
     def abandoned(self, now: float | None = None) -> bool:
-        """Whether its writer is gone: a dead process of this host, or an old record.
+        """Whether its writer is gone.
 
-        Never asked of the batch the caller is writing itself.
+        On this host the process decides: a batch of a running process (this one included:
+        several stores may write in one process) is never taken, unless its record is so old
+        that the pid must have been reused. A record of another host is gone once older than
+        :data:`ABANDONED_SECONDS`; one dated in the future (a skewed clock, or planted) is
+        nobody's batch in progress.
         """
-        if self.host == host_tag() and (self.pid == os.getpid() or not process_alive(self.pid)):
-            return True  # this process writes one batch at a time: any other of its own is over
-        return (time.time() if now is None else now) - self.at > ABANDONED_SECONDS
+        age = (time.time() if now is None else now) - self.at
+        if age < -ABANDONED_SECONDS:
+            return True
+        if self.host == host_tag():
+            return not process_alive(self.pid) or age > _PID_REUSE_SECONDS
+        return age > ABANDONED_SECONDS
 
 
 def new_intent(files: Iterable[tuple[str, bytes]]) -> Intent:
@@ -87,6 +97,9 @@ def new_intent(files: Iterable[tuple[str, bytes]]) -> Intent:
 
 def parse_intent(name: str, data: bytes) -> Intent | None:
     """Read a record; ``None`` (logged) when it is not one this module wrote."""
+    if len(data) > MAX_RECORD_BYTES:
+        logger.warning("ignoring the batch record %s: over %d bytes", name, MAX_RECORD_BYTES)
+        return None
     try:
         record = json.loads(data.decode("utf-8"))
         pages = tuple((str(rel), str(sha)) for rel, sha in record["pages"])

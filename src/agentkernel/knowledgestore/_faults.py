@@ -92,7 +92,7 @@ def cause_of(exc: OSError) -> str:
         return f"its file system is read-only ({exc.strerror})"
     if code is not None and exc.strerror:
         return exc.strerror if code not in (errno.EACCES, errno.EPERM) else "permission denied"
-    detail = scrub(str(exc)) or type(exc).__name__
+    detail = scrub(str(exc)).rstrip(".") or type(exc).__name__
     if isinstance(exc, ConnectionError | TimeoutError):
         return f"its storage can't be reached right now ({detail})"
     return detail

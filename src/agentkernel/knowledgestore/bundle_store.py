@@ -219,9 +219,11 @@ class BundlePagesStore(BatchedPagesStore):
             if last is None or last[0] != token or rel in self._unread:
                 self._load(listing, rel, place[0], place[1], token)
         self._sync_root_ids()
-        if fresh and self._unread:
-            # a write (or a check) must see every page: the index it rewrites lists them all
-            rel, failure = min(self._unread.items())
+        passing = {rel: exc for rel, exc in self._unread.items() if _faults.is_transient(exc)}
+        if fresh and passing:
+            # a write (or a check) must see every page: the index it rewrites lists them all;
+            # a file that can't be read for itself (denied) is one bad file, which blocks none
+            rel, failure = min(passing.items())
             raise _faults.access_error(self._label(), rel, failure, writing=False) from failure
 
     def _load(
@@ -599,7 +601,8 @@ class BundlePagesStore(BatchedPagesStore):
                     written.append(stored)
                 self._write_index(documents)  # a page whose index failed is taken back too
             except BaseException as exc:
-                left = self._fail_batch(documents, intent, written)
+                unsure = list(zip(valid, files, strict=True))[len(written) :]
+                left = self._fail_batch(documents, intent, written, unsure)
                 if isinstance(exc, WriteConflictError) and len(written) < len(valid):
                     raise PageConflictError(valid[len(written)].id) from None
                 if left and isinstance(exc, OSError) and not isinstance(exc, StoreAccessError):

@@ -21,6 +21,7 @@ import json
 import logging
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -97,7 +98,8 @@ class RemoteKeys:
 
     def _should_fetch(self, now: float, kid: str | None) -> bool:
         if self._running is not None:
-            return True  # wait for the fetch under way
+            # wait for the fetch under way only when the keys at hand can't answer
+            return not any(getattr(key, "key_id", None) == kid for key in self._keys or ())
         if now < self._retry_at:
             return False  # backing off after a failure
         if self._keys is None or now - self._fetched_at >= self._lifespan:
@@ -145,9 +147,23 @@ class RemoteKeys:
     def _download(self) -> list[Any]:
         jwt = self._jwt
         request = urllib.request.Request(self.url, headers={"accept": "application/json"})
-        with urllib.request.urlopen(request, timeout=self.timeout) as response:
+        # no redirect is followed: the URL checked at start (https, or http on loopback) is
+        # the only one fetched
+        with _NO_REDIRECTS.open(request, timeout=self.timeout) as response:
             body = response.read(_MAX_BYTES + 1)
         if len(body) > _MAX_BYTES:
             raise ValueError(f"the JWKS is larger than {_MAX_BYTES} bytes")
         found = jwt.PyJWKSet.from_dict(json.loads(body)).keys
         return list(found)
+
+
+class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error: the JWKS is fetched from the configured URL or not at all."""
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        raise urllib.error.HTTPError(newurl, code, f"redirect refused ({msg})", headers, fp)
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_RefuseRedirects())

@@ -495,6 +495,9 @@ class DocumentStore(ABC):
         Args:
             name: A name :meth:`_records` gave.
 
+        At most :data:`MAX_RECORD_BYTES` and one byte more are read (a record is outside
+        data like any file of the store: a longer one is refused by its reader).
+
         Raises:
             FileNotFoundError: It is gone.
         """
@@ -657,6 +660,9 @@ def load_store_class(dotted: str, context: str | None = None) -> type[DocumentSt
 
 RECORDS_FOLDER = ".agentkernel-batches"
 """The hidden folder at a store's root holding its own records (``DocumentStore._records``)."""
+
+MAX_RECORD_BYTES = 1 << 20
+"""At most this much of a record is read: a longer one is no record this package wrote."""
 
 _RECORD_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,80}\.json")
 

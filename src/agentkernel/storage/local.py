@@ -36,6 +36,7 @@ from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
 from agentkernel.storage._confine import confined
 from agentkernel.storage._fs import atomic_write, fsync_directory, locked, probe_writable
 from agentkernel.storage.base import (
+    MAX_RECORD_BYTES,
     RECORDS_FOLDER,
     DocumentStore,
     StoredFile,
@@ -447,16 +448,16 @@ class LocalDocumentStore(DocumentStore):
         fd = os.open(path, _READ_FLAGS | _NO_FOLLOW)
         with os.fdopen(fd, "rb") as handle:
             os.set_blocking(handle.fileno(), True)
-            return handle.read()
+            return handle.read(MAX_RECORD_BYTES + 1)
 
     @override
     def _write_record(self, name: str, data: bytes) -> None:
         self._require_writable(name)
         name = require_record_name(name)
         for attempt in range(3):
-            folder = self._records_folder(create=True)
-            assert folder is not None
             try:
+                folder = self._records_folder(create=True)
+                assert folder is not None
                 atomic_write(os.path.join(folder, name), data)
                 return
             except FileNotFoundError as exc:

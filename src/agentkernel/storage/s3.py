@@ -35,6 +35,7 @@ from agentkernel.errors import (
     missing_extra,
 )
 from agentkernel.storage.base import (
+    MAX_RECORD_BYTES,
     RECORDS_FOLDER,
     DocumentStore,
     StoredFile,
@@ -431,7 +432,7 @@ class S3DocumentStore(DocumentStore):
 
     @override
     def _read_record(self, name: str) -> bytes:
-        return self._get(f"{RECORDS_FOLDER}/{require_record_name(name)}", None)
+        return self._get(f"{RECORDS_FOLDER}/{require_record_name(name)}", MAX_RECORD_BYTES + 1)
 
     @override
     def _write_record(self, name: str, data: bytes) -> None:

@@ -238,12 +238,11 @@ class Computations:
             ContractError: It is not a usable Attested Computation.
         """
         kb = self.manager()
-        rows = (
-            kb.browse(concept.strip().removesuffix(".md"), limit=1)
-            if isinstance(concept, str)
-            else []
-        )
-        path = rows[0]["metadata"].get("source") if rows and rows[0]["metadata"].get("id") else None
+        wanted = concept.strip().removesuffix(".md") if isinstance(concept, str) else None
+        rows = kb.browse(wanted, limit=1) if wanted else []
+        # browse of a folder answers its first concept: only the concept asked for will do
+        found = rows[0]["metadata"] if rows and rows[0]["metadata"].get("id") == wanted else {}
+        path = found.get("source")
         if not path or not str(path).endswith(".md"):
             known = [e["id"] for e in self.listed()]
             raise ComputationError(
