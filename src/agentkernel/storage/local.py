@@ -461,7 +461,7 @@ class LocalDocumentStore(DocumentStore):
                 atomic_write(os.path.join(folder, name), data)
                 return
             except FileNotFoundError as exc:
-                # another writer removed the folder with its last record just now: make it again
+                # the folder was removed by hand (or by an earlier version) just now: make it again
                 if attempt == 2:
                     raise _named(exc, f"{RECORDS_FOLDER}/{name}") from exc
             except OSError as exc:
@@ -476,12 +476,9 @@ class LocalDocumentStore(DocumentStore):
             os.unlink(os.path.join(folder, require_record_name(name)))
         except FileNotFoundError:
             return False
-        try:
-            os.rmdir(folder)  # the last one: readers then look for none (a new one remakes it)
-        except OSError:
-            fsync_directory(folder)  # others are there
-        else:
-            fsync_directory(self._root)
+        # the folder stays: removing it with the last record cost two more directory syncs a
+        # batch, and raced the next writer's record
+        fsync_directory(folder)
         return True
 
     def _resolve(self, path: str) -> str:
