@@ -199,7 +199,7 @@ def test_a_live_writers_temp_file_is_never_removed_by_another_write(
 def test_only_abandoned_temp_files_of_ours_are_removed(tmp_path: Path) -> None:
     folder = tmp_path / "kb"
     folder.mkdir()
-    host = _fs._host_tag()
+    host = _fs.host_tag()
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,

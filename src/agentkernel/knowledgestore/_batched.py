@@ -164,15 +164,14 @@ class BatchedPagesStore(PageFilesStore):
             return
         # another writer took the batch for abandoned (and kept or undid it): it is not ours
         # to acknowledge any more, so it ends as none, and the caller may make it again
-        kept = [s for s, data in zip(valid, files, strict=True) if self._holding(s, data)]
+        kept = [
+            stored
+            for stored, data in zip(valid, files, strict=True)
+            if self._read_or_none(documents, stored.rel) == data
+        ]
         self._undo(documents, kept)
         self._write_index(documents)
         raise PageConflictError(valid[0].id)
-
-    def _holding(self, stored: Stored, data: bytes) -> bool:
-        listing = self._listing()
-        documents = listing.documents if listing is not None else None
-        return documents is not None and self._read_or_none(documents, stored.rel) == data
 
     @staticmethod
     def _read_or_none(documents: DocumentStore, rel: str) -> bytes | None:

@@ -99,8 +99,8 @@ def fsync_directory(directory: str) -> None:
 
 
 @functools.cache
-def _host_tag() -> str:
-    """This host's tag in temporary names: a short hash of its name (no dots, fixed length)."""
+def host_tag() -> str:
+    """This host's tag in temporary names and batch records: a short hash of its name."""
     return hashlib.sha1(socket.gethostname().encode("utf-8", "replace")).hexdigest()[:8]
 
 
@@ -114,7 +114,7 @@ def temp_name(name: str) -> str:
     Returns:
         ``.<name>~<host>-<pid>-<random>.tmp``.
     """
-    return f".{name[:64]}~{_host_tag()}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
+    return f".{name[:64]}~{host_tag()}-{os.getpid()}-{secrets.token_hex(6)}.tmp"
 
 
 _IOV_MAX = 1024  # the pieces one writev(2) takes at most (POSIX requires at least 16)
@@ -260,8 +260,8 @@ def remove_abandoned_temps(
         age = (time.time() if now is None else now) - info.st_mtime
         dead = (
             match is not None
-            and match.group("host") == _host_tag()
-            and not _alive(int(match.group("pid")))
+            and match.group("host") == host_tag()
+            and not process_alive(int(match.group("pid")))
         )
         if dead or age > ABANDONED_AFTER_SECONDS:
             remove_quietly(path)
@@ -271,8 +271,8 @@ def remove_abandoned_temps(
     return removed
 
 
-def _alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host (when unsure: yes)."""
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (when unsure, or this one: yes)."""
     if pid <= 0 or pid == os.getpid() or os.name == "nt":
         return True  # on Windows, os.kill(pid, 0) would send CTRL_C_EVENT: rely on age there
     try:
@@ -310,13 +310,3 @@ def locked(lock_file: str | os.PathLike[str]) -> Iterator[None]:
             finally:
                 handle.seek(0)
                 msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-
-
-def host_tag() -> str:
-    """This host's tag, as temporary file names carry it (a short hash of its name)."""
-    return _host_tag()
-
-
-def process_alive(pid: int) -> bool:
-    """Whether a process with this id exists on this host (when unsure, or this one: yes)."""
-    return _alive(pid)
