@@ -432,10 +432,12 @@ class LocalDocumentStore(DocumentStore):
 
     @override
     def _records(self) -> list[str] | None:
+        # a folder that can't be listed raises (as the walk does): "no records" would show the
+        # pages of a half-written batch; something else in its place is no folder of ours
         try:
             folder = self._records_folder()
             names = os.listdir(folder) if folder is not None else []
-        except (OSError, KnowledgePathError):
+        except (FileNotFoundError, KnowledgePathError):
             return []
         return sorted(n for n in names if not n.startswith(".") and is_record_name(n))
 
