@@ -73,6 +73,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    if args.command == "serve":
+        # a server loads in the background: its progress lines show at any log level (a
+        # one-shot command draws its bar instead)
+        from agentkernel.knowledgebase.model import PROGRESS_LOGGER
+
+        logging.getLogger(PROGRESS_LOGGER).setLevel(logging.INFO)
     from agentkernel.cli._progress import EmbeddingProgress
     from agentkernel.errors import AKError
     from agentkernel.knowledgebase.errors import KnowledgeError

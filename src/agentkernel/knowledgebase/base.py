@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from agentkernel.knowledgebase.errors import KnowledgeCapabilityError
-from agentkernel.knowledgebase.model import KnowledgeCapabilities, Record
+from agentkernel.knowledgebase.model import READY, KnowledgeCapabilities, Readiness, Record
 
 # method name -> the capability flag that declares it
 _OPERATION_FLAGS: dict[str, str] = {
@@ -284,6 +284,17 @@ class KnowledgeBase(ABC):
             suffix = f" (source: {source})" if source else ""
             lines.append(f"- {prefix}{row.get('text', '')}{suffix}")
         return "\n".join(lines)
+
+    def readiness(self) -> Readiness:
+        """How far this backend is from answering (cheap: a server asks on every probe).
+
+        A backend that loads in the background (an OKF bundle) says what is still warming
+        and how far it got; the default is ready.
+
+        Returns:
+            The loading state now.
+        """
+        return READY
 
     def close(self) -> None:
         """Release connections or flush buffers; the default does nothing."""

@@ -150,3 +150,66 @@ def stable_id(text: str, source: str | None) -> str:
     """
     payload = json.dumps([text, source or ""], ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(payload).hexdigest()[:32]
+
+
+PROGRESS_LOGGER = "agentkernel.progress"
+"""The logger of loading progress lines (counts, rate, ETA); the command line shows its INFO
+lines whatever the log level (``--quiet`` hides them)."""
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """A database's loading state, at one moment.
+
+    Attributes:
+        warming: What is still loading, or ``""`` when nothing is: ``"walk"`` (reading the
+            bundle), ``"index"`` (opening or downloading a bundle index), ``"vectors"``
+            (embedding concepts, or reading an index's vectors).
+        done: Units of that step done (documents walked, concepts with a vector).
+        total: Units of that step in all; ``0`` when not known yet (a walk before its
+            listing ends).
+        lexical_ready: Every operation answers: search lexically at least, fetch and browse
+            fully. A server is ready once every database says so.
+        vectors_ready: Search is as complete as configured: hybrid with every concept's
+            vector, or lexical by configuration (no embedder).
+        vectors: Concepts holding a vector now (``0`` without an embedder).
+        vectors_total: Concepts served that want one (``0`` without an embedder).
+        error: Why loading failed (the database cannot answer), or ``""``.
+    """
+
+    warming: str = ""
+    done: int = 0
+    total: int = 0
+    lexical_ready: bool = True
+    vectors_ready: bool = True
+    vectors: int = 0
+    vectors_total: int = 0
+    error: str = ""
+
+    @property
+    def ready(self) -> bool:
+        """Whether the database answers every operation (lexically at least)."""
+        return self.lexical_ready and not self.error
+
+    def describe(self) -> str:
+        """One line for a probe's body or a log: ``ready``, or what is warming and how far.
+
+        Returns:
+            For example ``warming vectors: 120/2000 (6%); search is lexical until done``.
+        """
+        if self.error:
+            return f"failed: {self.error}"
+        if not self.warming:
+            return "ready"
+        if self.total:
+            far = f"{self.done}/{self.total} ({100 * self.done // self.total}%)"
+        else:
+            far = f"{self.done} so far"
+        text = f"warming {self.warming}: {far}"
+        if self.lexical_ready and not self.vectors_ready:
+            text += "; search is lexical until done"
+        return text
+
+
+READY = Readiness()
+"""A database with nothing to load (the default of :meth:`KnowledgeBase.readiness`)."""

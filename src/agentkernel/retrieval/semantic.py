@@ -231,6 +231,12 @@ class SemanticIndex(SlotKeyed):
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
+    def count(self) -> int:
+        """Documents holding a vector now."""
+        with self._lock:
+            return len(self._slots)
+
+    @property
     def description(self) -> str:
         """What the schema says about search: hybrid with the model, or why lexical only."""
         if self.degraded:

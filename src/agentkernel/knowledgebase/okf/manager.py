@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from agentkernel.knowledgebase._limits import is_positive
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
-from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.model import Readiness, Record
 from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
@@ -47,6 +47,7 @@ from agentkernel.knowledgebase.okf.records import (
 from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
 from agentkernel.knowledgebase.okf.walkview import WalkView
+from agentkernel.knowledgebase.okf.warming import Warming
 from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
 from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore, clean_path
 
@@ -191,6 +192,7 @@ class OKFManager(DocumentKnowledgeBase):
         self._next_refresh = math.inf
         self._poller: BackgroundRefresh | None = None  # a bundle index's refresh thread
         self.last_refresh: RefreshStats | None = None
+        self._warming = Warming(self.backend_name)
         self.connect()
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -206,15 +208,32 @@ class OKFManager(DocumentKnowledgeBase):
             KnowledgeError: The store refused the listing, or the index cannot be opened and
                 no fallback was asked for.
         """
-        if self._index_uri is not None and self._open_index():
-            if self._refresh_seconds is not None:
-                from agentkernel.knowledgebase.okf.background import BackgroundRefresh
+        try:
+            self._connect()
+        except Exception as exc:
+            self._warming.fail(f"{type(exc).__name__}: {exc}")
+            raise
+        self._warming.recovered()
+        self._warming.end()
+        self._warming.loaded.set()
 
-                self._next_refresh = self._clock() + self._refresh_seconds
-                self._poller = BackgroundRefresh(
-                    self._poll, self._refresh_seconds, self._clock, self._index_uri, self._poller
-                )
-            return
+    def _connect(self) -> None:
+        if self._index_uri is not None:
+            self._warming.begin("index")
+            if self._open_index():
+                if self._refresh_seconds is not None:
+                    from agentkernel.knowledgebase.okf.background import BackgroundRefresh
+
+                    self._next_refresh = self._clock() + self._refresh_seconds
+                    self._poller = BackgroundRefresh(
+                        self._poll,
+                        self._refresh_seconds,
+                        self._clock,
+                        self._index_uri,
+                        self._poller,
+                    )
+                return
+        self._warming.begin("walk")
         walk = WalkView(self._context)
         self._view = walk
         # an unchanged bundle starts from the last walk's saved manifest and analysed index
@@ -241,6 +260,20 @@ class OKFManager(DocumentKnowledgeBase):
         if self._poller is not None:
             self._poller.stop()
         super().close()
+
+    def readiness(self) -> Readiness:
+        """How far the bundle is from answering fully (cheap: no I/O, no scan).
+
+        Returns:
+            What is warming (``walk``, ``index``, ``vectors``) and how far; lexical-ready
+            once every operation answers; vectors-ready once hybrid search holds every
+            concept's vector (or at once, without an embedder).
+        """
+        semantic = self._semantic
+        vectors = semantic.count if semantic is not None else 0
+        with self._lock:
+            total = len(self._served.concepts)
+        return self._warming.readiness(vectors, total, hybrid=semantic is not None)
 
     @property
     def legacy_dates(self) -> bool:
