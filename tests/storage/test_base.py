@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.storage import base as store_base
+from agentkernel.storage import paths as store_paths
 from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,
@@ -105,7 +105,7 @@ def test_the_plain_path_shortcut_answers_as_the_full_checks(path: str) -> None:
     # plain ASCII paths skip the checks (a walk meets 10,000 of them); the answer is the same
     def outcome(check: Callable[[str], str], shortcut: bool) -> str | type[Exception]:
         never = re.compile(r"(?!)")
-        with patch.object(store_base, "_PLAIN", store_base._PLAIN if shortcut else never):
+        with patch.object(store_paths, "_PLAIN", store_paths._PLAIN if shortcut else never):
             try:
                 return check(path)
             except KnowledgePathError:

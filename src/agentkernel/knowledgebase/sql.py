@@ -47,11 +47,10 @@ with their columns, so ``get_schemas()`` needs no ``add_schema()`` call.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from agentkernel.errors import AKConfigError, missing_extra
@@ -67,6 +66,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from agentkernel.knowledgebase._sql import bounded
 from agentkernel.knowledgebase._sql.backend import SQLBackend
+from agentkernel.knowledgebase._sql.connections import SQLConnections
 from agentkernel.knowledgebase._sql.describe import describe_tables
 from agentkernel.knowledgebase._sql.duckdb_process import (
     DEFAULT_MEMORY_MB,
@@ -79,14 +79,11 @@ from agentkernel.knowledgebase._sql.pg_resolve import PostgresResolver
 from agentkernel.knowledgebase._sql.records import row_to_record
 from agentkernel.knowledgebase._sql.sessions import (
     READ_ONLY_ROLE_SQL,
-    Deadline,
-    first_line,
     postgres_session,
     privileged_message,
     read_only_url_and_options,
     scrub_path,
     sqlite_locked_down,
-    statement_timeout,
 )
 
 __all__ = ["READ_ONLY_ROLE_SQL", "SQLManager", "SQLQueryError", "SQLRefusedError"]
@@ -199,6 +196,14 @@ class SQLManager(SQLBackend):
         self._resolver = (
             PostgresResolver(self.allowed_functions) if self.backend == "postgresql" else None
         )
+        self._connections = SQLConnections(
+            lambda: self.engine,
+            self.backend,
+            self.url.database or "",
+            self.timeout_seconds,
+            self._resolver,
+            self._timeout_message,
+        )
         self.worker_memory_mb = worker_memory_mb
         self._worker: DuckDBProcess | None = None
         self.connect()
@@ -307,7 +312,9 @@ class SQLManager(SQLBackend):
             return self._worker_read(guarded, params, cap, row_cap)
         if params:
             stream = self.backend == "postgresql" and guarded.kind in ("select", "values")
-            with self._bound(guarded.sql, params, stream=stream, check=guarded.query) as result:
+            with self._connections.bound(
+                guarded.sql, params, stream=stream, check=guarded.query
+            ) as result:
                 if not result.returns_rows:
                     return []
                 keys, deadline = list(result.keys()), self._deadline_at()
@@ -367,8 +374,8 @@ class SQLManager(SQLBackend):
                 raise SQLQueryError(self._timeout_message()) from exc
             return columns, [tuple(row) for row in rows]
         if params:
-            return self._run_bound(sql, params, cap)
-        with self._cursor() as cursor:
+            return self._connections.run_bound(sql, params, cap)
+        with self._connections.cursor() as cursor:
             cursor.execute(sql)
             if cursor.description is None:
                 return [], []
@@ -392,7 +399,9 @@ class SQLManager(SQLBackend):
             return "ak_result" if server_side and not small else None
 
         described: list[Any] = []  # the query's columns, when the check described them
-        with self._cursor(name=cursor_name, check=guarded, described=described) as cursor:
+        with self._connections.cursor(
+            name=cursor_name, check=guarded, described=described
+        ) as cursor:
             deadline = self._deadline_at()  # for reading; the session's own limits run already
             shape = None
             if query_kind and self.max_result_bytes and self.backend in _CUT_VALUES:
@@ -456,138 +465,6 @@ class SQLManager(SQLBackend):
             row_cap=row_cap,
             deadline=deadline,
         )
-
-    @contextlib.contextmanager
-    def _cursor(
-        self,
-        name: str | Callable[[list[Any]], str | None] | None = None,
-        check: GuardedStatement | None = None,
-        described: list[Any] | None = None,
-    ) -> Iterator[Any]:
-        """A DB-API cursor on a pooled connection, under the time limit, errors translated.
-
-        Statements without parameters (every statement an agent sends) go straight to the
-        pooled DB-API connection: the pool still applies the connect listeners (read-only
-        session, limits, the privilege check), pre-ping and the rollback when the
-        connection goes back, and the SQLAlchemy ``Connection``/``Result`` layers, which
-        would add about half the cost of a local query, are skipped. The statement is
-        executed without a parameter collection, so a ``%`` in a literal is never taken for
-        a placeholder. ``name`` opens a server-side cursor (PostgreSQL), or decides it from
-        the columns the check described. ``check``: the
-        accepted statement whose calls the server resolves, checked first (PostgreSQL);
-        ``described`` receives its columns when the check described them (psycopg 3).
-        """
-        engine = self.engine
-        dbapi = engine.dialect.loaded_dbapi
-        try:
-            connection = engine.raw_connection()
-        except sa_exc.DBAPIError as exc:
-            raise self._query_error(exc) from exc
-        deadline = Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
-        try:
-            with deadline:
-                if check is not None and check.query and self._resolver is not None:
-                    columns = self._resolver.check(connection.dbapi_connection, check.query)
-                    if described is not None and columns and check.query == check.sql:
-                        described.extend(columns)
-                if callable(name):
-                    name = name(described or [])
-                cursor = connection.cursor(name) if name else connection.cursor()
-                try:
-                    if self.backend in ("mysql", "mariadb"):
-                        cursor.execute("SET TRANSACTION READ ONLY")
-                    yield cursor
-                finally:
-                    try:
-                        cursor.close()  # a server-side cursor: CLOSE, the rest is never sent
-                    except dbapi.Error:
-                        logger.debug("closing a %s cursor failed", self.backend, exc_info=True)
-        except _limits.DeadlinePassed as exc:
-            raise SQLQueryError(self._timeout_message()) from exc
-        except dbapi.Error as exc:
-            interface_error = getattr(dbapi, "InterfaceError", None)  # not in every DB-API
-            lost = (
-                interface_error is not None and isinstance(exc, interface_error)
-            ) or engine.dialect.is_disconnect(exc, connection.dbapi_connection, None)
-            if lost:
-                connection.invalidate(exc)
-                if deadline.fired:  # the deadline dropped the connection
-                    raise SQLQueryError(self._timeout_message()) from exc
-                raise SQLQueryError(
-                    f"Could not reach the {self.backend} database: {self._scrub(exc)}"
-                ) from exc
-            if deadline.fired or statement_timeout(exc):
-                raise SQLQueryError(self._timeout_message()) from exc
-            raise SQLQueryError(
-                f"The {self.backend} database rejected the query: {self._scrub(exc)}"
-            ) from exc
-        finally:
-            connection.close()  # back to the pool, which rolls the transaction back
-
-    def _scrub(self, exc: BaseException) -> str:
-        return scrub_path(first_line(exc), self.backend, self.url.database or "")
-
-    def _run_bound(
-        self, sql: str, params: Mapping[str, Any], cap: int | None
-    ) -> tuple[list[str], list[Sequence[Any]]]:
-        """``_run`` for a statement with ``:name`` parameters, bound by SQLAlchemy."""
-        with self._bound(sql, params) as result:
-            if not result.returns_rows:
-                return [], []
-            rows = result.fetchmany(cap) if cap else result.fetchall()
-            return list(result.keys()), [tuple(row) for row in rows]
-
-    @contextlib.contextmanager
-    def _bound(
-        self, sql: str, params: Mapping[str, Any], *, stream: bool = False, check: str = ""
-    ) -> Iterator[Any]:
-        """The SQLAlchemy result of a statement with ``:name`` parameters, under the limits.
-
-        ``stream`` reads it through a server-side cursor (PostgreSQL). ``check``: the query
-        whose calls the server resolves, checked first with its parameters written as
-        literals (PostgreSQL). Closing the connection at the end rolls the transaction back.
-        """
-        deadline: Deadline | None = None
-        try:
-            with self.engine.connect() as conn:
-                if stream:
-                    conn = conn.execution_options(stream_results=True)
-                if self.backend in ("mysql", "mariadb"):
-                    conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-                dbapi_connection = conn.connection.dbapi_connection
-                deadline = Deadline(self.backend, dbapi_connection, self.timeout_seconds)
-                with deadline:
-                    if check and self._resolver is not None:
-                        self._resolver.check(dbapi_connection, self._with_literals(check, params))
-                    yield conn.execute(sa.text(sql), dict(params))
-        except sa_exc.SQLAlchemyError as exc:
-            if (deadline is not None and deadline.fired) or statement_timeout(
-                getattr(exc, "orig", None) or exc
-            ):
-                raise SQLQueryError(self._timeout_message()) from exc
-            raise self._query_error(exc) from exc
-
-    def _with_literals(self, sql: str, params: Mapping[str, Any]) -> str:
-        """``sql`` with its ``:name`` parameters written as literals, for the server's check."""
-        try:
-            statement = sa.text(sql).bindparams(**dict(params))
-            return str(
-                statement.compile(
-                    dialect=self.engine.dialect, compile_kwargs={"literal_binds": True}
-                )
-            )
-        except (sa_exc.SQLAlchemyError, TypeError, ValueError) as exc:
-            raise SQLQueryError(
-                f"A parameter cannot be checked as PostgreSQL resolves it: {first_line(exc)}"
-            ) from exc
-
-    def _query_error(self, exc: sa_exc.SQLAlchemyError) -> SQLQueryError:
-        if isinstance(exc, sa_exc.DBAPIError):
-            detail = self._scrub(exc.orig) if exc.orig is not None else self._scrub(exc)
-            if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
-                return SQLQueryError(f"Could not reach the {self.backend} database: {detail}")
-            return SQLQueryError(f"The {self.backend} database rejected the query: {detail}")
-        return SQLQueryError(f"The {self.backend} query failed: {first_line(exc)}")
 
     def _source_label(self) -> str:
         database = os.path.basename(self.url.database or "") or self.backend

@@ -5,6 +5,7 @@ declaration, the limits, the guard in front of every statement, the row cap); ``
 decides whether a statement is exactly one read-only statement (parsing it with ``sqlglot``
 in the backend's dialect) and appends the fallback LIMIT; ``names`` resolves identifiers the
 way the server does; ``functions`` holds the per-dialect allow-lists of built-ins without
-side effects; ``records`` turns result rows into knowledge records. Private: the two
+side effects; ``connections`` runs a statement on a pooled connection under the limits;
+``records`` turns result rows into knowledge records. Private: the two
 managers are the public faces.
 """

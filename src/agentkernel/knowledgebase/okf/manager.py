@@ -26,21 +26,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentkernel.knowledgebase._limits import is_positive
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Readiness, Record
 from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
-from agentkernel.knowledgebase.okf.concept import Concept, ConceptError, concept_id, parse_concept
+from agentkernel.knowledgebase.okf.concept import Concept, concept_id
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
-from agentkernel.knowledgebase.okf.links import resolve_links
+from agentkernel.knowledgebase.okf.describing import (
+    OKF_VERSION,
+    SCHEMA_USAGE,
+    bundle_schema,
+    describe_bundle,
+)
+from agentkernel.knowledgebase.okf.fetching import fetched_record
 from agentkernel.knowledgebase.okf.manifest import BundleContents
+from agentkernel.knowledgebase.okf.options import check_options
 from agentkernel.knowledgebase.okf.records import (
     directory_record,
     format_records,
-    full_record,
     reserved_record,
     summary_record,
 )
@@ -59,8 +64,6 @@ if TYPE_CHECKING:
 __all__ = ["OKF_VERSION", "OKFManager", "RefreshStats"]
 
 logger = logging.getLogger(__name__)
-
-OKF_VERSION = "0.2"
 
 
 class OKFManager(DocumentKnowledgeBase):
@@ -145,26 +148,15 @@ class OKFManager(DocumentKnowledgeBase):
                 another dimension under its model id, or the index holds vectors of another
                 model (``IndexModelError``).
         """
-        if refresh_seconds is not None and not is_positive(refresh_seconds):
-            raise ValueError(
-                f"refresh_seconds must be a positive number or None, got {refresh_seconds!r}"
-            )
-        if not is_positive(max_concepts, whole=True):
-            raise ValueError(f"max_concepts must be a positive integer, got {max_concepts!r}")
-        if write_actor is not None and (
-            not isinstance(write_actor, str) or not write_actor.strip()
-        ):
-            raise ValueError(f"write_actor must be a non-empty string or None, got {write_actor!r}")
-        if not isinstance(write_prefix, str):
-            raise TypeError(f"write_prefix must be a string, got {type(write_prefix).__name__}")
-        if description is not None and not isinstance(description, str):
-            raise TypeError(
-                f"description must be a string or None, got {type(description).__name__}"
-            )
-        if not isinstance(legacy_dates, bool):
-            raise TypeError(f"legacy_dates must be True or False, got {legacy_dates!r}")
-        if index_fallback not in (None, "walk"):
-            raise ValueError(f"index_fallback must be 'walk' or None, got {index_fallback!r}")
+        check_options(
+            refresh_seconds=refresh_seconds,
+            max_concepts=max_concepts,
+            write_actor=write_actor,
+            write_prefix=write_prefix,
+            description=description,
+            legacy_dates=legacy_dates,
+            index_fallback=index_fallback,
+        )
         semantic: SemanticIndex | None = None
         if embedder is not None:
             from agentkernel.retrieval.semantic import SemanticIndex
@@ -299,25 +291,15 @@ class OKFManager(DocumentKnowledgeBase):
             concepts = len(self._served.concepts)
             types = self._types()
             namespaces = self._served.children("").directories
-        diagnostics = self.diagnostics
-        if self._description:
-            text = self._description
-        else:
-            kinds = ", ".join(t for t, _ in types.most_common(_TYPES_SHOWN)) or "none"
-            if len(types) > _TYPES_SHOWN:
-                kinds += f" and {len(types) - _TYPES_SHOWN} more"
-            where = f" in {', '.join(namespaces[:8])}" if namespaces else ""
-            text = (
-                f"An OKF bundle ({self._store.label!r}) of {concepts} concepts "
-                f"(types: {kinds}){where}. Browse it from the root, search it "
-                f"{'by meaning and words' if self._semantic else 'lexically'}, "
-                "fetch whole documents by id."
-            )
-        if diagnostics:
-            shown = "; ".join(diagnostics[:3])
-            more = f" (and {len(diagnostics) - 3} more)" if len(diagnostics) > 3 else ""
-            text += f" {len(diagnostics)} diagnostic(s): {shown}{more}."
-        return text
+        return describe_bundle(
+            self._store.label,
+            concepts,
+            types,
+            namespaces,
+            self.diagnostics,
+            description=self._description,
+            semantic=self._semantic is not None,
+        )
 
     # -- operations ---------------------------------------------------------------------
 
@@ -499,36 +481,16 @@ class OKFManager(DocumentKnowledgeBase):
     def _derived_schema(self) -> dict[str, Any]:
         self._tick()
         with self._lock:
-            manifest = self._served
             types = self._types()
-            root_index = navigation.index_path(manifest, "")
-            root_text = manifest.reserved[root_index].text if root_index else None
-            reserved = sorted(manifest.reserved)
-            schema: dict[str, Any] = {
-                "format": "Open Knowledge Format",
-                "okf_version": navigation.declared_version(root_text) or OKF_VERSION,
-                "location": self._store.label,
-                "concepts": len(manifest.concepts),
-                "types": dict(types.most_common()),
-                "namespaces": manifest.children("").directories,
-                "reserved_files": reserved[:200],
-                "reserved_file_count": len(reserved),
-                "diagnostics": len(self.diagnostics),
-                "truncated": manifest.truncated,
-                "max_concepts": self._bound(),
-            }
+            schema = bundle_schema(
+                self._store.label, self._served, types, len(self.diagnostics), self._bound()
+            )
         schema.update(self._view.schema())
         if any(is_computation(kind) for kind in types):  # the scan only where one is held
             schema["computations"] = computations_of(self._view.all_concepts())
         if self.capabilities.writable:
             schema["write_prefix"] = self._write_prefix
-        schema["usage"] = (
-            "browse_kb with path '' shows the root (an index.md verbatim when the bundle has "
-            "one); search_kb ranks concepts by title, description, tags, type, id and body; "
-            "fetch_kb takes the [ids] shown (comma-separated) and returns whole documents "
-            "with their links. Every record states its trust tier (unverified, "
-            "machine-confirmed, human-reviewed) and whether it is stale; weigh both."
-        )
+        schema["usage"] = SCHEMA_USAGE
         return schema
 
     # -- internals ----------------------------------------------------------------------
@@ -618,19 +580,8 @@ class OKFManager(DocumentKnowledgeBase):
             data = self._read_document(concept)
         except FileNotFoundError:
             return None
-        try:
-            text = data.decode("utf-8")
-            fresh = parse_concept(concept.path, concept.token, len(data), data, complete=True)
-        except (UnicodeDecodeError, ConceptError) as exc:
-            logger.warning("%s changed into something unreadable: %s", concept.path, exc)
-            return None
-        with self._lock:
-            served = self._served
-            has, linked = (lambda cid: cid in served.concepts), served.concepts
-            links = resolve_links(concept.path, fresh.body_head, has, served.has_directory)
-            computing = [c for c in links.concepts if is_computation(linked[c].type)]
-        return full_record(
-            fresh, text, links, self._now(), computing, legacy_dates=self._legacy_dates
+        return fetched_record(
+            concept, data, self._lock, lambda: self._served, self._now, self._legacy_dates
         )
 
     def _count_under(self, directory: str) -> int:
@@ -647,6 +598,3 @@ class OKFManager(DocumentKnowledgeBase):
         except (OSError, UnicodeDecodeError, KnowledgeError) as exc:
             logger.warning("could not read %s: %s", path, exc)
             return None
-
-
-_TYPES_SHOWN = 20  # concept types named in a description
