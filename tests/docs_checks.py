@@ -261,9 +261,15 @@ def check_contract_test(blocks: list[Any], work: Workdir, request: pytest.Fixtur
 
 
 def check_conformance(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest) -> None:
-    """The conformance module runs under pytest with ``MyStore`` the folder store."""
+    """The conformance module runs under pytest: ``MyStore`` is the folder store, ``MyBackend``
+    the backend the page shows whole (its class, up to the lines that use it)."""
     for block in blocks:
         header = "from agentkernel.knowledgestore import FileKnowledgeStore as MyStore\n"
+        if "MyBackend" in block.body:
+            page = block.page.read_text(encoding="utf-8")
+            shown = re.search(r"```python\n(.*?class (\w+)\(PageBackend\).*?)\n\n\n\w", page, re.S)
+            assert shown is not None, f"{block.where}: no backend class on the page"
+            header = f"{shown.group(1)}\n\n\nMyBackend = {shown.group(2)}\n"
         _pytest_module(work, header + block.body)
 
 

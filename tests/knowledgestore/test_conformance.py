@@ -22,6 +22,9 @@ from agentkernel.knowledgestore import (
     PageType,
     SQLiteKnowledgeStore,
 )
+from agentkernel.knowledgestore.memory_backend import InMemoryPageBackend
+from agentkernel.knowledgestore.pagebackend import Commit, PageWrite
+from agentkernel.knowledgestore.pages_store import PagesStore
 from agentkernel.knowledgestore.testing import KnowledgeStoreConformance
 from agentkernel.storage.local import LocalDocumentStore
 
@@ -38,13 +41,18 @@ def _remove(store: KnowledgeStore, page_id: str) -> None:
         folder = next(t.dir for t in store.types() if t.name == page_type)
         (store.knowledge_dir / folder / f"{slug}.md").unlink()
         return
+    if isinstance(store, PagesStore) and isinstance(store.backend, InMemoryPageBackend):
+        other = InMemoryPageBackend(shares=store.backend)
+        (_, token) = other.read([page_id])[page_id]
+        other.commit(Commit(pages=(PageWrite(page_id, None, token),)))
+        return
     assert isinstance(store, SQLiteKnowledgeStore)
     with sqlite3.connect(store.path) as other:
         other.execute("DELETE FROM pages WHERE id = ?", (page_id,))
 
 
 class TestShippedStores(KnowledgeStoreConformance):
-    @pytest.fixture(params=["file", "sqlite", "bundle-local", "bundle-s3"])
+    @pytest.fixture(params=["file", "sqlite", "bundle-local", "bundle-s3", "memory"])
     def make_store(
         self, request: pytest.FixtureRequest, tmp_path: Path
     ) -> Callable[..., KnowledgeStore]:
@@ -63,6 +71,8 @@ class TestShippedStores(KnowledgeStoreConformance):
 
                 documents = S3DocumentStore(bucket, "team/knowledge", endpoint_url=endpoint)
                 return BundleKnowledgeStore(documents, page_types)
+            if request.param == "memory":
+                return PagesStore(InMemoryPageBackend(), page_types)
             return SQLiteKnowledgeStore(tmp_path / "knowledge.db", page_types)
 
         return make

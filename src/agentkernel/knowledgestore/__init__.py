@@ -5,8 +5,9 @@ or the MCP server of :func:`create_knowledge_server`), which work on a
 :class:`KnowledgeStore`, never on files: :class:`FileKnowledgeStore` keeps pages as markdown
 files (an OKF bundle) in a local folder, :class:`BundleKnowledgeStore` the same files in any
 ``DocumentStore`` (S3 included, shared by many writers), :class:`SQLiteKnowledgeStore` in
-SQLite, and your own store plugs in the same way (run :mod:`agentkernel.knowledgestore.testing`
-against it).
+SQLite, and your own storage plugs in as a :class:`PageBackend` under a :class:`PagesStore`
+(:class:`InMemoryPageBackend` is the reference and a test double; run
+:mod:`agentkernel.knowledgestore.testing` against it).
 
 Public names resolve lazily (PEP 562): importing this package costs one module import, and
 only ``create_knowledge_server`` pulls in the optional ``mcp`` SDK, when it is touched.
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
         FileKnowledgeStore,
         create_file_knowledge_store,
     )
+    from agentkernel.knowledgestore.memory_backend import InMemoryPageBackend
     from agentkernel.knowledgestore.model import (
         BUILT_IN_PAGE_TYPES,
         CheckReport,
@@ -45,6 +47,14 @@ if TYPE_CHECKING:
         linked_ids,
         parse_id,
     )
+    from agentkernel.knowledgestore.pagebackend import (
+        Commit,
+        LogEntry,
+        PageBackend,
+        PageRecord,
+        PageWrite,
+    )
+    from agentkernel.knowledgestore.pages_store import PagesStore
     from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
     from agentkernel.knowledgestore.tools import create_knowledge_tools
     from agentkernel.mcp.store import create_knowledge_server, serve_knowledge_store
@@ -57,8 +67,16 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "KnowledgeStoreError",
         "PageConflictError",
         "StoreAccessError",
-        "StoreAccessError",
     ),
+    "agentkernel.knowledgestore.memory_backend": ("InMemoryPageBackend",),
+    "agentkernel.knowledgestore.pagebackend": (
+        "Commit",
+        "LogEntry",
+        "PageBackend",
+        "PageRecord",
+        "PageWrite",
+    ),
+    "agentkernel.knowledgestore.pages_store": ("PagesStore",),
     "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
     "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
     "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
@@ -84,16 +102,23 @@ __all__ = [
     "BUILT_IN_PAGE_TYPES",
     "BundleKnowledgeStore",
     "CheckReport",
+    "Commit",
     "FieldChanges",
     "FileKnowledgeStore",
+    "InMemoryPageBackend",
     "KnowledgePage",
     "KnowledgeStore",
     "KnowledgeStoreError",
+    "LogEntry",
     "NewPage",
+    "PageBackend",
     "PageConflictError",
     "PageInfo",
     "PageLink",
+    "PageRecord",
     "PageType",
+    "PageWrite",
+    "PagesStore",
     "SQLiteKnowledgeStore",
     "SearchHit",
     "StoreAccessError",
