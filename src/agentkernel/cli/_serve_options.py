@@ -79,6 +79,10 @@ def add_transport_arguments(parser: argparse.ArgumentParser, *, server_name_help
          "Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio (:0 for any free "
          "port on 127.0.0.1); the URL is printed on stderr. Beyond loopback it needs an auth "
          "option (--auth-tokens or --auth-jwks)."),
+        ("--stateless", None,
+         "With --http: keep no MCP session between requests (no Mcp-Session-Id), so "
+         "replicas behind a round-robin load balancer need no affinity; see "
+         "docs/deployment.md."),
     )
     # fmt: on
     parser.add_argument("--server-name", default="knowledge", help=server_name_help)

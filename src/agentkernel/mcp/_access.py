@@ -106,6 +106,7 @@ def check(args: argparse.Namespace) -> tuple[str, int] | None:
             ("--public-url", args.public_url),
             ("--tls-cert", args.tls_cert),
             ("--tls-key", args.tls_key),
+            ("--stateless", getattr(args, "stateless", False)),
         )
         if value
     ]
@@ -199,6 +200,7 @@ def run(
         host, port = bound
         tls = TLSFiles(args.tls_cert, args.tls_key) if args.tls_cert else None
         limits = ConnectionLimits(args.header_timeout, args.max_connections)
+        stateless = bool(getattr(args, "stateless", False))
         listener = Listener(host, port, "/mcp", tls, limits)
         resource = args.public_url or listener.url
         if tls is None and not is_loopback(host):
@@ -215,6 +217,7 @@ def run(
                 path="/mcp",
                 max_request_bytes=args.max_request_bytes,
                 public_url=args.public_url,
+                stateless=stateless,
             )
             access = "authentication off (loopback only)"
         else:
@@ -231,11 +234,13 @@ def run(
                 max_request_bytes=args.max_request_bytes,
                 on_refusal=on_refusal,
                 public_url=args.public_url,
+                stateless=stateless,
             )
             access = f"authentication: {access}"
 
         def ready(url: str) -> None:
-            _announce(f"Serving MCP {name!r} at {url} ({mode}; {access}; {trail})")
+            sessions = "; stateless (no MCP sessions)" if stateless else ""
+            _announce(f"Serving MCP {name!r} at {url} ({mode}; {access}{sessions}; {trail})")
             if on_ready is not None:
                 on_ready(url)
 

@@ -382,7 +382,7 @@ def _stdout_diverted() -> Any:
         os.close(saved)
 
 
-def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
+def http_app(server: Any, *, host: str, path: str = "/mcp", stateless: bool = False) -> Starlette:
     """Build the ASGI app serving MCP over streamable HTTP at ``path``.
 
     The ``Host``/``Origin`` check is not made here: :class:`agentkernel.mcp._door.HostGuard`
@@ -392,17 +392,21 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
         server: A server from :func:`low_level_server`.
         host: The host the app is bound to.
         path: The endpoint path.
+        stateless: Keep no MCP session between requests (see :func:`session_manager`).
 
     Returns:
         A Starlette application whose lifespan runs the session manager.
     """
     if SDK_LINE >= 2:
         app: Starlette = server.streamable_http_app(
-            streamable_http_path=path, host=host, transport_security=_NO_SDK_HOST_CHECK
+            streamable_http_path=path,
+            host=host,
+            transport_security=_NO_SDK_HOST_CHECK,
+            stateless_http=stateless,
         )
         app.add_middleware(_AnswerUnreadable, path=path)
         return app
-    manager = session_manager(server)
+    manager = session_manager(server, stateless=stateless)
 
     class _Endpoint:
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -418,7 +422,7 @@ def http_app(server: Any, *, host: str, path: str = "/mcp") -> Starlette:
     return guarded
 
 
-def session_manager(server: Any) -> Any:
+def session_manager(server: Any, *, stateless: bool = False) -> Any:
     """The SDK's streamable-HTTP session manager for ``server`` (run it with ``.run()``).
 
     The SDK's ``Host``/``Origin`` check is off: :class:`agentkernel.mcp._door.HostGuard`
@@ -426,11 +430,18 @@ def session_manager(server: Any) -> Any:
 
     Args:
         server: A server from :func:`low_level_server`.
+        stateless: Keep no session: each POST is served by a fresh transport and no
+            ``Mcp-Session-Id`` is issued, so any replica can answer any request (a client's
+            ``initialize`` and its next call may land on different processes). The server
+            then cannot send a request back to the client mid-call on handshake-era
+            protocol versions (elicitation fails closed).
 
     Returns:
         A ``StreamableHTTPSessionManager``; ``handle_request(scope, receive, send)`` serves.
     """
-    return StreamableHTTPSessionManager(app=server, security_settings=_NO_SDK_HOST_CHECK)
+    return StreamableHTTPSessionManager(
+        app=server, security_settings=_NO_SDK_HOST_CHECK, stateless=stateless
+    )
 
 
 def answering_unreadable(app: Any, path: str) -> Any:

@@ -70,9 +70,12 @@ def metadata_path(path: str) -> str:
 class _IdentityApps:
     """One MCP server and session manager per identity, started inside the app's lifespan."""
 
-    def __init__(self, make_server: Callable[[str], KnowledgeServer], path: str) -> None:
+    def __init__(
+        self, make_server: Callable[[str], KnowledgeServer], path: str, stateless: bool = False
+    ) -> None:
         self._make = make_server
         self._path = path
+        self._stateless = stateless
         self._apps: dict[str, Any] = {}
         self._lock = anyio.Lock()
         self._group: anyio.abc.TaskGroup | None = None
@@ -101,7 +104,7 @@ class _IdentityApps:
         if self._group is None:
             raise RuntimeError("The gated app serves only while its lifespan runs.")
         server = await anyio.to_thread.run_sync(self._make, identity)
-        manager = _sdk.session_manager(server.sdk_server)
+        manager = _sdk.session_manager(server.sdk_server, stateless=self._stateless)
         stop = self._stop
 
         async def hold(*, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -262,6 +265,7 @@ def gated_app(
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
     on_refusal: Callable[[], None] | None = None,
     public_url: str | None = None,
+    stateless: bool = False,
 ) -> Any:
     """Build the ASGI app of an authenticated MCP endpoint serving each identity its tools.
 
@@ -281,12 +285,14 @@ def gated_app(
         on_refusal: Called for every refused authentication (a counter, in tests).
         public_url: The URL a proxy in front serves the endpoint at (its host is accepted
             by the loopback ``Host`` check too).
+        stateless: Keep no MCP session between requests (no ``Mcp-Session-Id``), so
+            replicas behind a round-robin balancer need no affinity.
 
     Returns:
         The ASGI application (it runs its own lifespan).
     """
     gate = _Gate(
-        _IdentityApps(make_server, path),
+        _IdentityApps(make_server, path, stateless),
         authenticator,
         path=path,
         resource_url=resource_url,

@@ -244,6 +244,7 @@ class KnowledgeServer:
         path: str = "/mcp",
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
         public_url: str | None = None,
+        stateless: bool = False,
     ) -> Any:
         """Build the ASGI application serving streamable HTTP at ``path``.
 
@@ -257,12 +258,14 @@ class KnowledgeServer:
             max_request_bytes: The largest request body accepted.
             public_url: The URL clients reach the server by, when a proxy in front names
                 it otherwise (its host is accepted too).
+            stateless: Keep no MCP session between requests, so replicas behind a
+                round-robin balancer need no affinity.
 
         Returns:
             An ASGI application (it runs its own lifespan); run it with any ASGI server.
         """
         app = BodyBound(
-            _sdk.http_app(self.sdk_server, host=host, path=path),
+            _sdk.http_app(self.sdk_server, host=host, path=path, stateless=stateless),
             max_request_bytes,
             identity=self.identity,
             audit=self._audit,
