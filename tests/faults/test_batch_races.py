@@ -19,8 +19,8 @@ import pytest
 
 from agentkernel.knowledgestore import BundleKnowledgeStore, NewPage, PageConflictError
 from agentkernel.knowledgestore._batches import ABANDONED_SECONDS, Intent
-from agentkernel.storage._fs import host_tag
 from agentkernel.storage.base import MAX_RECORD_BYTES, RECORDS_FOLDER, StoredFile
+from agentkernel.storage.fs import host_tag
 from agentkernel.storage.local import LocalDocumentStore
 
 BATCH = [

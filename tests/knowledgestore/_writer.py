@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore
-from agentkernel.storage import _fs
+from agentkernel.storage import fs as _fs
 
 
 def _stop_before_rename() -> None:

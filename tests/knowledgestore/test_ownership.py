@@ -23,7 +23,7 @@ from agentkernel.knowledgestore import (
     PageLink,
     create_knowledge_tools,
 )
-from agentkernel.storage._fs import ABANDONED_AFTER_SECONDS, atomic_write, temp_name
+from agentkernel.storage.fs import ABANDONED_AFTER_SECONDS, atomic_write, temp_name
 from tests.support import okf_bundle
 
 

@@ -29,7 +29,7 @@ from agentkernel.errors import ECHO_LIMIT, echo
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.okf.conformance import check_bundle
-from agentkernel.storage import _fs
+from agentkernel.storage import fs as _fs
 from agentkernel.storage.base import clean_file_path, clean_path
 from tests.support import examples
 from tests.support.fixtures_mcp import REPO

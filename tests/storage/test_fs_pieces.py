@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from agentkernel.storage._fs import atomic_write
+from agentkernel.storage.fs import atomic_write
 
 
 def test_pieces_are_written_whole_and_in_order(tmp_path: Path) -> None:

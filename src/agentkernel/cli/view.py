@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from agentkernel.errors import AKError
     from agentkernel.knowledgebase.errors import KnowledgeError
     from agentkernel.knowledgebase.okf.manager import OKFManager
-    from agentkernel.storage._fs import atomic_write
     from agentkernel.storage.base import DocumentStore
+    from agentkernel.storage.fs import atomic_write
 
     output = Path(args.output)
     try:

@@ -28,8 +28,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from agentkernel.storage._fs import host_tag, process_alive
 from agentkernel.storage.base import MAX_RECORD_BYTES
+from agentkernel.storage.fs import host_tag, process_alive
 
 logger = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ from agentkernel.bundle.listing import FolderListing, Listing
 from agentkernel.knowledgestore import _ownership
 from agentkernel.knowledgestore.bundle_store import BundlePagesStore
 from agentkernel.knowledgestore.model import PageType, is_slug
-from agentkernel.storage._fs import atomic_write, locked
+from agentkernel.storage.fs import atomic_write, locked
 from agentkernel.storage.local import LocalDocumentStore
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ well-formed ``model.json`` naming another model or dimension is refused (vectors
 models are never mixed).
 
 Private: the folders it creates are ``0700`` and its files ``0600``, whatever the umask
-(:mod:`agentkernel.storage._cachedir`).
+(:mod:`agentkernel.storage.cachedir`).
 
 The default root is ``$AGENTKERNEL_VECTOR_CACHE``, else ``$XDG_CACHE_HOME/agentkernel/vectors``,
 else ``~/.cache/agentkernel/vectors``: never inside a bundle, so read-only and S3 bundles work.
@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from agentkernel.retrieval.embedding import EmbedderError
-from agentkernel.storage._cachedir import PRIVATE_FILE, cache_root, private_folder
-from agentkernel.storage._fs import atomic_write
+from agentkernel.storage.cachedir import PRIVATE_FILE, cache_root, private_folder
+from agentkernel.storage.fs import atomic_write
 
 logger = logging.getLogger(__name__)
 

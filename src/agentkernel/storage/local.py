@@ -14,7 +14,7 @@ renamed into place, so a reader sees the old bytes or the new, never a torn file
 killed mid-write leaves its temporary file behind: the walk never lists it (it is hidden), and
 a write in that directory (when someone else wrote there since this store object last did,
 and at least once a minute) removes it once its writer is known to be gone (see
-:func:`~agentkernel.storage._fs.atomic_write`).
+:func:`~agentkernel.storage.fs.atomic_write`).
 
 Messages raised by operations name the bundle by :attr:`label` (its directory's name), never
 by its absolute path: they reach agents.
@@ -34,7 +34,6 @@ from typing_extensions import override
 
 from agentkernel.errors import KnowledgePathError, WriteConflictError, echo
 from agentkernel.storage._confine import confined
-from agentkernel.storage._fs import atomic_write, fsync_directory, locked, probe_writable
 from agentkernel.storage.base import (
     MAX_RECORD_BYTES,
     RECORDS_FOLDER,
@@ -46,6 +45,7 @@ from agentkernel.storage.base import (
     is_walkable,
     require_record_name,
 )
+from agentkernel.storage.fs import atomic_write, fsync_directory, locked, probe_writable
 
 logger = logging.getLogger(__name__)
 

@@ -47,9 +47,9 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentkernel.errors import AKError, KnowledgePathError
-from agentkernel.storage._cachedir import PRIVATE_FILE, cache_root, private_folder
 from agentkernel.storage._confine import confined
-from agentkernel.storage._fs import atomic_write
+from agentkernel.storage.cachedir import PRIVATE_FILE, cache_root, private_folder
+from agentkernel.storage.fs import atomic_write
 
 logger = logging.getLogger(__name__)
 

@@ -48,9 +48,9 @@ from agentkernel.knowledgebase.okf.manifest import Manifest, ReservedFile, Skipp
 from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.retrieval.index import SearchIndex
 from agentkernel.retrieval.indexfile import export_state, import_state, settings_of
-from agentkernel.storage._cachedir import PRIVATE_FILE, private_folder
-from agentkernel.storage._fs import atomic_write
 from agentkernel.storage.base import DocumentStore
+from agentkernel.storage.cachedir import PRIVATE_FILE, private_folder
+from agentkernel.storage.fs import atomic_write
 
 logger = logging.getLogger(__name__)
 

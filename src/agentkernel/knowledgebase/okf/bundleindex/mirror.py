@@ -51,8 +51,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 from agentkernel.knowledgebase.okf.bundleindex import _lance
-from agentkernel.storage._cachedir import PRIVATE_FILE
-from agentkernel.storage._fs import atomic_write
+from agentkernel.storage.cachedir import PRIVATE_FILE
+from agentkernel.storage.fs import atomic_write
 from agentkernel.storage.nodecache import (
     CachePathError,
     FetchedObject,
