@@ -29,15 +29,18 @@ CASES: list[tuple[list[str], int]] = [
     (["search", GA4, ""], 2),
     (["search", GA4, "purchasers", "-n", "0"], 2),
     (["search", GA4, "purchasers", "-n", "many"], 2),
+    (["search", GA4, "purchasers", "-n", "100000"], 2),  # past the tools' most: usage
     (["fetch", GA4, ""], 2),
     (["fetch", GA4, "nope/missing"], 1),
     (["fetch", GA4, "../../../etc/passwd"], 1),
     (["browse", GA4, "../.."], 1),
     (["browse", GA4, "no/such/dir"], 1),
     (["browse", GA4, "-n", "0"], 2),
+    (["browse", GA4, "-n", "100000"], 2),
     (["ask", "", GA4], 2),
     (["ask", "purchasers?"], 2),
     (["ask", "purchasers?", GA4, "-n", "0"], 2),
+    (["ask", "purchasers?", GA4, "-n", "100000"], 2),
     (["serve", MISSING], 2),
     (["view", GA4], 2),
     (["view", MISSING, "-o", "/nonexistent/dir/page.html"], 2),
@@ -86,13 +89,24 @@ def test_a_partial_fetch_prints_what_it_found_and_exits_1(
     assert err.startswith("Not found: nope (")
 
 
-def test_a_long_answer_is_cut_unless_full(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+LONG_BODY = "".join(f"line {n} of a long note\n" for n in range(3_000))
+
+
+@pytest.fixture
+def long_note(tmp_path: Path) -> Path:
+    """A bundle of one note longer than the answer budget."""
     root = tmp_path / "kb"
     root.mkdir()
-    body = "".join(f"line {n} of a long note\n" for n in range(3_000))
-    (root / "long.md").write_text(f"---\ntype: note\ntitle: Long\n---\n{body}", encoding="utf-8")
+    (root / "long.md").write_text(
+        f"---\ntype: note\ntitle: Long\n---\n{LONG_BODY}", encoding="utf-8"
+    )
+    return root
+
+
+def test_a_long_answer_is_cut_unless_full(
+    long_note: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, body = long_note, LONG_BODY
     got, out, err = _run(["fetch", str(root), "long"], capsys)
     assert got == 0 and len(out) <= 20_001 and "[cut] " in out
     assert "--full" in err
@@ -102,6 +116,25 @@ def test_a_long_answer_is_cut_unless_full(
     assert got == 0 and "[cut] " in out and body.rstrip() not in out
     got, out, _ = _run(["ask", "long note", str(root), "--full"], capsys)
     assert got == 0 and body.rstrip() in out and "[cut]" not in out
+
+
+def test_a_cut_answer_is_said_on_stderr_and_read_on_with_a_command(
+    long_note: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = long_note
+    for argv in (["fetch", str(root), "long"], ["ask", "long note", str(root)]):
+        got, out, err = _run([*argv, "--lexical"], capsys)
+        assert got == 0, err
+        (note,) = [line for line in out.splitlines() if line.startswith("[cut] ")]
+        assert "fetch_kb(" not in note, note
+        reading_on = f"agentkernel-kb fetch {root} 'long#offset="
+        assert reading_on in note, note
+        assert f"agentkernel-kb {argv[0]}: the answer is cut" in err and "--full" in err
+        # the command the note names reads on from where the answer stopped
+        ids = note.split(reading_on, 1)[1].split("'", 1)[0]
+        got, more, _ = _run(["fetch", str(root), f"long#offset={ids}", "--lexical"], capsys)
+        start = int(ids)
+        assert got == 0 and more.startswith(f"[long#offset={start}] characters {start} to ")
 
 
 def test_the_console_script_keeps_the_rule() -> None:

@@ -199,11 +199,32 @@ def test_search_schema_and_ask_say_how_many_files_were_skipped(plain: Path) -> N
     assert clean.returncode == 0 and clean.stderr == "ga4: search is lexical (BM25F)\n"
 
 
-def test_check_on_a_folder_without_concepts_warns(tmp_path: Path) -> None:
+def test_check_on_a_folder_without_concepts_says_there_is_nothing_to_check(
+    tmp_path: Path,
+) -> None:
     result = run("check", str(tmp_path))
-    assert result.returncode == 0
+    assert result.returncode == 1  # found nothing: the command line's rule
+    first = result.stdout.splitlines()[0]
+    assert first == f"{tmp_path}: nothing to check: no concepts (no .md file with YAML frontmatter)"
+    assert "conformant" not in result.stdout
     assert "warning (bundle): no concept documents" in result.stdout
     assert "(OKF 0.2 §3, §4)" in result.stdout and "0 error(s), 1 warning(s)" in result.stdout
+
+
+def test_a_busy_port_names_the_address_and_what_to_do(ga4: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        result = run("serve", str(ga4), "--lexical", "--http", address)
+    assert result.returncode == 2
+    assert one_line(result) == (
+        f"agentkernel-kb serve: error: cannot listen on {address}: the port is already in use "
+        "(another server is listening there). Stop that server, or choose another port with "
+        "--http HOST:PORT (:0 takes any free port)."
+    )
 
 
 def test_check_states_the_rule_and_cites_the_section(tmp_path: Path) -> None:

@@ -309,6 +309,26 @@ def positive(text: str) -> int:
     return value
 
 
+def result_limit(text: str) -> int:
+    """An argparse type: a result count the tools accept, 1 to their most (a usage error otherwise).
+
+    Args:
+        text: The argument.
+
+    Returns:
+        The number.
+
+    Raises:
+        argparse.ArgumentTypeError: Not a whole number from 1 to the tools' most.
+    """
+    from agentkernel.knowledgebase.knowledgebuilder import MAX_LIMIT
+
+    value = positive(text)
+    if value > MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_LIMIT}, got {value}")
+    return value
+
+
 def nonempty(text: str) -> str:
     """An argparse type: text that is not blank (a usage error otherwise).
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from agentkernel.cli._bundle import add_full_argument, nonempty, positive
+from agentkernel.cli._bundle import add_full_argument, nonempty, positive, result_limit
 from agentkernel.cli._options import subcommand
 from agentkernel.cli._sources import Sources, add_source_arguments, resolve_sources
 from agentkernel.errors import AKConfigError, missing_extra
@@ -30,7 +30,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--model", help="a model name for the OpenAI Agents SDK")
     parser.add_argument(
-        "-n", "--limit", type=positive, default=5, help="search results (default 5)"
+        "-n", "--limit", type=result_limit, default=5, help="search results (default 5)"
     )
     parser.add_argument(
         "--fetch", type=positive, default=2, help="concepts fetched whole (default 2)"
@@ -67,7 +67,12 @@ def run(args: argparse.Namespace) -> int:
         "No model configured (set OPENAI_API_KEY, or pass --model): answering retrieval-only "
         "with the best matching concepts.\n"
     )
-    print(retrieve(args.question, sources, limit=args.limit, fetch=args.fetch))
+    from agentkernel.cli._cuts import as_commands, fetch_commands, say_cut
+
+    answer = retrieve(args.question, sources, limit=args.limit, fetch=args.fetch)
+    backends = sources.builder.backends if sources.builder else {}
+    print(as_commands(answer, fetch_commands(backends)))
+    say_cut(answer, "ask")
     return 0
 
 

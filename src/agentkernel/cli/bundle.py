@@ -5,9 +5,10 @@ tool returns, so what you read here is exactly what the model would read. The bu
 named as ``serve`` names it (its folder's name unless ``--name`` says otherwise). ``schema``
 and ``search`` say on stderr how many files were skipped and why.
 
-Answers are cut at the agent's answer budget (20,000 characters), with the note saying how to
-read on; ``--full`` prints the whole text. Exit status, by one rule: 2 for a usage error (an
-empty query or id, a limit below 1: argparse's message on stderr); 1 when the tool refused
+Answers are cut at the agent's answer budget (20,000 characters), said on stderr, with the
+note naming the ``fetch`` command that reads on; ``--full`` prints the whole text. Exit status,
+by one rule: 2 for a usage error (an empty query or id, a limit outside 1 to 1000: argparse's
+message on stderr); 1 when the tool refused
 the call or did not find all it was asked for (its message on stderr, whatever was found on
 stdout); 0 otherwise.
 """
@@ -27,10 +28,11 @@ from agentkernel.cli._bundle import (
     chosen_embedder,
     nonempty,
     open_bundles,
-    positive,
+    result_limit,
     search_mode_line,
     skipped_summary,
 )
+from agentkernel.cli._cuts import as_commands, fetch_command, say_cut
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +48,7 @@ def register(subparsers: Any) -> None:
     search = subparsers.add_parser("search", help="search_kb: rank concepts for a query")
     add_bundle_argument(search)
     search.add_argument("query", type=nonempty, help="keywords or a question")
-    search.add_argument("-n", "--limit", type=positive, default=5, help="results (default 5)")
+    search.add_argument("-n", "--limit", type=result_limit, default=5, help="results (default 5)")
     search.set_defaults(handler=_runner("search_kb", lambda a: (a.query, a.limit)))
 
     fetch = subparsers.add_parser("fetch", help="fetch_kb: whole concepts by id")
@@ -59,7 +61,7 @@ def register(subparsers: Any) -> None:
     browse = subparsers.add_parser("browse", help="browse_kb: a directory's index or listing")
     add_bundle_argument(browse)
     browse.add_argument("path", nargs="?", default="", metavar="DIR", help="default: the root")
-    browse.add_argument("-n", "--limit", type=positive, default=50, help="entries (default 50)")
+    browse.add_argument("-n", "--limit", type=result_limit, default=50, help="entries (default 50)")
     for parser in (schema, search, fetch, browse):
         add_full_argument(parser)
     browse.set_defaults(handler=_runner("browse_kb", lambda a: (a.path, a.limit)))
@@ -92,7 +94,8 @@ def _runner(
         result = tool(*call_args) if tool_name == "get_schemas" else tool(name, *call_args)
         if tool_name == "search_kb" and not getattr(args, "quiet", False):
             print(search_mode_line(manager), file=sys.stderr)  # which mode answered
-        return report(result)
+        reading_on = fetch_command(args.bundle, index=args.index, options=args.index_option)
+        return report(as_commands(result, {name: reading_on}), args.command)
 
     return run
 
@@ -102,26 +105,24 @@ _NOTED = frozenset({"get_schemas", "search_kb"})
 _FOUND_PART = re.compile(r"\n(?=Not found: \[)")
 
 
-def report(result: str) -> int:
+def report(result: str, command: str) -> int:
     """Print a tool's answer by the command line's one rule, and give the exit status.
 
     A result goes to stdout (0); a refusal to stderr (1); a fetch that missed some ids prints
     what it found on stdout and the rest of its answer (``Not found: ...`` and why) on stderr (1).
+    A cut answer is said on stderr (:func:`~agentkernel.cli._cuts.say_cut`).
 
     Args:
         result: What the tool returned.
+        command: The command's name, for the stderr lines.
 
     Returns:
         The exit status.
     """
     from agentkernel._tooling.result import is_error
 
-    if "\n[cut] " in result and not is_error(result):
-        print(
-            "agentkernel-kb: the answer is cut at the agents' answer budget (20,000 "
-            "characters); --full prints the whole text",
-            file=sys.stderr,
-        )
+    if not is_error(result):
+        say_cut(result, command)
     match = _FOUND_PART.search(result)
     if match is None:
         print(result, file=sys.stderr if is_error(result) else sys.stdout)

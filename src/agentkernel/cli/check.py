@@ -1,6 +1,7 @@
 """``check PATH|URI``: is a bundle conformant OKF 0.2, and what else should its curator fix?
 
-Exit status 1 when the bundle breaks a conformance rule, 0 otherwise (warnings included).
+Exit status 1 when the bundle breaks a conformance rule or holds no concept at all (nothing
+was checked: an empty folder, or not the bundle's root), 0 otherwise (warnings included).
 ``--json`` prints the report as one JSON document for machines. Every timestamp that is not an
 ISO 8601 datetime with an offset is a warning naming its file, key and fix; ``--legacy-dates``
 judges staleness as ``OKFManager(legacy_dates=True)`` serves it (bare dates as midnight UTC).
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
         args: The parsed arguments.
 
     Returns:
-        1 when the bundle is not conformant, else 0.
+        1 when the bundle is not conformant or holds no concept, else 0.
     """
     from rich.console import Console
 
@@ -51,15 +52,20 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print_report(report, Console(highlight=False, soft_wrap=True))
-    return 0 if report.conformant else 1
+    return 0 if report.conformant and report.concepts else 1
 
 
 def _print_report(report: Any, console: Any) -> None:
     from rich.markup import escape
 
-    verdict = "[green]conformant[/]" if report.conformant else "[red]NOT conformant[/]"
     version = f", declares okf_version {report.okf_version}" if report.okf_version else ""
-    console.print(f"{escape(report.location)}: {verdict} OKF 0.2{version}")
+    if not report.concepts:  # an empty folder conforms vacuously: say what was found instead
+        verdict = "[red]nothing to check[/]: no concepts (no .md file with YAML frontmatter)"
+    elif report.conformant:
+        verdict = f"[green]conformant[/] OKF 0.2{version}"
+    else:
+        verdict = f"[red]NOT conformant[/] OKF 0.2{version}"
+    console.print(f"{escape(report.location)}: {verdict}")
     console.print(f"{report.concepts} concepts, {report.reserved} reserved files")
     if report.types:
         types = ", ".join(f"{t} {n}" for t, n in report.types.most_common())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
@@ -91,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _closed_pipe()
     except (AKError, KnowledgeError, OSError) as exc:
-        print(f"{parser.prog} {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{parser.prog} {args.command}: error: {_said(exc, args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -105,6 +106,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     return status
+
+
+def _said(exc: BaseException, args: argparse.Namespace) -> str:
+    """An expected failure in words: a busy port names the address and what to do."""
+    address = getattr(args, "http", None)
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE and address:
+        return (
+            f"cannot listen on {address}: the port is already in use (another server is "
+            "listening there). Stop that server, or choose another port with --http "
+            "HOST:PORT (:0 takes any free port)."
+        )
+    return str(exc)
 
 
 def _closed_pipe() -> int:

@@ -45,7 +45,8 @@ logger = logging.getLogger(__name__)
 
 Tool = Callable[..., str]
 
-_MAX_LIMIT = 1000
+MAX_LIMIT = 1000
+"""The most records one search or browse call returns (the command line's ``-n`` too)."""
 
 FETCH_SECONDS = _answers.FETCH_SECONDS
 """How long one ``fetch_kb`` call goes on reading further ids (one batch always completes)."""
@@ -529,7 +530,7 @@ class KnowledgeBuilder:
 
 def _check_query(query: Any, limit: Any) -> ToolResult | None:
     """``_check_text("query", ...)`` then ``_check_limit``: the common case in one test."""
-    if type(query) is str and type(limit) is int and 1 <= limit <= _MAX_LIMIT and query.strip():
+    if type(query) is str and type(limit) is int and 1 <= limit <= MAX_LIMIT and query.strip():
         return None
     return _check_text("query", query) or _check_limit(limit)
 
@@ -545,6 +546,6 @@ def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> ToolRes
 def _check_limit(limit: Any) -> ToolResult | None:
     if isinstance(limit, bool) or not isinstance(limit, int):
         return ToolResult.error(f"limit must be a whole number, got {echo(limit)}.")
-    if not 1 <= limit <= _MAX_LIMIT:
-        return ToolResult.error(f"limit must be between 1 and {_MAX_LIMIT}, got {limit}.")
+    if not 1 <= limit <= MAX_LIMIT:
+        return ToolResult.error(f"limit must be between 1 and {MAX_LIMIT}, got {limit}.")
     return None
