@@ -14,13 +14,13 @@ from tests.support import require_extra
 
 require_extra("mcp", "mcp")
 
-from agentkernel.errors import AKConfigError  # noqa: E402
-from agentkernel.mcp._cli import (  # noqa: E402
+from agentkernel.cli.serving import (  # noqa: E402
     add_serve_arguments,
     builder_from_args,
     main,
     parse_http,
 )
+from agentkernel.errors import AKConfigError  # noqa: E402
 
 
 @pytest.mark.parametrize(

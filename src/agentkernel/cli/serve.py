@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         MissingExtraError: The ``mcp`` extra is not installed.
         AKConfigError: The sources or options do not describe a server.
     """
-    from agentkernel.mcp._cli import apply_log_level, serve_from_args  # raises without the extra
+    from agentkernel.cli.serving import apply_log_level, serve_from_args  # raises without the extra
 
     # stdout is the protocol stream on stdio: logs go to stderr only
     apply_log_level(args.log_level or logging.getLevelName(logging.getLogger().level))
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _serve_roles(args: argparse.Namespace) -> None:
     """Serve every agent of ``--config`` at once: each caller's identity names its agent."""
+    from agentkernel.cli.serving import serve_from_args
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-    from agentkernel.mcp._cli import serve_from_args
     from agentkernel.roles import OKFCapability
 
     if args.agent:

@@ -57,10 +57,10 @@ def run(args: argparse.Namespace) -> int:
         MissingExtraError: The ``mcp`` extra is not installed.
         AKConfigError: The options do not describe a server.
     """
+    from agentkernel.cli.serving import apply_log_level
     from agentkernel.errors import AKConfigError
-    from agentkernel.mcp._access import check
-    from agentkernel.mcp._access import run as run_server
-    from agentkernel.mcp._cli import apply_log_level
+    from agentkernel.mcp.access import check
+    from agentkernel.mcp.access import run as run_server
     from agentkernel.mcp.store import create_knowledge_server
 
     apply_log_level(args.log_level or logging.getLevelName(logging.getLogger().level))

@@ -1,6 +1,10 @@
-"""``python -m agentkernel.mcp``: serve knowledge bases over MCP (see ``_cli``)."""
+"""``python -m agentkernel.mcp``: serve knowledge bases over MCP.
 
-from agentkernel.mcp._cli import main
+An entry point (nothing imports it): the command line lives with the other commands, in
+:mod:`agentkernel.cli.serving`.
+"""
+
+from agentkernel.cli.serving import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -15,6 +15,10 @@ startup line on stderr says how it serves (the URL over HTTP) and whether it wri
 A later command adds its own sources (a config file, say) to the group
 :func:`add_serve_arguments` returns, builds the builder itself and calls
 :func:`serve_from_args` with it.
+
+It lives with the commands, above the server it runs (:mod:`agentkernel.mcp` takes parsed
+options but defines none): the options are SDK-free (``cli._serve_options``), so
+``agentkernel-kb serve --help`` lists them without the ``mcp`` extra.
 """
 
 from __future__ import annotations
@@ -32,8 +36,8 @@ from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.mcp._access import parse_http
-from agentkernel.mcp._access import run as run_server
+from agentkernel.mcp.access import parse_http
+from agentkernel.mcp.access import run as run_server
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
