@@ -155,11 +155,44 @@ class SQLDatabaseConfig(BaseModel):
         return {name: getattr(self, name) for name in sorted(given)}
 
 
+class StoreConfig(BaseModel):
+    """A curated knowledge store (typed pages, validated links) and the agents that reach it.
+
+    Attributes:
+        uri: Where its pages live, by the URIs bundles take: a folder path (relative to the
+            config file) or ``file:///path``, ``s3://bucket/prefix``, or
+            ``sqlite:///path/pages.sqlite``.
+        description: What the store holds, shown to agents.
+        consumer: Agents that read it (``knowledge_index``, ``knowledge_search``,
+            ``knowledge_read``).
+        producer: Agents that also write it (``knowledge_create``, ``knowledge_edit``,
+            ``knowledge_rewrite``, ``knowledge_supersede``, ``knowledge_log``).
+        curator: Agents that also retire pages (asking the person) and check the links
+            (``knowledge_retire``, ``knowledge_check``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    uri: str
+    description: str | None = None
+    consumer: list[str] = Field(default_factory=list)
+    producer: list[str] = Field(default_factory=list)
+    curator: list[str] = Field(default_factory=list)
+
+    @field_validator("uri")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+
 class OKFConfig(BaseModel):
     """The ``okf`` block: its presence enables configuration-driven OKF.
 
     Attributes:
         databases: Bundles by name.
+        stores: Curated knowledge stores by name (names distinct from the bundles').
         sql_databases: SQL databases the bundles' computations run on, by name.
         attesters: The operator's attesters by name: ``python:package.module:callable``.
     """
@@ -167,6 +200,7 @@ class OKFConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     databases: dict[str, OKFDatabaseConfig] = Field(default_factory=dict)
+    stores: dict[str, StoreConfig] = Field(default_factory=dict)
     sql_databases: dict[str, SQLDatabaseConfig] = Field(default_factory=dict)
     attesters: dict[str, str] = Field(default_factory=dict)
 
@@ -328,9 +362,10 @@ def _validate(data: dict[str, Any], where: str) -> AKConfig:
 
 def _describe(error: Mapping[str, Any]) -> str:
     location = [str(part) for part in error.get("loc", ())]
-    if len(location) >= 3 and location[:2] == ["okf", "databases"]:
+    if len(location) >= 3 and location[:2] in (["okf", "databases"], ["okf", "stores"]):
         field = ".".join(location[3:]) or "(the entry itself)"
-        place = f"okf database '{location[2]}', field '{field}'"
+        kind = "database" if location[1] == "databases" else "store"
+        place = f"okf {kind} '{location[2]}', field '{field}'"
     else:
         place = "field '" + ".".join(location) + "'"
     return f"{place}: {error.get('msg', 'invalid')}"

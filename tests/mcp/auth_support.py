@@ -186,14 +186,16 @@ def serving(
     env: dict[str, str] | None = None,
     timeout: float = 90.0,
     preexec_fn: Callable[[], None] | None = None,
+    cwd: Path = REPO,
 ) -> Iterator[Server]:
     """Run a server command until it announces its URL; stop it afterwards.
 
-    ``preexec_fn`` runs in the child before the server starts (to lower a resource limit).
+    ``preexec_fn`` runs in the child before the server starts (to lower a resource limit);
+    ``cwd`` is its working directory (the repository by default).
     """
     proc = subprocess.Popen(
         command,
-        cwd=REPO,
+        cwd=cwd,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,

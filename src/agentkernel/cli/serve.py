@@ -72,9 +72,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve_roles(args: argparse.Namespace) -> None:
-    """Serve every agent of ``--config`` at once: each caller's identity names its agent."""
-    from agentkernel.cli.serving import serve_from_args
+    """Serve every agent of ``--config`` at once: each caller's identity names its agent.
+
+    Bundles, SQL and curated stores alike: one authentication, one audit trail, one set of
+    limits; each identity gets the tools its roles give (a curator of a store also gets
+    ``knowledge_retire``, which asks the person first).
+    """
+    from agentkernel.cli.serving import Served, serve_from_args
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
+    from agentkernel.mcp.store import retire_tools
     from agentkernel.roles import OKFCapability
 
     if args.agent:
@@ -86,18 +92,34 @@ def _serve_roles(args: argparse.Namespace) -> None:
     if capability is None:
         raise AKConfigError(f"{args.config} has no okf block: nothing to serve.")
     databases = capability.databases()
+    stores = capability.stores
     # every store opened now: a bad one fails at startup, not at some caller's first request
-    builder = KnowledgeBuilder([capability.manager(db) for db in databases])
+    builder = KnowledgeBuilder([capability.manager(db) for db in databases]) if databases else None
+    stores.open_all()
     agents = set(capability.agents())
 
-    def per_identity(identity: str) -> tuple[list[Any], Any, str | None]:
+    def per_identity(identity: str) -> Served:
         if identity not in agents:
-            return [], None, f"{identity!r} holds no role in any database: no tools."
+            return Served([], None, f"{identity!r} holds no role in any database: no tools.")
         roles = list(capability.roles_of(identity))
-        own = KnowledgeBuilder([capability.manager(db) for db in roles])
-        return capability.tools_for(identity), own, capability.instructions_for(identity)
+        own = KnowledgeBuilder([capability.manager(db) for db in roles]) if roles else None
+        tools: list[Any] = capability.tools_for(identity)
+        asking: list[Any] = []
+        held = stores.role_of(identity)
+        if held is not None and held[1] == "curator":
+            listed, asks = retire_tools(stores.store(held[0]))
+            tools.append(listed)
+            asking.append(asks)
+        return Served(tools, own, capability.instructions_for(identity), asking)
 
-    serve_from_args(args, builder, tools=[], writes=[], per_identity=per_identity)
+    serve_from_args(
+        args,
+        builder,
+        tools=[],
+        writes=[],
+        per_identity=per_identity,
+        databases=len(databases) + len(stores.names()),
+    )
 
 
 register = subcommand(

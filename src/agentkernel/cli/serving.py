@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentkernel.cli._serve_options import add_serve_arguments
 from agentkernel.errors import AKConfigError
@@ -135,8 +135,18 @@ def _as_builder(made: Any, target: str) -> KnowledgeBuilder:
     )
 
 
-#: Per identity: its tools, the builder deciding their hints, and its instructions.
-PerIdentity = Callable[[str], tuple[list[Callable[..., Any]], KnowledgeBuilder | None, str | None]]
+class Served(NamedTuple):
+    """What one identity is served: its tools and how they are described."""
+
+    tools: list[Callable[..., Any]]
+    builder: KnowledgeBuilder | None
+    instructions: str | None
+    asking: Sequence[Callable[..., Any]] = ()
+
+
+#: Per identity: its tools, the builder deciding their hints, its instructions, and the tools
+#: that ask the person (a curator's ``knowledge_retire``).
+PerIdentity = Callable[[str], Served]
 
 
 def serve_from_args(
@@ -148,6 +158,7 @@ def serve_from_args(
     on_ready: Callable[[str], None] | None = None,
     per_identity: PerIdentity | None = None,
     hint: str | None = None,
+    databases: int | None = None,
 ) -> None:
     """Create the server the arguments describe, print its startup line, and serve.
 
@@ -163,28 +174,32 @@ def serve_from_args(
         writes: The backends ``write_kb`` writes to; derived from the builder when omitted.
         on_ready: Called with the endpoint URL once an HTTP server is bound.
         per_identity: Over authenticated HTTP, each caller's own tools (an agent's roles);
-            ``tools`` are then only described in the startup line.
+            ``tools`` are then only described in the startup line, and ``builder`` may be
+            ``None`` (a configuration of stores only).
         hint: What to say when the server is read-only (by default: pass --writable).
+        databases: With ``per_identity``, how many databases the startup line names (by
+            default the builder's backends).
 
     Raises:
         AKConfigError: The arguments do not describe a server.
     """
-    if builder is None:
+    if builder is None and per_identity is None:
         builder = builder_from_args(args)
     writable = bool(getattr(args, "writable", False))
-    served = list(builder.build(writable=writable) if tools is None else tools)
+    if tools is None:
+        tools = builder.build(writable=writable) if builder is not None else []
+    served = list(tools)
 
     def make(identity: str, options: dict[str, Any]) -> KnowledgeServer:
-        own_tools, own_builder, instructions = (
-            per_identity(identity) if per_identity is not None else (served, builder, None)
-        )
+        own = per_identity(identity) if per_identity is not None else Served(served, builder, None)
         try:
             return KnowledgeServer(
-                own_tools,
+                own.tools,
                 name=args.server_name,
-                builder=own_builder,
+                builder=own.builder,
                 max_concurrency=args.max_concurrency,
-                instructions=instructions,
+                instructions=own.instructions,
+                asking=own.asking,
                 **options,
             )
         except (TypeError, ValueError) as exc:
@@ -193,12 +208,13 @@ def serve_from_args(
     if args.max_concurrency < 1:
         raise AKConfigError(f"--max-concurrency must be at least 1, got {args.max_concurrency}.")
     described = make("startup", {})
+    backends = builder.backends if builder is not None else {}
     if writes is None:
-        writes = [n for n, kb in builder.backends.items() if kb.capabilities.writable]
+        writes = [n for n, kb in backends.items() if kb.capabilities.writable]
     if per_identity is not None:
-        mode = f"{len(builder.backends)} databases; each caller gets its agent's role"
+        mode = f"{databases or len(backends)} databases; each caller gets its agent's role"
     else:
-        mode = _summary(described, list(builder.backends), list(writes), hint)
+        mode = _summary(described, list(backends), list(writes), hint)
     run_server(args, make, name=args.server_name, mode=mode, on_ready=on_ready)
 
 

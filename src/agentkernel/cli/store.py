@@ -1,4 +1,7 @@
-"""``store serve DIR``: a curated knowledge store's tools as an MCP server named ``knowledge``.
+"""``store serve LOCATION``: a curated store's tools as an MCP server named ``knowledge``.
+
+The location is a knowledge folder (a path or ``file:///path``), ``s3://bucket/prefix`` or
+``sqlite:///path`` (``--sqlite`` reads a path as a SQLite file): the URIs a bundle takes.
 
 It serves like ``serve`` does: stdio by default or ``--http HOST:PORT``, read-only unless
 ``--writable``, the same authentication, TLS, audit and limit options, and the same startup
@@ -25,14 +28,15 @@ def register(subparsers: Any) -> None:
     actions = parser.add_subparsers(dest="store_command", metavar="ACTION", required=True)
     serve = actions.add_parser(
         "serve",
-        help="serve a knowledge folder over MCP (read-only unless --writable)",
+        help="serve a knowledge store over MCP (read-only unless --writable)",
         description="Serve a knowledge store's knowledge_* tools over MCP, on stdio or "
         "streamable HTTP. Read-only unless --writable; the startup line on stderr says which.",
     )
     # fmt: off
     add_options(
         serve,
-        ("directory", "DIR", "the knowledge folder"),
+        ("directory", "LOCATION",
+         "the knowledge folder, s3://bucket/prefix or sqlite:///path/pages.sqlite"),
         ("--sqlite", None, "keep pages in SQLite instead"),
         ("--writable", None,
          "offer the tools that change pages (create, edit, rewrite, supersede, log)"),
@@ -76,8 +80,7 @@ def run(args: argparse.Namespace) -> int:
             )
 
         tools = make("startup", {}).tool_names
-        kind = "SQLite" if args.sqlite else "folder"
-        mode = f"{len(tools)} tools over the {kind} {args.directory}; " + (
+        mode = f"{len(tools)} tools over {_described(args)}; " + (
             "writable" if args.writable else "read-only: pass --writable to offer the edits"
         )
         run_server(args, make, name=args.server_name, mode=mode)
@@ -92,3 +95,14 @@ def _open(args: argparse.Namespace) -> Any:
     from agentkernel.knowledgestore._open import open_store
 
     return open_store(args.directory, sqlite=args.sqlite)
+
+
+def _described(args: argparse.Namespace) -> str:
+    """What the startup line says the store is kept in."""
+    location = str(args.directory)
+    scheme = location.partition("://")[0].lower() if "://" in location else ""
+    if args.sqlite or scheme == "sqlite":
+        return f"the SQLite file {location}"
+    if scheme == "s3":
+        return f"the S3 prefix {location}"
+    return f"the folder {location}"

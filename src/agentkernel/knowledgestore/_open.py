@@ -1,39 +1,87 @@
-"""Open a curated store from a command line's path: a knowledge folder or a SQLite file."""
+"""Open a curated store from a location: a folder, an S3 prefix or a SQLite file.
+
+The locations are the ones bundles take (:meth:`agentkernel.storage.DocumentStore.from_uri`):
+a path or ``file:///path`` is a knowledge folder, ``s3://bucket/prefix`` keeps the pages in
+object storage; ``sqlite:///path/pages.sqlite`` (or a path with ``sqlite=True``) keeps them
+in SQLite.
+"""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from urllib.parse import unquote
 
+from agentkernel.errors import AKConfigError
 from agentkernel.knowledgestore.base import KnowledgeStore
 
 logger = logging.getLogger(__name__)
 
+_SQLITE = "sqlite://"
 
-def open_store(path: str | Path, *, sqlite: bool) -> KnowledgeStore:
-    """Open the store both serving commands serve, saying what a folder will not serve.
+
+def open_store(
+    path: str | Path, *, sqlite: bool = False, base_dir: Path | None = None
+) -> KnowledgeStore:
+    """Open the store a serving command (or a configured database) names.
 
     Args:
-        path: The knowledge folder, or with ``sqlite`` the database file.
-        sqlite: Open a :class:`SQLiteKnowledgeStore` instead of a folder.
+        path: The knowledge folder (a path or ``file:///path``), ``s3://bucket/prefix``, or
+            ``sqlite:///path`` for a SQLite file; with ``sqlite`` a path is the SQLite file.
+        sqlite: Open a :class:`SQLiteKnowledgeStore` at ``path``.
+        base_dir: Where a relative path resolves (the configuration file's folder).
 
     Returns:
-        The opened store.
+        The opened store (nothing read yet).
+
+    Raises:
+        AKConfigError: The location has a scheme no store takes, or ``sqlite`` is given with
+            a URI.
     """
-    if sqlite:
+    location = str(path)
+    scheme = location.partition("://")[0].lower() if "://" in location else ""
+    if sqlite and scheme:
+        raise AKConfigError(f"--sqlite takes a file path, got {location!r}.")
+    if scheme == "sqlite" or sqlite:
         from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
 
-        return SQLiteKnowledgeStore(path)
+        file = unquote(location[len(_SQLITE) :]) if scheme else location
+        if scheme and not file.startswith("/"):
+            raise AKConfigError(
+                f"A SQLite store needs 'sqlite:///absolute/path', got {location!r}."
+            )
+        return SQLiteKnowledgeStore(_resolved(file, base_dir))
+    if scheme == "s3":
+        from agentkernel.knowledgestore.bundle_store import BundleKnowledgeStore
+        from agentkernel.storage.base import DocumentStore
+
+        return BundleKnowledgeStore(DocumentStore.from_uri(location))
+    if scheme not in ("", "file"):
+        raise AKConfigError(
+            f"Unknown store location {location!r}: use a folder path, file:///path, "
+            "s3://bucket/prefix or sqlite:///path/pages.sqlite."
+        )
+    if scheme == "file":
+        host, _, rest = location[len("file://") :].partition("/")
+        if host not in ("", "localhost"):
+            raise AKConfigError(f"A file URI names no remote host, got {location!r}.")
+        location = "/" + unquote(rest)
     from agentkernel.knowledgestore.file_store import FileKnowledgeStore
 
-    store = FileKnowledgeStore(path)
+    folder = _resolved(location, base_dir)
+    store = FileKnowledgeStore(folder)
     ignored = store.ignored_files()
     if ignored:
         logger.warning(
             "%s holds %d markdown file(s) that are not this store's pages (e.g. %s): they are "
             "not served, and the store never writes over them.",
-            path,
+            folder,
             len(ignored),
             ignored[0],
         )
     return store
+
+
+def _resolved(path: str, base_dir: Path | None) -> Path:
+    found = Path(path).expanduser()
+    return found if base_dir is None or found.is_absolute() else base_dir / found

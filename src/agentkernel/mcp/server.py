@@ -45,6 +45,7 @@ from agentkernel.mcp._tools import (
     call_tool,
     check_arguments,
     define_tools,
+    store_annotations,
 )
 from agentkernel.mcp.audit import AuditLog
 
@@ -114,7 +115,7 @@ class KnowledgeServer:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}.")
         self.name = name
         self._definitions: dict[str, ToolDefinition] = {
-            d.name: d for d in define_tools(list(tools), annotate or builder_annotations(builder))
+            d.name: d for d in define_tools(list(tools), annotate or _annotations(builder))
         }
         self._shared = limiter or SharedLimiter(max_concurrency)
         self.identity = identity
@@ -369,6 +370,16 @@ def create_server(
             f"{type(builder_or_tools).__name__}"
         )
     return KnowledgeServer(tools, name=name, builder=builder, max_concurrency=max_concurrency)
+
+
+def _annotations(builder: KnowledgeBuilder | None) -> Annotate:
+    """A builder's hints for its tools, a store's for ``knowledge_*`` tools served beside them."""
+    of_builder = builder_annotations(builder)
+
+    def annotate(tool: Callable[..., Any]) -> dict[str, Any]:
+        return store_annotations(tool) or of_builder(tool)
+
+    return annotate
 
 
 def _instructions(builder: KnowledgeBuilder | None) -> str:

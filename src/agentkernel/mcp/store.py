@@ -37,7 +37,7 @@ from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SERVER_NAME", "create_knowledge_server", "serve_knowledge_store"]
+__all__ = ["SERVER_NAME", "create_knowledge_server", "retire_tools", "serve_knowledge_store"]
 
 SERVER_NAME = "knowledge"
 _CANNOT_ASK = "cannot-ask"
@@ -130,6 +130,28 @@ def _never_asked(question: str) -> bool:
     return False
 
 
+def retire_tools(store: KnowledgeStore) -> tuple[Callable[..., str], Callable[..., Any]]:
+    """``knowledge_retire`` as a server lists it, and the version that asks the person.
+
+    A server lists the first (its description and schema) and answers every call with the
+    second (:class:`KnowledgeServer`'s ``asking``), which refuses when the client cannot ask
+    or the person does not say yes.
+
+    Args:
+        store: The knowledge store.
+
+    Returns:
+        ``(listed, asking)``.
+    """
+    listed = next(
+        tool
+        for tool in create_knowledge_tools(store, True, confirm=_never_asked)
+        if tool.__name__ == "knowledge_retire"
+    )
+    asking = _retire_tool_v2(store) if _sdk.SDK_LINE >= 2 else _retire_tool_v1(store)
+    return listed, asking
+
+
 def create_knowledge_server(
     store: KnowledgeStore,
     interactive: bool = False,
@@ -160,9 +182,7 @@ def create_knowledge_server(
     )
     if not writable:
         tools = [tool for tool in tools if reads_only(tool)]
-    asking: list[Callable[..., Any]] = []
-    if interactive:
-        asking.append(_retire_tool_v2(store) if _sdk.SDK_LINE >= 2 else _retire_tool_v1(store))
+    asking = [retire_tools(store)[1]] if interactive else []
     return KnowledgeServer(
         tools,
         name=name,

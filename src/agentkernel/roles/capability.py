@@ -23,6 +23,7 @@ from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.roles import prompts
 from agentkernel.roles._lazy import LazyBundle
+from agentkernel.roles._stores import Stores
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase._sql.backend import SQLBackend
@@ -56,6 +57,7 @@ class OKFCapability:
         for database, entry in okf.databases.items():
             _validate_database(database, entry)
             _validate_computations(database, entry, okf)
+        self._stores = Stores(okf.stores, okf.databases, base_dir)
         self._okf = okf
         self._base_dir = base_dir
         self._managers: dict[str, OKFManager] = {}
@@ -92,12 +94,18 @@ class OKFCapability:
         """Every configured database name, in configuration order."""
         return list(self._okf.databases)
 
+    @property
+    def stores(self) -> Stores:
+        """The block's curated stores (``okf.stores``): their roles, tools and instructions."""
+        return self._stores
+
     def agents(self) -> list[str]:
-        """Every agent named in any database, in first-mention order."""
+        """Every agent named in any database or store, in first-mention order."""
         seen: dict[str, None] = {}
         for entry in self._okf.databases.values():
             for role in ROLES:
                 seen.update(dict.fromkeys(getattr(entry, role)))
+        seen.update(dict.fromkeys(self._stores.agents()))
         return list(seen)
 
     def roles_of(self, agent: str) -> dict[str, str]:
@@ -138,7 +146,9 @@ class OKFCapability:
             The navigation protocol with one sentence per role; ``""`` for an agent with no role.
         """
         descriptions = {db: e.description for db, e in self._okf.databases.items()}
-        return prompts.compose(self.roles_of(agent), descriptions)
+        parts = [prompts.compose(self.roles_of(agent), descriptions)]
+        parts.append(self._stores.instructions_for(agent))
+        return "\n\n".join(part for part in parts if part)
 
     def tools_for(self, agent: str) -> list[Callable[..., str]]:
         """Build the agent's tools: plain callables in the ``KnowledgeBuilder`` order.
@@ -149,11 +159,13 @@ class OKFCapability:
         Returns:
             No tools for an agent with no role; a consumer's six tools; ``write_kb`` as well
             when the agent is a producer or curator somewhere; ``run_computation`` when one
-            of its databases binds a runtime. Building opens no store and no database.
+            of its databases binds a runtime; then the ``knowledge_*`` tools its role in a
+            store gives (see :mod:`agentkernel.roles._stores`). Building opens no bundle and
+            no database; a store is opened (its page types are read).
         """
         roles = self.roles_of(agent)
         if not roles:
-            return []
+            return list(self._stores.tools_for(agent))
         bundles = [
             LazyBundle(db, role in _WRITING_ROLES, functools.partial(self.manager, db))
             for db, role in roles.items()
@@ -161,7 +173,8 @@ class OKFCapability:
         runners = [runner for db in roles if (runner := self.computations(db)) is not None]
         writable = self.writable_for(agent)
         tools = KnowledgeBuilder(bundles, computations=runners).build(writable=bool(writable))
-        return [_guard_writes(tool, agent, list(roles), writable) for tool in tools]
+        guarded = [_guard_writes(tool, agent, list(roles), writable) for tool in tools]
+        return guarded + self._stores.tools_for(agent)
 
     def computations(self, database: str) -> Computations | None:
         """The database's Attested Computations runner, shared by every agent; opens nothing.
