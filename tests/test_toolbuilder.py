@@ -141,7 +141,7 @@ def test_args_model_validates_like_the_signature() -> None:
 def test_importing_the_adapter_base_pulls_in_no_framework_sdk() -> None:
     code = (
         "import sys, agentkernel, agentkernel._tooling.bind, agentkernel._tooling.spec, "
-        "agentkernel._tooling.schema, agentkernel._tooling.result, agentkernel._tooling.attach\n"
+        "agentkernel._tooling.schema, agentkernel._tooling.result, agentkernel.roles.agents\n"
         "sdks = ('agents', 'openai', 'langchain_core', 'langgraph', 'crewai', 'google.adk',"
         " 'mcp')\n"
         "print([m for m in sdks if m in sys.modules])\n"

@@ -8,8 +8,8 @@ no store.
 
 from __future__ import annotations
 
-from agentkernel._tooling.attach import AgentModule
 from agentkernel.adk._tools import ADKToolBuilder
+from agentkernel.roles.agents import AgentModule
 
 
 class ADKModule(AgentModule):

@@ -120,7 +120,7 @@ def _values(params: list[str], params_json: str | None) -> dict[str, Any]:
 def _from_path(args: argparse.Namespace) -> Computations:
     from agentkernel.cli._bundle import open_bundles
     from agentkernel.knowledgebase.okf.computation import Computations
-    from agentkernel.roles._computations import open_runtime
+    from agentkernel.roles.runtimes import open_runtime
 
     if args.agent:
         raise AKConfigError("--agent NAME goes with --config FILE.")
@@ -143,7 +143,7 @@ def _from_path(args: argparse.Namespace) -> Computations:
 
 def _from_config(args: argparse.Namespace) -> Computations:
     from agentkernel.roles import OKFCapability
-    from agentkernel.roles._computations import load_attester
+    from agentkernel.roles.runtimes import load_attester
 
     if args.runtime or args.names:
         raise AKConfigError("With --config the okf block binds runtimes and names databases.")

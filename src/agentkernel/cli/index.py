@@ -110,7 +110,7 @@ def lance_errors(index_uri: str) -> Iterator[None]:
         KnowledgeError: Lance (or pyarrow) failed inside the block.
     """
     from agentkernel.knowledgebase.errors import KnowledgeError
-    from agentkernel.knowledgebase.okf.bundleindex._lance import one_line
+    from agentkernel.knowledgebase.okf.bundleindex.lancesdk import one_line
 
     try:
         yield

@@ -8,8 +8,8 @@ the system prompt that describes the agent. Registering opens no store.
 
 from __future__ import annotations
 
-from agentkernel._tooling.attach import AgentModule
 from agentkernel.crewai._tools import CrewAIToolBuilder
+from agentkernel.roles.agents import AgentModule
 
 
 class CrewAIModule(AgentModule):

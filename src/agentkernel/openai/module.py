@@ -7,8 +7,8 @@ to whatever it returns). Registering opens no store.
 
 from __future__ import annotations
 
-from agentkernel._tooling.attach import AgentModule
 from agentkernel.openai._tools import OpenAIToolBuilder
+from agentkernel.roles.agents import AgentModule
 
 
 class OpenAIModule(AgentModule):

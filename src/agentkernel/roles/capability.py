@@ -198,7 +198,7 @@ class OKFCapability:
 
     def _runner(self, database: str, entry: OKFDatabaseConfig) -> Computations:
         from agentkernel.knowledgebase.okf.computation import Computations
-        from agentkernel.roles._computations import lazy_attester
+        from agentkernel.roles.runtimes import lazy_attester
 
         runtimes = {
             runtime: functools.partial(self.sql_database, database, runtime)
@@ -226,7 +226,7 @@ class OKFCapability:
         Raises:
             AKConfigError: Not configured, or the backend cannot be created.
         """
-        from agentkernel.roles._computations import is_url, open_runtime
+        from agentkernel.roles.runtimes import is_url, open_runtime
 
         target = self.database_config(database).runtimes.get(runtime)
         if target is None:
@@ -390,7 +390,7 @@ def _validate_database(database: str, entry: OKFDatabaseConfig) -> None:
 def _validate_computations(database: str, entry: OKFDatabaseConfig, okf: OKFConfig) -> None:
     if not entry.runtimes and not entry.attesters:
         return
-    from agentkernel.roles._computations import is_url
+    from agentkernel.roles.runtimes import is_url
 
     for runtime, target in entry.runtimes.items():
         if not is_url(target) and target not in okf.sql_databases:

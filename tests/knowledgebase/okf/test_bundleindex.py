@@ -323,13 +323,13 @@ def test_config_index_is_served_and_resolved_against_the_config_file(tmp_path: P
 
 
 def test_indexes_another_indexer_created_first_are_kept_not_an_error(tmp_path: Path) -> None:
-    from agentkernel.knowledgebase.okf.bundleindex import _lance, indexer
+    from agentkernel.knowledgebase.okf.bundleindex import indexer, lancesdk
 
     root = write_bundle(tmp_path / "b", SMALL_BUNDLE)
     first = str(tmp_path / "first.lance")
     index_bundle(LocalDocumentStore(root, writable=False), first)
     # two indexers that both created the table (its rows, no index yet) race to index it
-    database, name = _lance.connect(str(tmp_path / "kb.lance"), None)
+    database, name = lancesdk.connect(str(tmp_path / "kb.lance"), None)
     held = indexer.open_table(first, None).to_arrow()
     database.create_table(name, held, schema=held.schema)
     winner, loser = database.open_table(name), database.open_table(name)

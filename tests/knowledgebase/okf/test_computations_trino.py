@@ -125,7 +125,7 @@ def test_a_trino_url_binds_a_runtime_as_config_and_the_cli_give_it(
     warehouse_server: Any, bundle: Path
 ) -> None:
     from agentkernel.errors import AKConfigError
-    from agentkernel.roles._computations import open_runtime
+    from agentkernel.roles.runtimes import open_runtime
 
     url = f"trino://analyst@127.0.0.1:{warehouse_server.port}/wh/sales?http_scheme=http"
     trino = open_runtime(url, name="lake")

@@ -25,9 +25,9 @@ require_extra("lancedb", "lancedb")
 
 from agentkernel.knowledgebase import LocalDocumentStore, OKFManager  # noqa: E402
 from agentkernel.knowledgebase.errors import KnowledgeError  # noqa: E402
-from agentkernel.knowledgebase.okf.bundleindex._lance import one_line  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.identity import IndexBundleError  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex.lancesdk import one_line  # noqa: E402
 from tests.knowledgebase.okf.helpers import concept, write_bundle  # noqa: E402
 from tests.knowledgebase.okf.test_bundleindex_processes import (  # noqa: E402
     INDEXER,

@@ -70,7 +70,7 @@ class LanceView(ViewState):
             IndexModelError: The index holds another model's vectors.
         """
         from agentkernel._libc import release_memory
-        from agentkernel.knowledgebase.okf.bundleindex import _lance
+        from agentkernel.knowledgebase.okf.bundleindex import lancesdk
         from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
         from agentkernel.knowledgebase.okf.bundleindex.source import index_source
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
@@ -89,7 +89,7 @@ class LanceView(ViewState):
             self.source: Any = index_source(uri, self.options)
             view = IndexView(self.source.open())
         except Exception as exc:
-            raise IndexUnavailable(_lance.one_line(exc)) from exc
+            raise IndexUnavailable(lancesdk.one_line(exc)) from exc
         # an index built from another bundle is refused, whatever the fallback
         check_serving(view.meta, context.store, self.location)
         self.lexical_only = self._check_vectors(view, raise_errors=True)
@@ -100,9 +100,9 @@ class LanceView(ViewState):
     @property
     def location(self) -> str:
         """The index's location, as logs and messages show it (no credentials)."""
-        from agentkernel.knowledgebase.okf.bundleindex import _lance
+        from agentkernel.knowledgebase.okf.bundleindex import lancesdk
 
-        return _lance.describe(self.uri)
+        return lancesdk.describe(self.uri)
 
     @property
     def contents(self) -> IndexView:
@@ -414,7 +414,7 @@ def open_index(
     Raises:
         KnowledgeError: The index is missing or unreadable and no fallback was asked for.
     """
-    from agentkernel.knowledgebase.okf.bundleindex._lance import describe
+    from agentkernel.knowledgebase.okf.bundleindex.lancesdk import describe
 
     try:
         return LanceView(context, uri, options)

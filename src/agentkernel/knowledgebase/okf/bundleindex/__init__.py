@@ -7,5 +7,5 @@ then serves search, browse and the schema from that dataset
 (:class:`~agentkernel.knowledgebase.okf.bundleindex.view.IndexView`) instead of walking the
 bundle itself; fetch still reads bodies from the document store.
 
-The ``lancedb`` SDK (the ``lancedb`` extra) is imported by :mod:`._lance` alone, on first use.
+The ``lancedb`` SDK (the ``lancedb`` extra) is imported by :mod:`.lancesdk` alone, on first use.
 """

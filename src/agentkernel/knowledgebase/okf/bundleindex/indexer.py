@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.errors import KnowledgeError
-from agentkernel.knowledgebase.okf.bundleindex import _lance, identity, rows
+from agentkernel.knowledgebase.okf.bundleindex import identity, lancesdk, rows
 from agentkernel.knowledgebase.okf.bundleindex.identity import IndexBundleError
 from agentkernel.knowledgebase.okf.scan import ScanLimits, ScanResult, scan
 from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore
@@ -145,13 +145,13 @@ def index_bundle(
     """
     started = time.perf_counter()
     limits = ScanLimits(max_concepts, head_bytes, max_document_bytes, read_workers)
-    database, name = _lance.connect(index_uri, storage_options)
+    database, name = lancesdk.connect(index_uri, storage_options)
     semantic = None
     if embedder is not None:
         from agentkernel.retrieval.semantic import SemanticIndex
 
         semantic = SemanticIndex(embedder, cache_dir)
-    where = _lance.describe(index_uri)
+    where = lancesdk.describe(index_uri)
     for attempt in range(1, attempts + 1):
         table = _open_or_none(database, name)
         if table is not None and not _with_vectors_column(table):
@@ -235,7 +235,7 @@ def index_bundle(
             _skipped(table, result),
         )
     raise IndexConflictError(
-        f"Index {_lance.describe(index_uri)}: other indexers committed first {attempts} times "
+        f"Index {lancesdk.describe(index_uri)}: other indexers committed first {attempts} times "
         "in a row; nothing was written by this run. Run one indexer at a time (a single "
         "scheduled job), or run this one again."
     )
@@ -271,10 +271,10 @@ def open_table(index_uri: str, storage_options: Mapping[str, str] | None) -> Any
     Raises:
         FileNotFoundError: There is no index there.
     """
-    database, name = _lance.connect(index_uri, storage_options)
+    database, name = lancesdk.connect(index_uri, storage_options)
     table = _open_or_none(database, name)
     if table is None:
-        raise FileNotFoundError(f"No bundle index at {_lance.describe(index_uri)}")
+        raise FileNotFoundError(f"No bundle index at {lancesdk.describe(index_uri)}")
     return table
 
 

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from agentkernel.knowledgebase.okf.bundleindex import _lance
+from agentkernel.knowledgebase.okf.bundleindex import lancesdk
 from agentkernel.storage.cachedir import PRIVATE_FILE
 from agentkernel.storage.fs import atomic_write
 from agentkernel.storage.nodecache import (
@@ -77,7 +77,7 @@ class MirroredIndex:
             options: Lance's object-store options (``aws_endpoint``, ``aws_region``, keys...).
             cache: The node cache.
         """
-        location = _lance.describe(uri)
+        location = lancesdk.describe(uri)
         bucket, _, key = location[len("s3://") :].partition("/")
         self.location = location
         self.cache = cache
@@ -143,7 +143,7 @@ class MirroredIndex:
             files = self._complete(version, manifest, size)
             self.cache.touch(files)
             self.cache.evict(keep=files)
-        return lance.dataset(str(self.local), version=version, session=_lance.local_session())
+        return lance.dataset(str(self.local), version=version, session=lancesdk.local_session())
 
     def repair(self, version: int) -> Any | None:
         """Hash a version's files anew and fetch the damaged ones (after a read error).
@@ -171,7 +171,7 @@ class MirroredIndex:
             len(damaged),
             version,
         )
-        return lance.dataset(str(self.local), version=version, session=_lance.new_local_session())
+        return lance.dataset(str(self.local), version=version, session=lancesdk.new_local_session())
 
     # -- internals ------------------------------------------------------------------------
 
@@ -230,7 +230,7 @@ class MirroredIndex:
         """
         import lance
 
-        dataset = lance.dataset(str(self.local), version=version, session=_lance.local_session())
+        dataset = lance.dataset(str(self.local), version=version, session=lancesdk.local_session())
         found: list[tuple[str, int]] = []
         for fragment in dataset.get_fragments():
             for data in fragment.metadata.files:

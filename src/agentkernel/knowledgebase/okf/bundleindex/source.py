@@ -19,11 +19,11 @@ from itertools import islice
 from typing import Any, Protocol
 
 from agentkernel.errors import AKConfigError
-from agentkernel.knowledgebase.okf.bundleindex import _lance
+from agentkernel.knowledgebase.okf.bundleindex import lancesdk
 
 logger = logging.getLogger(__name__)
 
-CACHE_OPTION, CACHE_BYTES_OPTION = _lance.CACHE_OPTIONS
+CACHE_OPTION, CACHE_BYTES_OPTION = lancesdk.CACHE_OPTIONS
 _OFF = ("off", "none", "false", "0", "")
 WALK_BACK = 8
 """Versions a first open looks back through for one whose indexes cover all its rows."""
@@ -135,7 +135,7 @@ class DirectSource:
         Returns:
             A ``lance.LanceDataset``.
         """
-        newest = _lance.open_dataset(self._uri, self._options)
+        newest = lancesdk.open_dataset(self._uri, self._options)
         older = (
             (lambda v=v: newest.checkout_version(v)) for v in range(int(newest.version) - 1, 0, -1)
         )
@@ -253,7 +253,7 @@ def index_source(uri: str, options: Mapping[str, str] | None) -> IndexSource:
         raise AKConfigError(
             f"{CACHE_BYTES_OPTION} must be a positive number of bytes, got {size!r}"
         )
-    remote = _lance.describe(uri).startswith("s3://")
+    remote = lancesdk.describe(uri).startswith("s3://")
     if not remote or (root is not None and root.strip().lower() in _OFF):
         return DirectSource(uri, lance_options)
     return CachedSource(uri, lance_options, root or str(default_cache_root()), max_bytes)
