@@ -118,7 +118,7 @@ def _serve_roles(args: argparse.Namespace) -> None:
         tools=[],
         writes=[],
         per_identity=per_identity,
-        databases=len(databases) + len(stores.names()),
+        databases={**(builder.backends if builder else {}), **stores.opened()},
     )
 
 

@@ -28,7 +28,7 @@ import importlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from agentkernel.cli._serve_options import add_serve_arguments
@@ -158,7 +158,7 @@ def serve_from_args(
     on_ready: Callable[[str], None] | None = None,
     per_identity: PerIdentity | None = None,
     hint: str | None = None,
-    databases: int | None = None,
+    databases: Mapping[str, Any] | None = None,
 ) -> None:
     """Create the server the arguments describe, print its startup line, and serve.
 
@@ -177,8 +177,8 @@ def serve_from_args(
             ``tools`` are then only described in the startup line, and ``builder`` may be
             ``None`` (a configuration of stores only).
         hint: What to say when the server is read-only (by default: pass --writable).
-        databases: With ``per_identity``, how many databases the startup line names (by
-            default the builder's backends).
+        databases: The served databases by name, for the startup line, ``/readyz`` and
+            ``/metrics`` (by default the builder's backends).
 
     Raises:
         AKConfigError: The arguments do not describe a server.
@@ -212,10 +212,17 @@ def serve_from_args(
     if writes is None:
         writes = [n for n, kb in backends.items() if kb.capabilities.writable]
     if per_identity is not None:
-        mode = f"{databases or len(backends)} databases; each caller gets its agent's role"
+        mode = f"{len(databases or backends)} databases; each caller gets its agent's role"
     else:
         mode = _summary(described, list(backends), list(writes), hint)
-    run_server(args, make, name=args.server_name, mode=mode, on_ready=on_ready)
+    run_server(
+        args,
+        make,
+        name=args.server_name,
+        mode=mode,
+        on_ready=on_ready,
+        databases=databases if databases is not None else backends,
+    )
 
 
 def _summary(

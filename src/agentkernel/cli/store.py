@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         mode = f"{len(tools)} tools over {_described(args)}; " + (
             "writable" if args.writable else "read-only: pass --writable to offer the edits"
         )
-        run_server(args, make, name=args.server_name, mode=mode)
+        run_server(args, make, name=args.server_name, mode=mode, databases={args.directory: store})
     except KeyboardInterrupt:
         pass
     finally:

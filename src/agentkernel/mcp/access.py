@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -33,6 +33,7 @@ from agentkernel.mcp._limits import SharedLimiter
 from agentkernel.mcp._listen import Listener, TLSFiles
 from agentkernel.mcp.audit import AuditLog
 from agentkernel.mcp.auth import Authenticator, Authenticators, JWTVerifier, TokenTable
+from agentkernel.mcp.observe import Observer
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
@@ -163,6 +164,7 @@ def run(
     mode: str,
     on_ready: Callable[[str], None] | None = None,
     on_refusal: Callable[[], None] | None = None,
+    databases: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve on stdio or HTTP as the options say, after one startup line on stderr.
 
@@ -174,6 +176,7 @@ def run(
         mode: What it serves and whether it writes, for the startup line.
         on_ready: Called with the endpoint URL once an HTTP server is bound.
         on_refusal: Called for every refused authentication.
+        databases: The served databases by name, for ``/readyz`` and ``/metrics``.
 
     Raises:
         AKConfigError: The options do not describe a server.
@@ -181,6 +184,7 @@ def run(
     bound = check(args)
     audit = AuditLog(args.audit) if args.audit else None
     limiter = SharedLimiter(getattr(args, "max_concurrency", 1) or 1)
+    observer = Observer(databases) if bound is not None else None
 
     def options(identity: str) -> dict[str, Any]:
         return {
@@ -188,6 +192,7 @@ def run(
             "audit": audit,
             "max_calls": args.max_calls_per_identity,
             "limiter": limiter,
+            "observer": observer,
         }
 
     trail = f"audit: {'stderr' if args.audit == '-' else args.audit}" if audit else "audit: off"
@@ -235,6 +240,7 @@ def run(
                 on_refusal=on_refusal,
                 public_url=args.public_url,
                 stateless=stateless,
+                observer=observer,
             )
             access = f"authentication: {access}"
 

@@ -43,6 +43,7 @@ from agentkernel.mcp import _sdk
 from agentkernel.mcp._door import DEFAULT_MAX_REQUEST_BYTES, BodyBound, guard_host, send_json
 from agentkernel.mcp.audit import AuditLog
 from agentkernel.mcp.auth import Authenticator, Authenticators, Verdict
+from agentkernel.mcp.observe import METRICS, PROBE_PATHS, Observer, answer_probe
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
@@ -134,6 +135,7 @@ class _Gate:
     audit: AuditLog | None
     max_request_bytes: int
     on_refusal: Callable[[], None] | None
+    observer: Observer | None = None
     _auth_limiter: anyio.CapacityLimiter | None = field(default=None, init=False)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -146,6 +148,12 @@ class _Gate:
         path = scope.get("path", "")
         if path in (METADATA_PREFIX, metadata_path(self.path)):
             await self._metadata(scope, send)
+            return
+        if self.observer is not None and path in PROBE_PATHS:
+            # liveness and readiness are open (probes carry no token); metrics name the
+            # tools and databases, so they take a valid token like the endpoint does
+            if path != METRICS or await self._identity(scope, send) is not None:
+                await answer_probe(path, scope, send, self.observer)
             return
         if path != self.path:
             await _json(send, 404, {"error": "not_found", "error_description": "No such path."})
@@ -178,6 +186,8 @@ class _Gate:
             reason = verdict.reason
         if self.on_refusal is not None:
             self.on_refusal()
+        if self.observer is not None:
+            self.observer.auth_failed(reason)
         if self.audit is not None:
             client = scope.get("client") or ("?", 0)
             self.audit.refused_authentication(
@@ -266,6 +276,7 @@ def gated_app(
     on_refusal: Callable[[], None] | None = None,
     public_url: str | None = None,
     stateless: bool = False,
+    observer: Observer | None = None,
 ) -> Any:
     """Build the ASGI app of an authenticated MCP endpoint serving each identity its tools.
 
@@ -287,6 +298,8 @@ def gated_app(
             by the loopback ``Host`` check too).
         stateless: Keep no MCP session between requests (no ``Mcp-Session-Id``), so
             replicas behind a round-robin balancer need no affinity.
+        observer: Answers ``/healthz`` and ``/readyz`` (open) and ``/metrics`` (with a valid
+            token), and counts refused authentications by reason.
 
     Returns:
         The ASGI application (it runs its own lifespan).
@@ -300,5 +313,6 @@ def gated_app(
         audit=audit,
         max_request_bytes=max_request_bytes,
         on_refusal=on_refusal,
+        observer=observer,
     )
     return guard_host(gate, host, public_url=public_url, audit=audit)

@@ -48,6 +48,7 @@ from agentkernel.mcp._tools import (
     store_annotations,
 )
 from agentkernel.mcp.audit import AuditLog
+from agentkernel.mcp.observe import Observer, Probes
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class KnowledgeServer:
         audit: AuditLog | None = None,
         max_calls: int | None = None,
         limiter: SharedLimiter | None = None,
+        observer: Observer | None = None,
     ) -> None:
         """Describe the tools and create the SDK server.
 
@@ -101,6 +103,7 @@ class KnowledgeServer:
                 answered at once with an error result. ``None``: no bound.
             limiter: Shares ``max_concurrency`` with other servers over the same backends
                 (one per identity over HTTP); by default this server has its own.
+            observer: Counts each call for ``/metrics`` (shared by the process's servers).
 
         Raises:
             TypeError: A tool cannot be described (see ``define_tools``).
@@ -120,6 +123,7 @@ class KnowledgeServer:
         self._shared = limiter or SharedLimiter(max_concurrency)
         self.identity = identity
         self._audit = audit
+        self._observer = observer
         self._max_calls = max_calls
         self._in_flight = 0
         self.sdk_server: Any = _sdk.low_level_server(
@@ -215,6 +219,10 @@ class KnowledgeServer:
         started: float,
         text: str,
     ) -> None:
+        if self._observer is not None:
+            backend = arguments.get("backend") if isinstance(arguments, Mapping) else None
+            tool = name if name in self._definitions else "unknown"
+            self._observer.call(tool, backend, outcome, time.perf_counter() - started, text)
         if self._audit is None:
             return
         definition = self._definitions.get(name)
@@ -262,15 +270,20 @@ class KnowledgeServer:
             stateless: Keep no MCP session between requests, so replicas behind a
                 round-robin balancer need no affinity.
 
+        With an ``observer``, ``/healthz``, ``/readyz`` and ``/metrics`` are answered too
+        (see :mod:`agentkernel.mcp.observe`).
+
         Returns:
             An ASGI application (it runs its own lifespan); run it with any ASGI server.
         """
-        app = BodyBound(
+        app: Any = BodyBound(
             _sdk.http_app(self.sdk_server, host=host, path=path, stateless=stateless),
             max_request_bytes,
             identity=self.identity,
             audit=self._audit,
         )
+        if self._observer is not None:
+            app = Probes(app, self._observer)
         return guard_host(app, host, public_url=public_url, audit=self._audit)
 
     async def serve_http(
