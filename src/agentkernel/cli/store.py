@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from agentkernel.cli._stores import open_store
+    from agentkernel.knowledgestore.locations import open_store
 
     return open_store(args.directory, sqlite=args.sqlite)
 

@@ -153,7 +153,7 @@ class Stores:
             raise AKConfigError(f"No okf store named {name!r}. Configured: {self.names()}")
         with self._lock:
             if name not in self._opened:
-                from agentkernel.knowledgestore._open import open_store
+                from agentkernel.knowledgestore.locations import open_store
 
                 self._opened[name] = open_store(entry.uri, base_dir=self._base_dir)
             return self._opened[name]

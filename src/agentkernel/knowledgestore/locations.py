@@ -1,5 +1,8 @@
 """Open a curated store from a location: a folder, an S3 prefix or a SQLite file.
 
+Public, because two packages open stores by location: the command line (``store serve``) and
+the configuration (``okf.stores`` in ``config.yaml``, :mod:`agentkernel.roles`).
+
 The locations are the ones bundles take (:meth:`agentkernel.storage.DocumentStore.from_uri`):
 a path or ``file:///path`` is a knowledge folder, ``s3://bucket/prefix`` keeps the pages in
 object storage; ``sqlite:///path/pages.sqlite`` (or a path with ``sqlite=True``) keeps them
@@ -16,6 +19,8 @@ from agentkernel.errors import AKConfigError
 from agentkernel.knowledgestore.base import KnowledgeStore
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["open_store"]
 
 _SQLITE = "sqlite://"
 
