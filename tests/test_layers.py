@@ -31,7 +31,7 @@ LAYERS: dict[str, int] = {
     "agentkernel.knowledgebase._limits": 25,
     "agentkernel.knowledgestore": 35,
     "agentkernel.knowledgebase": 40,  # the backends: okf, chroma, neo4j, sql, starburst
-    "agentkernel._tooling": 22,  # binding: imports only errors (attach aside)
+    "agentkernel._tooling": 22,  # binding: imports only errors
     "agentkernel.knowledgestore.tools": 60,
     "agentkernel.knowledgebase.knowledgebuilder": 60,
     "agentkernel.knowledgebase.router": 60,
@@ -41,7 +41,6 @@ LAYERS: dict[str, int] = {
     "agentkernel.mcp": 80,
     "agentkernel.cli": 80,
     "agentkernel.knowledgestore.__main__": 80,
-    "agentkernel._tooling.attach": 90,
     "agentkernel.openai": 90,
     "agentkernel.langgraph": 90,
     "agentkernel.crewai": 90,
@@ -267,3 +266,211 @@ def test_only_files_rebuilt_from_others_skip_the_disk_wait() -> None:
         "agentkernel/knowledgestore/bundle_store.py",  # index.md
         "agentkernel/storage/nodecache.py",  # the node cache's ledgers
     ]
+
+
+# -- the package graph ------------------------------------------------------------------------
+# A package here is a top-level one (``agentkernel.cli``, ``agentkernel.storage``; a module of
+# the root, such as ``agentkernel.errors``, is one of its own). Two packages whose modules import
+# each other cannot be understood apart even when no two modules do, so the graph of packages
+# must be acyclic too. Two kinds of node stand apart from their package:
+# - an entry point (``X.__main__``, run by ``python -m X``) is imported by nothing (a test
+#   checks): it may call the command line above its package, as ``python -m
+#   agentkernel.knowledgestore`` runs ``agentkernel-kb store serve``;
+# - a package's face, the lazy (PEP 562) export table of its ``__init__``, imports the module
+#   defining a name only when the name is touched: it is counted, as ``"P (exports)"``, and
+#   every import of the package itself goes through it.
+# Upward names a face may export, each with its reason (the face is then ranked with them).
+UPWARD_EXPORTS: dict[tuple[str, str], str] = {
+    ("agentkernel.knowledgestore", "agentkernel.mcp.store"): (
+        "the manual imports create_knowledge_server from agentkernel.knowledgestore; no module "
+        "of the store imports agentkernel.mcp"
+    ),
+}
+
+
+def export_tables() -> dict[str, set[str]]:
+    """Each package whose ``__init__`` holds a lazy export table -> the modules it names."""
+    found: dict[str, set[str]] = {}
+    for name, path in modules().items():
+        if path.name != "__init__.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+            value = getattr(node, "value", None)
+            if isinstance(target, ast.Name) and target.id == "_HOMES":
+                assert isinstance(value, ast.Dict), f"{path}: _HOMES is not a literal table"
+                keys = {k.value for k in value.keys if isinstance(k, ast.Constant)}
+                found[name] = {str(k) for k in keys}
+    return found
+
+
+def face(package: str) -> str:
+    return f"{package} (exports)"
+
+
+def package_of(module: str, faces: frozenset[str] | set[str] = frozenset()) -> str:
+    """The node of ``module`` in the package graph (see the comment above)."""
+    if module.endswith(".__main__"):
+        return module
+    if module in faces:
+        return face(module)
+    return ".".join(module.split(".")[:2])
+
+
+def package_graph(
+    edges: dict[str, set[str]] | None = None, tables: dict[str, set[str]] | None = None
+) -> dict[str, dict[str, set[tuple[str, str]]]]:
+    """Package -> package it imports -> the module imports that make the edge."""
+    edges = graph() if edges is None else edges
+    tables = export_tables() if tables is None else tables
+    faces = set(tables)
+    found: dict[str, dict[str, set[tuple[str, str]]]] = {}
+
+    def add(source: str, target: str) -> None:
+        a, b = package_of(source, faces), package_of(target, faces)
+        if a != b:
+            found.setdefault(a, {}).setdefault(b, set()).add((source, target))
+
+    for name, targets in edges.items():
+        for target in targets:
+            add(name, target)
+    for package, exported in tables.items():
+        for module in exported:  # the face imports the module on first touch of a name
+            b = package_of(module, faces)
+            found.setdefault(face(package), {}).setdefault(b, set()).add((package, module))
+    return found
+
+
+def package_cycles(edges: dict[str, set[str]] | None = None) -> list[list[str]]:
+    packages = package_graph(edges)
+    return cycles({a: set(targets) for a, targets in packages.items()})
+
+
+def test_no_package_cycles() -> None:
+    """No two packages import each other, directly or round a loop (a face and __main__ apart)."""
+    found = package_cycles()
+    packages = package_graph()
+    detail = {
+        (a, b): sorted(packages[a][b])[:3]
+        for component in found
+        for a in component
+        for b in packages.get(a, {})
+        if b in component
+    }
+    assert found == [], detail
+
+
+def test_the_packages_the_issue_named_point_downwards() -> None:
+    """cli -> mcp, not back; the store imports neither; the binding layer imports no roles."""
+    packages = package_graph()
+    assert "agentkernel.cli" not in packages["agentkernel.mcp"]
+    assert not {"agentkernel.cli", "agentkernel.mcp"} & set(packages["agentkernel.knowledgestore"])
+    assert "agentkernel.roles" not in packages["agentkernel._tooling"]
+    assert "agentkernel.mcp" in packages["agentkernel.cli"]  # the command runs the server
+
+
+def test_a_face_exports_upwards_only_what_the_manual_places_there() -> None:
+    packages = package_graph()
+    upward = {
+        (package, module)
+        for package, modules in export_tables().items()
+        for module in modules  # a name of another package, above this package's modules
+        if package_of(module) != package and rank(module) > LAYERS[package]
+    }
+    assert upward == set(UPWARD_EXPORTS), sorted(upward - set(UPWARD_EXPORTS))
+    for package, module in UPWARD_EXPORTS:
+        body = package_of(module)
+        assert body in packages[face(package)]
+        assert body not in packages[package], f"a module of {package} imports {body}"
+
+
+def test_nothing_imports_an_entry_point() -> None:
+    """A ``__main__`` is run by ``python -m``, never imported, so it stands outside its package."""
+    entry_points = {name for name in modules() if name.endswith(".__main__")}
+    assert "agentkernel.mcp.__main__" in entry_points
+    importers = {(a, t) for a, targets in graph().items() for t in targets if t in entry_points}
+    assert importers == set()
+
+
+def test_the_package_graph_sees_cycles_no_module_graph_shows(tmp_path: Path) -> None:
+    """Two packages reaching into each other through different modules are a package cycle."""
+    files = {
+        "agentkernel.up.a": "from agentkernel.down.b import B\n",
+        "agentkernel.down.b": "B = 1\n",
+        "agentkernel.down.c": "def f():\n    from agentkernel.up.d import D\n",
+        "agentkernel.up.d": "D = 1\n",
+        "agentkernel.down.__main__": "from agentkernel.up.a import A\n",
+    }
+    known = {}
+    for name, source in files.items():
+        path = tmp_path / f"{name}.py"
+        path.write_text(source, encoding="utf-8")
+        known[name] = path
+    edges = {name: imports(name, path, known) for name, path in known.items()}
+    assert cycles(edges) == []
+    packages = package_graph(edges, tables={})
+    assert cycles({a: set(t) for a, t in packages.items()}) == [
+        ["agentkernel.down", "agentkernel.up"]
+    ]
+    # the entry point alone would close no loop: it is a node of its own
+    del edges["agentkernel.down.c"]
+    packages = package_graph(edges, tables={})
+    assert cycles({a: set(t) for a, t in packages.items()}) == []
+    # a face exporting a name from a package that imports the package closes one
+    edges["agentkernel.up.a"] = {"agentkernel.down"}
+    packages = package_graph(edges, tables={"agentkernel.down": {"agentkernel.up.d"}})
+    assert cycles({a: set(t) for a, t in packages.items()}) == [
+        ["agentkernel.down (exports)", "agentkernel.up"]
+    ]
+
+
+# -- private modules ----------------------------------------------------------------------------
+# A module whose name (or a package on its path) starts with an underscore is private to the
+# package holding it: ``agentkernel.storage._confine`` to ``agentkernel.storage``,
+# ``agentkernel._tooling.factory`` to the whole library (the root holds it). A module of another
+# package reaching into it would make the two packages one. Exceptions, each with its reason:
+PRIVATE_REACHES: dict[tuple[str, str], str] = {}
+
+
+def private_owner(module: str) -> str | None:
+    """The package a private module belongs to; ``None`` for a public module."""
+    parts = module.split(".")
+    for depth, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:depth])
+    return None
+
+
+def private_reaches(edges: dict[str, set[str]] | None = None) -> set[tuple[str, str]]:
+    tables = export_tables() if edges is None else {}
+    edges = graph() if edges is None else edges
+    pairs = {(a, t) for a, targets in edges.items() for t in targets}
+    pairs |= {(package, module) for package, modules in tables.items() for module in modules}
+    return {
+        (a, t)
+        for a, t in pairs
+        if (owner := private_owner(t)) is not None and not (a == owner or a.startswith(owner + "."))
+    }
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    found = private_reaches()
+    assert found == set(PRIVATE_REACHES), sorted(found - set(PRIVATE_REACHES))
+
+
+def test_a_private_module_belongs_to_the_package_holding_it() -> None:
+    assert private_owner("agentkernel.storage._confine") == "agentkernel.storage"
+    assert private_owner("agentkernel._tooling.factory") == "agentkernel"
+    assert private_owner("agentkernel.knowledgebase.okf.bundleindex.view") is None
+    edges = {
+        "agentkernel.cli.view": {"agentkernel.storage._confine"},
+        "agentkernel.storage.local": {"agentkernel.storage._confine"},
+        "agentkernel.knowledgebase.okf.lanceview": {"agentkernel.knowledgebase.okf.bundleindex._x"},
+        "agentkernel.mcp.server": {"agentkernel._tooling.factory"},
+    }
+    assert private_reaches(edges) == {
+        ("agentkernel.cli.view", "agentkernel.storage._confine"),
+        ("agentkernel.knowledgebase.okf.lanceview", "agentkernel.knowledgebase.okf.bundleindex._x"),
+    }
