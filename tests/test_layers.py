@@ -193,26 +193,6 @@ def test_okf_and_the_curated_store_share_the_bundle_core() -> None:
     assert all(t.startswith(inside) for t in below), below
 
 
-def test_the_bundle_core_is_the_one_writer_of_index_md_and_log_md() -> None:
-    """``index.md`` and ``log.md`` are written by ``bundle.catalog`` and ``bundle.logfile`` only."""
-    edges = graph()
-    assert "agentkernel.bundle.catalog" in edges["agentkernel.knowledgestore._catalog"]
-    src = Path(__file__).resolve().parents[1] / "src"
-    defined = [
-        path.relative_to(src).as_posix()
-        for path in src.rglob("*.py")
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.startswith(("def render_index(", "def prepend("))
-    ]
-    assert sorted(defined) == ["agentkernel/bundle/catalog.py", "agentkernel/bundle/logfile.py"]
-    entry_format = [  # a log entry's line, ``* **op**: what``, is spelled in one place
-        path.relative_to(src).as_posix()
-        for path in src.rglob("*.py")
-        if '"* **{' in path.read_text(encoding="utf-8")
-    ]
-    assert entry_format == ["agentkernel/bundle/logfile.py"]
-
-
 def test_no_import_cycles() -> None:
     """No two modules import each other, directly or round a loop, counting imports in functions."""
     assert cycles() == []

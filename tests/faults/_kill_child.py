@@ -9,7 +9,7 @@ operation printed is acknowledged, one not printed is not.
 
 A step is one call of the store's writing primitives: on the file stores, each call of the
 document store's ``write_if``, ``delete_if``, ``_write_record`` and ``_delete_record`` (every
-byte the store changes goes through one of them); on SQLite, each row written (``_put``) and
+byte the store changes goes through one of them); on SQLite, each row written (``_put_row``) and
 each commit. The child wraps them on their classes, in this process only: no hook is in the
 library. ``kill_after=-1`` runs the script whole and prints how many steps it took.
 """
@@ -78,7 +78,7 @@ def _primitives(kind: str) -> list[tuple[type, str]]:
     if kind == "sqlite":
         from agentkernel.knowledgestore import sqlite_store
 
-        return [(sqlite_store.SQLiteKnowledgeStore, "_put"), (_Commits, "commit")]
+        return [(sqlite_store.SQLitePageBackend, "_put_row"), (_Commits, "commit")]
     if kind == "s3":
         from agentkernel.storage.s3 import S3DocumentStore
 
@@ -90,10 +90,10 @@ def _primitives(kind: str) -> list[tuple[type, str]]:
 
 
 class _Commits:
-    """Stands for SQLite's commit, counted through the store's ``_write`` (see ``_count``)."""
+    """Stands for SQLite's commit, counted through the backend's ``writing`` (see ``_count``)."""
 
     def commit(self) -> None:
-        """Never called: the step is counted when a ``_write`` block ends."""
+        """Never called: the step is counted when a ``writing`` block ends."""
 
 
 def _count(kill_after: int) -> Callable[[], None]:
@@ -125,15 +125,15 @@ def _wrap_sqlite_commits(step: Callable[[], None]) -> None:
 
     from agentkernel.knowledgestore import sqlite_store
 
-    original = sqlite_store.SQLiteKnowledgeStore._write
+    original = sqlite_store.SQLitePageBackend.writing
 
     @contextlib.contextmanager
     def write(self: Any) -> Any:
-        with original(self) as db:
-            yield db
+        with original(self):
+            yield
             step()
 
-    sqlite_store.SQLiteKnowledgeStore._write = write  # type: ignore[method-assign]
+    sqlite_store.SQLitePageBackend.writing = write  # type: ignore[method-assign]
 
 
 def main() -> None:

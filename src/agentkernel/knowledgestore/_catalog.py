@@ -1,7 +1,9 @@
 """The catalog, the check and the log entries, as every store renders them.
 
-The index is rendered in OKF's index format (``# Section`` then ``* [Title](link) - what``)
-whether its links are ids (for the tools) or file paths (``index.md`` on disk).
+The index is rendered by the bundle core's one renderer,
+:func:`agentkernel.bundle.catalog.render_index`, in OKF's index format (``# Section`` then
+``* [Title](link) - what``), whether its links are ids (for the tools) or file paths
+(``index.md`` on disk); :class:`IndexLines` keeps what it is given up to date page by page.
 """
 
 from __future__ import annotations
@@ -34,8 +36,8 @@ def render_catalog(
 ) -> str:
     """Render the catalog: one section per type, one line per page, retired pages left out.
 
-    The format is the bundle core's (:func:`agentkernel.bundle.catalog.render_index`);
-    :class:`IndexLines` keeps the same text up to date as pages change.
+    Every page is sorted and formatted anew: the oracle :class:`IndexLines` (which keeps the
+    same text up to date page by page) is checked against, in the tests.
 
     Args:
         registry: The store's types, in section order.
@@ -186,30 +188,29 @@ def format_log_entry(date: str, operation: str, what: str, pages: Sequence[str])
 
 
 class _Block:
-    """A run of consecutive index lines of one section, with their joined UTF-8 cached.
+    """A run of consecutive index lines of one section, with their joined text cached.
 
-    Cached as bytes, what the file written to disk needs: encoding megabytes at every write
-    would cost as much as writing them.
+    A store of tens of thousands of pages rewrites ``index.md`` after every change: joining
+    only the block that changed keeps that from costing a join of every line.
     """
 
-    __slots__ = ("data", "keys", "lines")
+    __slots__ = ("joined", "keys", "lines")
 
     def __init__(self, keys: list[tuple[str, str]], lines: list[str]) -> None:
         self.keys = keys
         self.lines = lines
-        self.data: bytes | None = None
+        self.joined: str | None = None
 
     def changed(self) -> None:
-        self.data = None
+        self.joined = None
 
-    def encoded(self) -> bytes:
-        if self.data is None:
-            self.data = "\n".join(self.lines).encode("utf-8")
-        return self.data
+    def text(self) -> str:
+        if self.joined is None:
+            self.joined = "\n".join(self.lines)
+        return self.joined
 
 
 _BLOCK_LINES = 256  # a block splits in two past twice this
-_BREAK = catalog.SECTION_BREAK.encode()
 
 
 class IndexLines:
@@ -333,31 +334,11 @@ class IndexLines:
             self._waiting = None
         return [(t, self._blocks[t.name]) for t in self._registry.types if self._blocks[t.name]]
 
-    def encoded_chunks(self) -> list[bytes]:
-        """Return the index as UTF-8 pieces that join into :meth:`render`'s text, encoded.
-
-        A writer can write them one after the other: the whole index (megabytes for tens
-        of thousands of pages) is never copied into one string, and only the blocks that
-        changed since the last call are encoded again.
-
-        Returns:
-            The pieces; none when there is no page.
-        """
-        pieces: list[bytes] = []
-        for page_type, blocks in self._laid_out():
-            if pieces:
-                pieces.append(_BREAK)
-            pieces.append(catalog.section_heading(page_type.index_section).encode() + _BREAK)
-            for position, block in enumerate(blocks):
-                if position:
-                    pieces.append(b"\n")
-                pieces.append(block.encoded())
-        if pieces:
-            pieces.append(b"\n")
-        return pieces
-
     def render(self, empty: str = "") -> str:
-        """Return the index as :func:`render_catalog` renders it.
+        """Return the index, rendered by :func:`agentkernel.bundle.catalog.render_index`.
+
+        Each section's lines are handed over block by block (a block's lines joined once,
+        when it changed): the text is the same as line by line.
 
         Args:
             empty: The text when there is no page.
@@ -365,4 +346,8 @@ class IndexLines:
         Returns:
             Markdown ending in a newline, or ``empty``.
         """
-        return b"".join(self.encoded_chunks()).decode("utf-8") or empty
+        sections = [
+            (page_type.index_section, [block.text() for block in blocks])
+            for page_type, blocks in self._laid_out()
+        ]
+        return catalog.render_index(sections, empty=empty)

@@ -566,7 +566,7 @@ class BundlePagesStore(BatchedPagesStore):
             written = self._index_written
             if written is not None and written == (version, token):
                 return
-            rendered = b"".join([_stored.index_head(), *self._disk_index.encoded_chunks()])
+            rendered = _stored.index_head() + self._disk_index.render().encode("utf-8")
             if current == rendered:
                 return
             before = self._before("index.md")

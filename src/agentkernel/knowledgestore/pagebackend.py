@@ -3,9 +3,10 @@
 A :class:`~agentkernel.knowledgestore.pages_store.PagesStore` is the whole curated store
 (types, validation, links, the catalog, search, ``check``, the log's rules) over one
 :class:`PageBackend`, which only keeps records: pages with change tokens, the operation log
-and the overview. A new storage (a database, a service) is one class of six small methods;
-:class:`~agentkernel.knowledgestore.memory_backend.InMemoryPageBackend` is the reference and the
-test double, and :mod:`agentkernel.knowledgestore.testing` checks a backend through the store.
+and the overview. A new storage (a database, a service) is one class of five small methods (a
+storage of markdown files adds what its files need through the optional ones);
+:class:`~agentkernel.knowledgestore.memory_backend.InMemoryPageBackend` is the reference and
+the test double, and :mod:`agentkernel.knowledgestore.testing` checks a backend through the store.
 
 The guarantees a store gives are designed into the protocol, not added beside it:
 
@@ -30,6 +31,9 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+
+from agentkernel.knowledgestore import _bundle
+from agentkernel.knowledgestore.model import NewPage, UnreadableFile
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,71 @@ class PageBackend(ABC):
     @abstractmethod
     def overview(self) -> str:
         """Return the overview (links as ids); ``""`` when there is none."""
+
+    # -- optional: what a backend of files adds (the defaults are a database's) -----------
+
+    def holds(self, page: NewPage) -> bool:
+        """Whether a page already holds exactly what ``page`` asks to create.
+
+        Such a page counts as created: a ``create_many`` sent again after its answer was
+        lost succeeds. The default is ``False``: an existing id is refused.
+        """
+        return False
+
+    def occupied(self, page_id: str) -> bool:
+        """Whether something that is not a page sits where ``page_id`` would be kept.
+
+        A create of that page is refused as existing: a backend never writes over what it
+        can't read. The default is ``False``.
+        """
+        return False
+
+    def file_of(self, where: str) -> str:
+        """The file a page's content (``overview``: the overview's) is kept in.
+
+        Relative ``.md`` links in content lead from it; ``""`` (the default) where no file
+        is, as in a database: every such link leads nowhere.
+        """
+        return ""
+
+    def is_listing(self, target: str) -> bool:
+        """Whether a ``.md`` link's target is an existing ``index.md``, ``log.md`` or overview."""
+        return False
+
+    def file_links(self, content: str, where: str) -> builtins.list[tuple[str, str | None]]:
+        """Judge the ``.md`` links of content about to be written to ``where``.
+
+        Args:
+            content: The content, links to pages as ids.
+            where: The page id, or ``overview``.
+
+        Returns:
+            Each ``.md`` link as written, with the id of the page it names or ``None`` (it
+            leads nowhere); links to an existing listing are left out. The default: each
+            one leads nowhere.
+        """
+        return _bundle.file_link_pages(content, "", None, self.is_listing)
+
+    def recheck(self, page_id: str) -> bool:
+        """Look at one page's own storage before it is read (an edit in place shows up).
+
+        Returns:
+            Whether it changed (the next :meth:`poll` says how); ``False`` by default.
+        """
+        return False
+
+    def unreadable(self) -> builtins.list[UnreadableFile]:
+        """Return what lies among the pages that can't be read as one, with why.
+
+        ``check()`` asks it first, so a backend may look at its storage afresh here.
+        """
+        return []
+
+    def ignored(self) -> builtins.list[str]:
+        """Return what the storage holds that is not served as pages (as of the last poll)."""
+        return []
+
+    # -- optional: writing -------------------------------------------------------------
 
     def writing(self) -> contextlib.AbstractContextManager[None]:
         """Hold the storage's write lock while a change is computed and committed.

@@ -29,7 +29,11 @@ from agentkernel.errors import WriteConflictError
 from agentkernel.knowledgestore import _bundle, _catalog, _faults, _flows, _pages, _stored
 from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
 from agentkernel.knowledgestore.base import KnowledgeStore
-from agentkernel.knowledgestore.errors import KnowledgeStoreError, PageConflictError
+from agentkernel.knowledgestore.errors import (
+    KnowledgeStoreError,
+    PageConflictError,
+    StoreAccessError,
+)
 from agentkernel.knowledgestore.model import (
     STATUS_RETIRED,
     CheckReport,
@@ -61,11 +65,6 @@ ATTEMPTS = 4
 
 _SEND_ATTEMPTS = 3
 """How many times a commit is sent while the network fails in passing."""
-
-
-def _no_listing(_target: str) -> bool:
-    """Whether a ``.md`` link reaches a listing file: over records, it never does."""
-    return False
 
 
 class PagesStore(KnowledgeStore):
@@ -152,7 +151,13 @@ class PagesStore(KnowledgeStore):
         self._catalog.drop(page_id)
 
     def _exists(self, page_id: str) -> bool:
-        return page_id in self._catalog
+        return page_id in self._catalog or self._backend.occupied(page_id)
+
+    def _file_links(self, content: str, page_id: str) -> builtins.list[tuple[str, str | None]]:
+        return self._backend.file_links(content, page_id.strip())
+
+    def _file_links_of(self, page_id: str) -> _pages.FileLinks:
+        return lambda content: self._file_links(content, page_id)
 
     def _find(self, page_id: str) -> Entry:
         return _flows.require_page(self._registry, page_id, self._catalog.get)
@@ -168,7 +173,36 @@ class PagesStore(KnowledgeStore):
         with self._mutex:
             self._refresh()
             infos = [entry.info for entry in self._catalog.entries()]
+            if not infos:
+                self._note_empty()
         return [replace(i, fields=dict(i.fields)) for i in infos if i.status != STATUS_RETIRED]
+
+    def _note_empty(self) -> None:
+        """Say (in the log) why a listing is empty when the backend's storage is not."""
+        ignored = self._backend.ignored()
+        if ignored:
+            logger.warning(
+                "%s holds %d markdown file(s) that are not its pages (%s%s); check() says why",
+                self,
+                len(ignored),
+                ", ".join(ignored[:5]),
+                ", ..." if len(ignored) > 5 else "",
+            )
+
+    def ignored_files(self) -> builtins.list[str]:
+        """Return what the store's location holds that it doesn't serve as pages.
+
+        Files another tool wrote (an OKF bundle's concepts, notes), files that fail to parse,
+        and files of a type the store doesn't hold: the store doesn't serve them and never
+        writes over them. The root's ``index.md``, ``log.md`` and ``overview.md`` are not
+        listed. Hidden files and folders are skipped.
+
+        Returns:
+            Their paths, relative to the location, in order; ``[]`` over a database.
+        """
+        with self._mutex:
+            self._refresh()
+            return self._backend.ignored()
 
     def read(self, page_id: str) -> KnowledgePage | None:
         """Return a page (retired ones included) with the pages linking to it, or ``None``."""
@@ -176,6 +210,8 @@ class PagesStore(KnowledgeStore):
             return None
         with self._mutex:
             self._refresh()
+            if self._backend.recheck(page_id.strip()):
+                self._refresh()
             entry = self._catalog.get(page_id.strip())
             if entry is None:
                 return None
@@ -205,28 +241,52 @@ class PagesStore(KnowledgeStore):
             return self._catalog.index()
 
     def check(self) -> CheckReport:
-        """Report broken links (``.md`` file links included), orphans and links to retired pages."""
+        """Report broken links, orphans, links to retired pages and unreadable files.
+
+        Nothing is written. A broken link is a link to a page id that does not exist, or a
+        relative ``.md`` link that leads to no page (one to an existing ``index.md``,
+        ``log.md`` or ``overview.md`` is fine). An unreadable file is one among the pages
+        that the backend cannot read as a page, named with why.
+        """
+        backend = self._backend
         with self._mutex:
+            unreadable = backend.unreadable()
             self._refresh()
-            overview = self._backend.overview()
-            return self._catalog.check(
+            overview = backend.overview()
+            report = self._catalog.check(
                 linked_ids(overview),
-                lambda entry: _bundle.file_link_targets(entry.content, ""),
-                _no_listing,
-                _bundle.dangling_file_links(overview, "", _no_listing),
+                lambda entry: _bundle.file_link_targets(
+                    entry.content, backend.file_of(entry.info.id)
+                ),
+                backend.is_listing,
+                _bundle.dangling_file_links(
+                    overview, backend.file_of("overview"), backend.is_listing
+                ),
             )
+        return replace(report, unreadable_files=unreadable) if unreadable else report
 
     def overview(self) -> str:
         """Return the overview (``""`` if none yet)."""
         with self._mutex:
+            self._refresh()
             return self._backend.overview()
 
     def recent_log(self, limit: int = 10) -> builtins.list[str]:
-        """Return the latest log entries, newest first."""
+        """Return the latest log entries, newest first.
+
+        Each reads ``## [YYYY-MM-DD] operation | what``, then ``- pages: a, b`` when it
+        names pages (an entry the backend can't split is shown as it reads).
+        """
         limit = _pages.require_limit(limit)
         with self._mutex:
+            self._refresh()
             entries = self._backend.recent_log(limit)
-        return [_catalog.format_log_entry(e.date, e.operation, e.what, e.pages) for e in entries]
+        return [
+            _catalog.format_log_entry(e.date, e.operation, e.what, e.pages)
+            if e.operation
+            else f"## [{e.date}] {e.what}"
+            for e in entries
+        ]
 
     # -- writing -------------------------------------------------------------------------
 
@@ -235,7 +295,12 @@ class PagesStore(KnowledgeStore):
         pages = list(pages)
 
         def build() -> Commit:
-            valid = _pages.validate_new_pages(pages, self._registry, self._exists, _file_links)
+            to_write = [page for page in pages if not self._backend.holds(page)]
+            if pages and not to_write:  # sent again after its answer was lost: done
+                return self._commit_of([])
+            valid = _pages.validate_new_pages(
+                to_write, self._registry, self._exists, self._file_links
+            )
             records = [
                 PageRecord(p.id, p.page_type.name, p.slug, p.title, p.fields, p.content)
                 for p in valid
@@ -244,8 +309,8 @@ class PagesStore(KnowledgeStore):
                 _require_size(self._registry, record)
             return self._commit_of(PageWrite(r.id, r, None) for r in records)
 
-        commit = self._commit(_batch_name(pages), build)
-        return [write.id for write in commit.pages]
+        self._commit(_batch_name(pages), build)
+        return [f"{self._registry.require(p.type).name}/{p.slug}" for p in pages]
 
     def edit(
         self, page_id: str, old_text: str, new_text: str, fields: FieldChanges | None = None
@@ -258,7 +323,12 @@ class PagesStore(KnowledgeStore):
         self._change(
             page_id,
             lambda view: _flows.edited(
-                view(page_id), old_text, new_text, fields, self._exists, _file_links_of(page_id)
+                view(page_id),
+                old_text,
+                new_text,
+                fields,
+                self._exists,
+                self._file_links_of(page_id),
             ),
         )
 
@@ -271,7 +341,7 @@ class PagesStore(KnowledgeStore):
         self._change(
             page_id,
             lambda view: _flows.rewritten(
-                view(page_id), content, fields, self._exists, _file_links_of(page_id)
+                view(page_id), content, fields, self._exists, self._file_links_of(page_id)
             ),
         )
 
@@ -305,7 +375,7 @@ class PagesStore(KnowledgeStore):
 
         def build() -> Commit:
             _pages.require_links_resolve(
-                content, self._exists, file_links=_file_links_of("overview")
+                content, self._exists, file_links=self._file_links_of("overview")
             )
             return Commit(overview=content, author=self._author)
 
@@ -355,6 +425,16 @@ class PagesStore(KnowledgeStore):
                 except WriteConflictError:
                     logger.debug("lost a race for %s in %s; retrying", what, self)
                     continue
+                except StoreAccessError as exc:
+                    cause = exc.__cause__
+                    if exc.page is None and isinstance(cause, OSError):
+                        # the storage could not be listed: name the change that was not made
+                        raise self._failed(what, cause) from cause
+                    raise
+                except KnowledgeStoreError:
+                    raise
+                except OSError as exc:
+                    raise self._failed(what, exc) from exc
                 for write in commit.pages:
                     if write.page is None:
                         self._forget(write.id)
@@ -362,6 +442,9 @@ class PagesStore(KnowledgeStore):
                         self._keep(write.page, tokens[write.id])
                 return commit
         raise PageConflictError(what)
+
+    def _failed(self, what: str, exc: OSError) -> StoreAccessError:
+        return _faults.access_error(self._backend.label, what, exc, writing=True)
 
     def _send(self, what: str, commit: Commit) -> dict[str, str]:
         """Send a commit, the same one again while the network fails in passing."""
@@ -372,9 +455,7 @@ class PagesStore(KnowledgeStore):
                 raise
             except OSError as exc:
                 if attempt + 1 == _SEND_ATTEMPTS or not _faults.is_transient(exc):
-                    raise _faults.access_error(
-                        self._backend.label, what, exc, writing=True
-                    ) from exc
+                    raise self._failed(what, exc) from exc
                 logger.info("sending %s to %s failed (%s); again", what, self, exc)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -388,15 +469,6 @@ def _entry(record: PageRecord) -> Entry:
 def _view(entry: Entry) -> _flows.Page:
     info = entry.info
     return _flows.Page(info.id, info.type, info.title, info.fields, entry.content)
-
-
-def _file_links(content: str, page_id: str) -> builtins.list[tuple[str, str | None]]:
-    """Judge ``.md`` links: over records no file is a page, so each leads nowhere."""
-    return _bundle.file_link_pages(content, "", None, _no_listing)
-
-
-def _file_links_of(page_id: str) -> _pages.FileLinks:
-    return lambda content: _file_links(content, page_id)
 
 
 def _require_size(registry: _pages.TypeRegistry, record: PageRecord) -> None:

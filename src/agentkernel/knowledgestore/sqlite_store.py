@@ -1,45 +1,39 @@
-"""The knowledge store in one SQLite database.
+"""The knowledge store in one SQLite database: a page backend of tables.
 
-The same interface and rules as the file store, kept in tables: ``pages`` (fields as JSON),
-``links`` (who links to whom, rebuilt with each write), ``log`` and ``meta`` (the overview).
-Every change is one transaction (``BEGIN IMMEDIATE``), so concurrent writers from several
-processes are serialised by SQLite.
+:class:`SQLiteKnowledgeStore` is :class:`~agentkernel.knowledgestore.pages_store.PagesStore`
+over :class:`SQLitePageBackend`, which keeps ``pages`` (fields as JSON), ``links`` (who links
+to whom, rebuilt with each write, for other tools reading the database), ``log`` and ``meta``
+(the overview). A change is one transaction (``BEGIN IMMEDIATE``, the backend's
+:meth:`~SQLitePageBackend.writing`), so writers in several processes queue and none loses a
+race; its pages are written only if their revision is still the one the change was computed
+from (a page's change token is its revision).
 
-Listing, the index, the check and search answer from an in-memory catalog
-(:class:`~._memory.PageCatalog`, searched with the shared retrieval engine, so a query ranks
-pages the same way in every store). Each write stamps the rows it changes with the next
-revision (``pages.rev``); a call first asks SQLite whether another connection committed since
-(``PRAGMA data_version``, no table read) and, only then, loads the rows with a newer revision.
+Each transaction stamps the rows it changes with the next revision (``pages.rev``); a poll
+first asks SQLite whether another connection committed since (``PRAGMA data_version``, no
+table read) and, only then, selects the rows of newer revisions (and every row when their
+count says a row was deleted or written behind the store).
 """
 
 from __future__ import annotations
 
 import builtins
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
 
-from agentkernel.knowledgestore import _bundle, _catalog, _flows, _pages, _stored
-from agentkernel.knowledgestore._cataloged import CatalogedStore, View
-from agentkernel.knowledgestore._memory import Entry, PageCatalog, make_entry, semantic_index
+from agentkernel.errors import WriteConflictError
+from agentkernel.knowledgestore._memory import make_entry
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
-from agentkernel.knowledgestore.model import (
-    CheckReport,
-    KnowledgePage,
-    NewPage,
-    PageInfo,
-    PageType,
-    linked_ids,
-    parse_id,
-)
+from agentkernel.knowledgestore.model import PageType
+from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageBackend, PageRecord
+from agentkernel.knowledgestore.pages_store import PagesStore
 
 if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
@@ -75,24 +69,6 @@ CREATE TABLE IF NOT EXISTS log (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 _SELECT = "SELECT id, type, slug, title, fields, content, description, rev FROM pages"
-
-
-@dataclass(frozen=True)
-class _Row:
-    id: str
-    type: str
-    slug: str
-    title: str
-    fields: dict[str, str]
-    content: str
-    description: str = ""
-
-    @property
-    def status(self) -> str:
-        return _pages.status_of(self.fields)
-
-    def entry(self) -> Entry:
-        return make_entry(self.id, self.type, self.slug, self.title, self.fields, self.content)
 
 
 def _has_revisions(db: sqlite3.Connection) -> bool:
@@ -141,53 +117,45 @@ def _deleted_rev(db: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def _in_a_database(_target: str) -> bool:
-    """Whether a ``.md`` link reaches a listing file: in a database, it never does."""
-    return False
+_CHUNK = 500
+"""Ids per ``IN (...)`` of a read (below SQLite's bound on a statement's variables)."""
 
 
-def _view(row: _Row) -> _flows.Page:
-    return _flows.Page(row.id, row.type, row.title, row.fields, row.content)
+def _record(values: Sequence[Any]) -> PageRecord:
+    page_id, page_type, slug, title, fields, content = values[:6]
+    return PageRecord(page_id, page_type, slug, title, json.loads(fields), content)
 
 
-class SQLiteKnowledgeStore(CatalogedStore):
-    """A :class:`KnowledgeStore` in a SQLite database file (or ``":memory:"``)."""
+def _token(values: Sequence[Any], revisions: bool) -> str:
+    """A row's change token: its revision, or (an older database has none) its digest."""
+    if revisions:
+        return str(values[-1])
+    return "h" + hashlib.sha1(json.dumps(list(values[:6])).encode("utf-8")).hexdigest()
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        page_types: Sequence[PageType] | None = None,
-        *,
-        embedder: Embedder | str | None = None,
-        cache_dir: str | os.PathLike[str] | None = None,
-    ) -> None:
-        """Open the database; a missing one is created (with its tables) by the first write.
 
-        Reading never creates nor changes the file: until the first write, a store whose file
-        doesn't exist yet (or holds no store tables) reads as empty.
+class SQLitePageBackend(PageBackend):
+    """The page backend of one SQLite database file (or ``":memory:"``)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        """Open the database if it holds the store; reading never creates nor changes it.
 
         Args:
             path: The database file, or ``":memory:"``.
-            page_types: Declared page types, besides the built-ins.
-            embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
-                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
-                URL. ``None``: lexical only, and no embedding code is imported.
-            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
 
         Raises:
-            KnowledgeStoreError: An invalid page type declaration, a file that is no SQLite
-                database, or a SQLite without FTS5.
+            KnowledgeStoreError: A file that is no SQLite database.
         """
-        self._registry = _pages.TypeRegistry(page_types)
         self._path = os.fspath(path)
-        self._mutex = threading.RLock()
+        self.label = self._path
         self._conn: sqlite3.Connection | None = None
         self._blank: sqlite3.Connection | None = None
-        self._catalog = PageCatalog(self._registry, semantic_index(embedder, cache_dir))
-        self._rev = -1  # the newest revision the catalog holds; -1: nothing loaded yet
+        self._rev = -1  # the newest revision polled; -1: nothing polled yet
+        self._known: dict[str, str] = {}  # page id -> token, as last told
+        self._polled: dict[str, tuple[PageRecord, str]] = {}  # rows the last poll selected
         self._seen: tuple[sqlite3.Connection, int] | None = None  # (connection, data_version)
-        self._pending: dict[str, _Row] = {}  # rows written by the open transaction
+        self._pending: dict[str, str | None] = {}  # tokens written by the open transaction
         self._revised: sqlite3.Connection | None = None  # the connection known to have revs
+        self._in_transaction = False
         if self._path == ":memory:" or self._holds_store():
             self._conn = self._open(self._path)
 
@@ -238,153 +206,174 @@ class SQLiteKnowledgeStore(CatalogedStore):
             self._blank = self._open(":memory:")
         return self._blank
 
-    def __repr__(self) -> str:
-        return f"SQLiteKnowledgeStore({self._path!r})"
-
     @property
     def path(self) -> str:
         """The database file (or ``":memory:"``)."""
         return self._path
 
+    @override
     def close(self) -> None:
-        """Close the database connection."""
-        with self._mutex:
-            for db in (self._conn, self._blank):
-                if db is not None:
-                    db.close()
+        for db in (self._conn, self._blank):
+            if db is not None:
+                db.close()
 
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._mutex:
-            if self._conn is None:
-                self._conn = self._open(self._path)
-            db = self._conn
-            db.execute("BEGIN IMMEDIATE")
-            self._pending.clear()
-            before = self._rev
-            try:
-                # holding the write lock, catch up with every earlier commit first, so that
-                # this transaction's revision follows everything the catalog holds
-                if self._revised is not db:
-                    _add_revisions(db)
-                    self._revised = db
-                self._refresh()
-                self._rev = max(self._rev, _deleted_rev(db))
-                before = self._rev
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                self._pending.clear()
-                self._rev = before  # the revision was not used; the next writer takes it
-                raise
-            db.execute("COMMIT")
-            for row in self._pending.values():
-                self._catalog.put(row.entry())
-            self._pending.clear()
+    # -- reading -------------------------------------------------------------------------
 
-    def _refresh(self, *, full: bool = False) -> None:
-        """Load the rows other connections changed since the catalog last caught up.
-
-        Args:
-            full: Compare every row, for changes made without the store (a row deleted or
-                edited by hand), not only the rows of newer revisions.
-        """
+    @override
+    def poll(self) -> Mapping[str, str | None]:
         db = self._db
         (version,) = db.execute("PRAGMA data_version").fetchone()
+        full = False
         if self._seen is not None and self._seen[0] is not db:
             full = True  # the file appeared (another process created it): start over
-        elif self._seen == (db, version) and not full:
-            return
+        elif self._seen == (db, version):
+            return {}
         revisions = _has_revisions(db)
-        if not full and revisions:
-            self._apply(db.execute(f"{_SELECT} WHERE rev > ?", (self._rev,)))
+        changed: dict[str, str | None] = {}
+        self._polled = {}
+        if revisions and self._seen is not None and not full:
+            changed = self._select(db, f"{_SELECT} WHERE rev > ?", (self._rev,), revisions)
             (count,) = db.execute("SELECT COUNT(*) FROM pages").fetchone()
             # a row deleted, or added at an old revision, behind the store: compare them all
-            full = count != len(self._catalog)
-        if full or not revisions:
+            full = count != len(self._known)
+        if full or not revisions or self._seen is None:
             select = _SELECT if revisions else _SELECT.replace(", rev FROM", ", 0 FROM")
-            present = self._apply(db.execute(select))
-            for page_id in [i for i in self._catalog.ids() if i not in present]:
-                self._catalog.drop(page_id)
+            changed = self._select(db, select, (), revisions)
+            changed.update((i, None) for i in self._known if i not in changed)
+            self._known = {i: t for i, t in changed.items() if t is not None}
         self._rev = max(self._rev, 0)
         self._seen = (db, version)
+        return changed
 
-    def _apply(self, rows: Iterable[Sequence[Any]]) -> set[str]:
-        """Put the rows that differ from the catalog into it; return every id seen."""
-        seen: set[str] = set()
-        for values in rows:
-            row = self._row(values[:-1])
-            seen.add(row.id)
-            known = self._catalog.get(row.id)
-            if known is None or (known.info.title, known.info.fields, known.content) != (
-                row.title,
-                row.fields,
-                row.content,
-            ):
-                self._catalog.put(row.entry())
-            self._rev = max(self._rev, values[-1])
-        return seen
+    def _select(
+        self, db: sqlite3.Connection, query: str, arguments: tuple[Any, ...], revisions: bool
+    ) -> dict[str, str | None]:
+        """Run a select of whole rows; keep them for :meth:`read` and return their tokens."""
+        tokens: dict[str, str | None] = {}
+        for values in db.execute(query, arguments):
+            token = _token(values, revisions)
+            self._polled[values[0]] = (_record(values), token)
+            self._known[values[0]] = tokens[values[0]] = token
+            if revisions:
+                self._rev = max(self._rev, values[-1])
+        return tokens
 
-    # -- rows ----------------------------------------------------------------------------
+    @override
+    def read(self, page_ids: Sequence[str]) -> Mapping[str, tuple[PageRecord, str]]:
+        found = {i: self._polled[i] for i in page_ids if i in self._polled}
+        rest = [i for i in page_ids if i not in found]
+        db = self._db
+        revisions = _has_revisions(db) if rest else True
+        select = _SELECT if revisions else _SELECT.replace(", rev FROM", ", 0 FROM")
+        for start in range(0, len(rest), _CHUNK):
+            part = rest[start : start + _CHUNK]
+            marks = ", ".join("?" * len(part))
+            for values in db.execute(f"{select} WHERE id IN ({marks})", part):
+                found[values[0]] = (_record(values), _token(values, revisions))
+        self._polled = {}
+        return found
 
-    @staticmethod
-    def _row(values: Sequence[Any]) -> _Row:
-        page_id, page_type, slug, title, fields, content, description = values
-        return _Row(page_id, page_type, slug, title, json.loads(fields), content, description)
+    @override
+    def recent_log(self, limit: int) -> builtins.list[LogEntry]:
+        rows = self._db.execute(
+            "SELECT date, operation, what, pages FROM log ORDER BY seq DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [LogEntry(d, op, what, tuple(json.loads(p))) for d, op, what, p in rows]
 
-    def _get(self, page_id: str) -> _Row | None:
-        found = self._db.execute(
-            "SELECT id, type, slug, title, fields, content, description FROM pages WHERE id = ?",
-            (page_id,),
-        ).fetchone()
-        return self._row(found) if found else None
+    @override
+    def overview(self) -> str:
+        found = self._db.execute("SELECT value FROM meta WHERE key = 'overview'").fetchone()
+        return str(found[0]) if found else ""
 
-    def _find(self, page_id: str) -> _Row:
-        return _flows.require_page(self._registry, page_id, self._get)
+    # -- writing -------------------------------------------------------------------------
 
-    def _put_changed(self, db: sqlite3.Connection, row: _Row, changed: _flows.Changed) -> None:
-        """Store a page's new values."""
-        new = replace(row, title=changed.title, fields=changed.fields, content=changed.content)
-        self._put(db, new, new=False)
+    @override
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One transaction (``BEGIN IMMEDIATE``): commits inside apply when it ends."""
+        if self._conn is None:
+            self._conn = self._open(self._path)
+        db = self._conn
+        db.execute("BEGIN IMMEDIATE")
+        self._pending.clear()
+        self._in_transaction = True
+        before = self._rev
+        try:
+            if self._revised is not db:
+                _add_revisions(db)
+                self._revised = db
+            self._rev = before = max(self._rev, _deleted_rev(db))
+            yield
+        except BaseException:
+            db.execute("ROLLBACK")
+            self._pending.clear()
+            self._rev = before  # the revision was not used; the next writer takes it
+            raise
+        finally:
+            self._in_transaction = False
+        db.execute("COMMIT")
+        for page_id, token in self._pending.items():
+            if token is None:
+                self._known.pop(page_id, None)
+            else:
+                self._known[page_id] = token
+        self._pending.clear()
 
-    def _change(self, page_id: str, change: Callable[[View], _flows.Changed]) -> None:
-        with self._write() as db:
-            row = self._find(page_id)
-            self._put_changed(db, row, change(lambda other: _view(self._find(other))))
-
-    def _exists(self, page_id: str) -> bool:
-        return self._get(page_id) is not None
-
-    def _put(self, db: sqlite3.Connection, row: _Row, *, new: bool) -> None:
-        # measured as the markdown stores keep a page: the same bound in every store
-        if not _pages.surely_within_bound(
-            row.title, row.content, *row.fields, *row.fields.values()
-        ):
-            page_type = self._registry.get(row.type) or PageType(row.type, "", "", "")
-            as_file = _stored.Stored(
-                row.id, page_type, row.slug, "", row.title, row.fields, row.content
-            )
-            size = len(_stored.render_page(as_file).encode("utf-8"))
-            _pages.require_page_size(repr(row.id), size)
-        entry = row.entry()
-        if not self._pending:
+    @override
+    def commit(self, commit: Commit) -> Mapping[str, str]:
+        if not self._in_transaction:
+            with self.writing():
+                return self.commit(commit)
+        db = self._conn
+        assert db is not None  # writing() opened it
+        for write in commit.pages:
+            found = db.execute("SELECT rev FROM pages WHERE id = ?", (write.id,)).fetchone()
+            if (None if found is None else str(found[0])) != write.expected:
+                raise WriteConflictError(f"{write.id} changed since it was read", write.id)
+        if commit.pages and not self._pending:
             self._rev += 1  # one revision per transaction
+        tokens: dict[str, str] = {}
+        for write in commit.pages:
+            if write.page is None:
+                db.execute("DELETE FROM pages WHERE id = ?", (write.id,))
+                db.execute("DELETE FROM links WHERE source = ?", (write.id,))
+                self._pending[write.id] = None
+            else:
+                self._put_row(db, write.page, new=write.expected is None)
+                tokens[write.id] = self._pending[write.id] = str(self._rev)
+        if commit.log is not None:
+            entry = commit.log
+            db.execute(
+                "INSERT INTO log (date, operation, what, pages) VALUES (?, ?, ?, ?)",
+                (entry.date, entry.operation, entry.what, json.dumps(list(entry.pages))),
+            )
+        if commit.overview is not None:
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES ('overview', ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (commit.overview,),
+            )
+        return tokens
+
+    def _put_row(self, db: sqlite3.Connection, page: PageRecord, *, new: bool) -> None:
+        """Write one page's row (and its links) at the transaction's revision."""
+        entry = make_entry(page.id, page.type, page.slug, page.title, page.fields, page.content)
         info = entry.info
         values = (
-            row.title,
-            json.dumps(row.fields),
-            row.content,
+            page.title,
+            json.dumps(dict(page.fields)),
+            page.content,
             info.status,
             info.description,
             self._rev,
-            row.id,
+            page.id,
         )
         if new:
             db.execute(
                 "INSERT INTO pages "
                 "(type, slug, title, fields, content, status, description, rev, id) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (row.type, row.slug, *values),
+                (page.type, page.slug, *values),
             )
         else:
             db.execute(
@@ -392,104 +381,51 @@ class SQLiteKnowledgeStore(CatalogedStore):
                 "rev = ? WHERE id = ?",
                 values,
             )
-        db.execute("DELETE FROM links WHERE source = ?", (row.id,))
+        db.execute("DELETE FROM links WHERE source = ?", (page.id,))
         db.executemany(
             "INSERT INTO links (source, target) VALUES (?, ?)",
-            [(row.id, target) for target in entry.links],
-        )
-        self._pending[row.id] = replace(row, description=info.description)
-
-    def _info(self, row: _Row) -> PageInfo:
-        return PageInfo(
-            id=row.id,
-            type=row.type,
-            slug=row.slug,
-            title=row.title,
-            description=row.description,
-            status=row.status,
-            fields=dict(row.fields),
+            [(page.id, target) for target in entry.links],
         )
 
-    # -- reading -------------------------------------------------------------------------
 
-    @override
-    def read(self, page_id: str) -> KnowledgePage | None:
-        if not isinstance(page_id, str) or parse_id(page_id) is None:
-            return None
-        with self._mutex:
-            row = self._get(page_id.strip())
-            if row is None:
-                return None
-            sources = [
-                source
-                for (source,) in self._db.execute(
-                    "SELECT source FROM links WHERE target = ? AND source != ?", (row.id, row.id)
-                )
-            ]
-        linked_from = sorted(sources, key=self._catalog.order)
-        return KnowledgePage(**vars(self._info(row)), content=row.content, linked_from=linked_from)
+class SQLiteKnowledgeStore(PagesStore):
+    """A :class:`KnowledgeStore` in a SQLite database file (or ``":memory:"``)."""
 
-    @override
-    def recent_log(self, limit: int = 10) -> builtins.list[str]:
-        limit = _pages.require_limit(limit)
-        with self._mutex:
-            rows = self._db.execute(
-                "SELECT date, operation, what, pages FROM log ORDER BY seq DESC LIMIT ?", (limit,)
-            ).fetchall()
-        return [_catalog.format_log_entry(d, op, what, json.loads(p)) for d, op, what, p in rows]
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        page_types: Sequence[PageType] | None = None,
+        *,
+        embedder: Embedder | str | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Open the database; a missing one is created (with its tables) by the first write.
 
-    def check(self) -> CheckReport:
-        """Report broken links (``.md`` file links included), orphans and links to retired pages."""
-        with self._mutex:
-            self._refresh()
-            overview = self.overview()
-            return self._catalog.check(
-                linked_ids(overview),
-                lambda entry: _bundle.file_link_targets(entry.content, ""),
-                _in_a_database,
-                _bundle.dangling_file_links(overview, "", _in_a_database),
-            )
+        Reading never creates nor changes the file: until the first write, a store whose file
+        doesn't exist yet (or holds no store tables) reads as empty.
 
-    def overview(self) -> str:
-        """Return the overview (``""`` if none yet)."""
-        with self._mutex:
-            found = self._db.execute("SELECT value FROM meta WHERE key = 'overview'").fetchone()
-        return str(found[0]) if found else ""
+        Args:
+            path: The database file, or ``":memory:"``.
+            page_types: Declared page types, besides the built-ins.
+            embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
+                :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
+                URL. ``None``: lexical only, and no embedding code is imported.
+            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
 
-    # -- writing -------------------------------------------------------------------------
+        Raises:
+            KnowledgeStoreError: An invalid page type declaration, a file that is no SQLite
+                database, or a SQLite without FTS5.
+        """
+        super().__init__(
+            SQLitePageBackend(path), page_types, embedder=embedder, cache_dir=cache_dir
+        )
 
-    @override
-    def create_many(self, pages: Sequence[NewPage]) -> builtins.list[str]:
-        with self._write() as db:
-            valid = _pages.validate_new_pages(
-                list(pages), self._registry, self._exists, self._file_links
-            )
-            for page in valid:
-                row = _Row(
-                    page.id, page.page_type.name, page.slug, page.title, page.fields, page.content
-                )
-                self._put(db, row, new=True)
-        return [page.id for page in valid]
+    def __repr__(self) -> str:
+        return f"SQLiteKnowledgeStore({self.path!r})"
 
-    @override
-    def log(self, operation: str, what: str, pages: Sequence[str] | None = None) -> None:
-        op, text, ids = _catalog.clean_log_entry(operation, what, pages)
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO log (date, operation, what, pages) VALUES (?, ?, ?, ?)",
-                (_pages.utc_today(), op, text, json.dumps(ids)),
-            )
-
-    @override
-    def write_overview(self, content: str) -> None:
-        content = _pages.normalize_content(content)
-        _pages.require_page_size("The overview", len(content.encode("utf-8")))
-        with self._write() as db:
-            _pages.require_links_resolve(
-                content, self._exists, file_links=self._judge_links("overview")
-            )
-            db.execute(
-                "INSERT INTO meta (key, value) VALUES ('overview', ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (content,),
-            )
+    @property
+    def path(self) -> str:
+        """The database file (or ``":memory:"``)."""
+        backend = self._backend
+        assert isinstance(backend, SQLitePageBackend)
+        return backend.path
