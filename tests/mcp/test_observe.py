@@ -132,3 +132,27 @@ def test_a_loopback_server_without_authentication_answers_its_probes(tmp_path: P
     found: Any = _samples(scraped)
     assert found[("agentkernel_tool_calls_total", (("outcome", "ok"), ("tool", "search_kb")))] == 1
     assert posted[0] == 405
+
+
+def test_metrics_name_the_served_index_version_and_its_age(tmp_path: Path) -> None:
+    require_extra("lancedb", "lancedb")
+    import subprocess
+    import sys
+
+    ga4 = _bundle(tmp_path)
+    index = tmp_path / "ga4.lance"
+    built = subprocess.run(
+        [sys.executable, "-m", "agentkernel.cli", "index", str(ga4), "--to", str(index)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    config = tmp_path / "config.yaml"
+    entry = {"type": "local", "uri": str(ga4), "index": str(index), "consumer": ["reader"]}
+    config.write_text(yaml.safe_dump({"okf": {"databases": {"ga4": entry}}}))
+    with a.serving(a.cli_command("serve", "--config", str(config), "--http", ":0")) as server:
+        status, scraped = _get(server.url.removesuffix("/mcp") + "/metrics")
+    assert status == 200
+    found = _samples(scraped)
+    assert found[("agentkernel_database_index_version", (("database", "ga4"),))] >= 1
+    age = found[("agentkernel_database_index_age_seconds", (("database", "ga4"),))]
+    assert 0 <= age < 3600  # indexed by this test, moments ago

@@ -21,6 +21,8 @@ Every HTTP server (``serve --http``, ``store serve --http``) answers, beside its
   ``agentkernel_database_vectors{database}``      concepts holding a vector now
   ``agentkernel_database_vectors_total{database}``  concepts that want one
   ``agentkernel_database_vectors_ready{database}``  1 once search is as complete as configured
+  ``agentkernel_database_index_version{database}``  the bundle index version served
+  ``agentkernel_database_index_age_seconds{database}``  seconds since that version's commit
   ==============================================  ==========================================
 
 Nothing in a metric names an identity, a token, a query or a page. A scrape reads counters
@@ -30,9 +32,12 @@ costs the same at ten concepts as at ten thousand.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -79,12 +84,47 @@ class _Databases(Collector):
             "1 once search is as complete as configured (hybrid, or lexical by configuration)",
             labels=["database"],
         )
+        version = GaugeMetricFamily(
+            "agentkernel_database_index_version",
+            "The version of the bundle index served (databases served from an index)",
+            labels=["database"],
+        )
+        age = GaugeMetricFamily(
+            "agentkernel_database_index_age_seconds",
+            "Seconds since the served index version was committed by the indexer",
+            labels=["database"],
+        )
         for name, state in readiness(self._databases).items():
             ready.add_metric([name], 1.0 if state.ready else 0.0)
             vectors.add_metric([name], float(state.vectors))
             wanted.add_metric([name], float(state.vectors_total))
             complete.add_metric([name], 1.0 if state.vectors_ready else 0.0)
-        yield from (ready, vectors, wanted, complete)
+            served = _served_index(name, self._databases[name])
+            if served is not None:
+                version.add_metric([name], served[0])
+                if served[1] is not None:
+                    age.add_metric([name], max(0.0, time.time() - served[1]))
+        yield from (ready, vectors, wanted, complete, version, age)
+
+
+def _served_index(name: str, database: Any) -> tuple[float, float | None] | None:
+    """The served index's version and commit time (epoch seconds), for an index-served base."""
+    probe = getattr(database, "served_index", None)
+    if not callable(probe):
+        return None
+    try:
+        index = probe()
+    except Exception as exc:  # a scrape never takes the server down
+        logger.warning("the served index of %r cannot be read: %s", name, exc)
+        return None
+    if not isinstance(index, Mapping) or not isinstance(index.get("version"), int):
+        return None
+    committed: float | None = None
+    stamp = index.get("indexed_at")
+    if isinstance(stamp, str):
+        with contextlib.suppress(ValueError):
+            committed = datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    return float(index["version"]), committed
 
 
 def readiness(databases: Mapping[str, Any]) -> dict[str, Any]:

@@ -267,6 +267,17 @@ class OKFManager(DocumentKnowledgeBase):
             total = len(self._served.concepts)
         return self._warming.readiness(vectors, total, hybrid=semantic is not None)
 
+    def served_index(self) -> dict[str, Any] | None:
+        """The served bundle index's version and when it was indexed; ``None`` when walking.
+
+        Cheap (no I/O, no refresh): what ``/metrics`` reads at every scrape.
+
+        Returns:
+            ``{"location": ..., "version": N, "indexed_at": "2026-...Z"}``, or ``None``.
+        """
+        index = self._view.schema().get("index")
+        return dict(index) if isinstance(index, dict) else None
+
     @property
     def legacy_dates(self) -> bool:
         """Whether a bare-date ``stale_after`` is read as midnight UTC (off by default)."""
