@@ -124,6 +124,62 @@ def test_a_new_version_fetches_only_the_files_it_added(
     assert not any(k.startswith("kb.lance/_transactions/") for k in keys)
 
 
+def s3_bundle_pod(
+    tmp_path: Path, s3_client: Any, s3_bucket: str, s3_endpoint: str, s3_latency: LatencyProxy
+) -> tuple[OKFManager, dict[str, Any], Any]:
+    """A 300-note bundle in the bucket, indexed there; a pod reaching both through the proxy."""
+    from agentkernel.storage.s3 import S3DocumentStore
+
+    for i in range(300):
+        s3_client.put_object(Bucket=s3_bucket, Key=f"bundle/notes/n{i:05d}.md", Body=note(i))
+    uri = f"s3://{s3_bucket}/kb.lance"
+    direct = {**S3_KEYS, "aws_endpoint": s3_endpoint}
+    source = S3DocumentStore(s3_bucket, "bundle", endpoint_url=s3_endpoint)
+    index_bundle(source, uri, storage_options=direct)
+    kb = OKFManager(
+        S3DocumentStore(s3_bucket, "bundle", endpoint_url=s3_latency.endpoint),
+        index=uri,
+        index_options={**S3_KEYS, "aws_endpoint": s3_latency.endpoint, "node_cache": str(tmp_path)},
+        refresh_seconds=None,
+    )
+    return kb, {"uri": uri, "direct": direct}, source
+
+
+def test_reload_of_an_unchanged_index_sends_one_request(
+    tmp_path: Path, s3_client: Any, s3_bucket: str, s3_endpoint: str, s3_latency: LatencyProxy
+) -> None:
+    kb, _, _ = s3_bundle_pod(tmp_path, s3_client, s3_bucket, s3_endpoint, s3_latency)
+    version = kb.schema()["index"]["version"]
+    s3_latency.take()
+    for _ in range(3):
+        stats = kb.reload()
+        # one listing of the index's versions; the bundle is not listed
+        assert s3_latency.take() == {"GET": 1}
+        assert kb.last_refresh == stats
+    assert kb.schema()["index"]["version"] == version
+
+
+def test_reload_of_a_changed_index_fetches_only_the_files_it_added(
+    tmp_path: Path, s3_client: Any, s3_bucket: str, s3_endpoint: str, s3_latency: LatencyProxy
+) -> None:
+    kb, index, source = s3_bundle_pod(tmp_path, s3_client, s3_bucket, s3_endpoint, s3_latency)
+    before = {o["Key"] for o in s3_client.list_objects_v2(Bucket=s3_bucket)["Contents"]}
+    for i in range(0, 300, 100):  # 1%: three notes change
+        key = f"bundle/notes/n{i:05d}.md"
+        s3_client.put_object(Bucket=s3_bucket, Key=key, Body=note(i, "changed"))
+    index_bundle(source, index["uri"], storage_options=index["direct"])
+    added = {o["Key"] for o in s3_client.list_objects_v2(Bucket=s3_bucket)["Contents"]} - before
+    s3_latency.take()
+    kb.reload()
+    listings = [p for method, p in s3_latency.paths if method == "GET" and "list-type" in p]
+    fetched = [p for method, p in s3_latency.paths if method == "GET" and "list-type" not in p]
+    keys = [path.split("?")[0].split(f"/{s3_bucket}/", 1)[1] for path in fetched]
+    assert keys and set(keys) <= added  # nothing the node already held
+    assert len(keys) == len(set(keys))  # nothing twice
+    assert not any("prefix=bundle" in p for p in listings)  # the bundle is never listed
+    assert kb.search("changed", 3)[0]["metadata"]["id"] == "notes/n00000"
+
+
 def test_a_pod_restarting_on_a_warm_node_cache_sends_one_request(
     indexed: dict[str, Any], s3_latency: LatencyProxy
 ) -> None:

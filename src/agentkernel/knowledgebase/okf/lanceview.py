@@ -81,7 +81,6 @@ class LanceView(ViewState):
         self.lexical_only: str | None = None  # why an index with an embedder serves lexically
         self.vectors: Any = None  # dense.IndexVectors: the index's vectors, when hybrid
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
-        self._lag: list[str] = []
         self._waiting_since: float | None = None  # a newer version is not fully indexed
         self._refreshing = threading.Lock()
         try:
@@ -198,15 +197,15 @@ class LanceView(ViewState):
         hybrid = self._hybrid_vectors()
         commit(self._writer, [rows.concept_row(concept, vector if hybrid else None)], [])
         # serve the version holding the row: search runs over the dataset, not this process
-        self.refresh(raise_errors=True, check_bundle=False)
+        self.refresh(raise_errors=True)
         with self.context.lock:
             self.view.put_concept(concept)
             if (held := self._hybrid_vectors()) is not None:
                 held.put(concept.id, concept.token, vector)
 
     def diagnostics(self) -> list[str]:
-        """Skipped documents, the indexer's notes, the lag behind the bundle, failures."""
-        return self.listed(self.view, self._lag)
+        """Skipped documents, the indexer's notes, failures."""
+        return self.listed(self.view)
 
     def schema(self) -> dict[str, Any]:
         """The index's location and version, and the search mode."""
@@ -228,10 +227,13 @@ class LanceView(ViewState):
             "search": search,
         }
 
-    def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+    def refresh(self, *, raise_errors: bool) -> RefreshStats | None:
         """Open the index's latest version if it moved (one small request when it has not).
 
-        The periodic refresh (``raise_errors=False``) does not serve a newer version whose
+        An explicit reload costs what the background refresh costs: one listing of the
+        index's versions when nothing moved, the files a newer version added when one did.
+        It never lists the bundle (a read-only pod needs no list permission on it). The
+        periodic refresh (``raise_errors=False``) does not serve a newer version whose
         indexes do not cover all its rows yet (the indexer folds them in after committing):
         the current one stays, and :attr:`retry_after` asks the manager to try again in
         :data:`INDEXING_RETRY_SECONDS`, up to :data:`INDEXING_GRACE_SECONDS`. An explicit
@@ -239,15 +241,14 @@ class LanceView(ViewState):
 
         Args:
             raise_errors: Raise a failure instead of noting it (a reload, or a write).
-            check_bundle: Also list the bundle and say how far the index is behind it.
 
         Returns:
             What the refresh did, or ``None`` when it failed quietly.
         """
         with self._refreshing:  # a write's refresh and the background poll, one at a time
-            return self._refresh(raise_errors=raise_errors, check_bundle=check_bundle)
+            return self._refresh(raise_errors=raise_errors)
 
-    def _refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+    def _refresh(self, *, raise_errors: bool) -> RefreshStats | None:
         from agentkernel._libc import release_memory
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
@@ -259,7 +260,6 @@ class LanceView(ViewState):
             if newer is not None and not raise_errors and not self._indexed(newer, current):
                 newer = None  # keep serving the current version; try again soon
             fresh = current if newer is None else IndexView(newer)
-            lag = self._index_lag(fresh) if check_bundle else self._lag
             lexical = self._check_vectors(fresh, raise_errors=False)
         except Exception as exc:
             self.note_failure("index refresh", f"index version {current.version}", exc)
@@ -270,7 +270,6 @@ class LanceView(ViewState):
             self.view = fresh
             self.lexical_only = lexical
             self._take_notes(fresh)
-            self._lag = lag
             self.refresh_error = None
         if fresh is not current:
             self._waiting_since = None
@@ -373,23 +372,6 @@ class LanceView(ViewState):
         if self.vectors is None:
             self.vectors = dense.IndexVectors(semantic)
         return None
-
-    def _index_lag(self, view: IndexView) -> list[str]:
-        """List the bundle and say how far the index is behind it (empty when it is not)."""
-        store = self.context.store
-        listing = {f.path: f.token for f in store.walk("") if f.path.lower().endswith(".md")}
-        held = view.tokens()
-        new = sum(1 for p in listing if p not in held)
-        changed = sum(1 for p, t in listing.items() if p in held and held[p] != t)
-        gone = sum(1 for p in held if p not in listing)
-        if not (new or changed or gone):
-            return []
-        return [
-            f"the bundle index (version {view.version}, indexed at "
-            f"{view.meta.get('indexed_at', 'an unknown time')}) is behind the bundle by "
-            f"{new + changed + gone} document(s): {new} new, {changed} changed, {gone} "
-            "deleted; run 'agentkernel-kb index' to catch up"
-        ]
 
 
 def open_index(

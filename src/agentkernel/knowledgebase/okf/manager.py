@@ -554,8 +554,7 @@ class OKFManager(DocumentKnowledgeBase):
         if not self._refresh_lock.acquire(blocking=raise_errors or polled):
             return None  # another caller is refreshing; keep serving the current state
         try:
-            # reload() (raise_errors) also says how far a bundle index is behind the bundle
-            stats = self._view.refresh(raise_errors=raise_errors, check_bundle=raise_errors)
+            stats = self._view.refresh(raise_errors=raise_errors)
             if stats is not None:
                 self.last_refresh = stats
             return stats

@@ -124,12 +124,11 @@ class BundleView(Protocol):
     def all_concepts(self) -> list[Concept]:
         """Every concept served, in no order."""
 
-    def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+    def refresh(self, *, raise_errors: bool) -> RefreshStats | None:
         """Catch up with the bundle (or its index).
 
         Args:
             raise_errors: Raise a failure instead of noting it (the last good state serves).
-            check_bundle: Also say how far an index is behind the bundle (lists the store).
 
         Returns:
             What the refresh did; ``None`` when it failed and ``raise_errors`` is false.
@@ -199,12 +198,11 @@ class ViewState:
         """
         return self.context.store.read_bounded(concept.path, self.context.limits.max_document_bytes)
 
-    def listed(self, contents: BundleContents, extra: Sequence[str] = ()) -> list[str]:
-        """The diagnostics in their order: skipped, own notes, extra, manager's, failure.
+    def listed(self, contents: BundleContents) -> list[str]:
+        """The diagnostics in their order: skipped, own notes, manager's, failure.
 
         Args:
             contents: The served tree (its skipped documents).
-            extra: Further notes of the view.
 
         Returns:
             The diagnostics.
@@ -212,7 +210,6 @@ class ViewState:
         with self.context.lock:
             found = sorted(f"{s.path}: {s.reason}" for s in contents.skipped.values())
             found += self.notes
-            found += extra
             found += self.context.notes
             if self.refresh_error:
                 found.append(self.refresh_error)

@@ -97,12 +97,11 @@ class WalkView(ViewState):
         semantic = self.context.semantic
         return {"search": lexical_description() if semantic is None else semantic.description}
 
-    def refresh(self, *, raise_errors: bool, check_bundle: bool) -> RefreshStats | None:
+    def refresh(self, *, raise_errors: bool) -> RefreshStats | None:
         """List the store and re-read what changed since the last walk.
 
         Args:
             raise_errors: Raise a failed listing instead of noting it.
-            check_bundle: Unused (the walk reads the bundle itself).
 
         Returns:
             What the walk did, or ``None`` when it failed quietly.
