@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel._tooling.factory import make_tool, reads_only
+from agentkernel._tooling.errors import ToolRefusal
+from agentkernel._tooling.factory import make_tool, reads_only, tool_effects
 from agentkernel._tooling.result import is_error
 from agentkernel._tooling.spec import tool_spec
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager
 from agentkernel.knowledgestore import FileKnowledgeStore, create_knowledge_tools
-from agentkernel.mcp._tools import builder_annotations, store_annotations
+from agentkernel.mcp._tools import tool_annotations
 from agentkernel.storage import LocalDocumentStore
 
 
@@ -91,12 +92,11 @@ def test_both_surfaces_make_every_tool_with_the_factory_and_mcp_hints_agree(
     okf = OKFManager(LocalDocumentStore(_bundle(tmp_path / "bundle")), name="OKF")
     builder = KnowledgeBuilder([okf])
     store = FileKnowledgeStore(tmp_path / "store")
-    annotate = builder_annotations(builder)
     surfaces = [
-        (builder.build(), annotate),
+        (builder.build(), tool_annotations),
         (
             create_knowledge_tools(store, interactive=True, confirm=lambda q: False),
-            store_annotations,
+            tool_annotations,
         ),
     ]
     reading = {"get_schemas", "get_all_kb_descriptions", "read_kb", "search_kb", "fetch_kb"}
@@ -110,3 +110,39 @@ def test_both_surfaces_make_every_tool_with_the_factory_and_mcp_hints_agree(
     tools = {t.__name__: t for t in builder.build()}
     assert "OKF" in tools["get_all_kb_descriptions"]()
     assert is_error(tools["read_kb"]("nope", "x"))
+
+
+def test_a_refusal_raised_in_a_tool_is_its_answer_word_for_word() -> None:
+    def lookup(place: str) -> str:
+        """Look a place up.
+
+        Args:
+            place: Where.
+        """
+        raise ToolRefusal(f"Unknown place {place!r} under /srv/data. Places: ['Brest']")
+
+    answer = make_tool(lookup, read_only=True)("/srv/data/x")
+    assert is_error(answer)
+    # the refusal is worded where it is decided: no path is cut, nothing is added
+    assert answer == "Unknown place '/srv/data/x' under /srv/data. Places: ['Brest']"
+
+
+def test_effects_are_stated_where_the_tool_is_made() -> None:
+    tool = make_tool(_tide, read_only=False, destructive=True)
+    effects = tool_effects(tool)
+    assert effects is not None and not effects.read_only and effects.destructive
+    assert tool_effects(_tide) is None and reads_only(_tide) is None
+    with pytest.raises(ValueError, match="read-only tool cannot be destructive"):
+        make_tool(_tide, read_only=True, destructive=True)
+
+
+def test_store_tools_say_which_ones_are_destructive(tmp_path: Path) -> None:
+    store = FileKnowledgeStore(tmp_path / "store")
+    tools = create_knowledge_tools(store, interactive=True, confirm=lambda q: False)
+    destructive = {t.__name__ for t in tools if (e := tool_effects(t)) and e.destructive}
+    assert destructive == {
+        "knowledge_edit",
+        "knowledge_rewrite",
+        "knowledge_supersede",
+        "knowledge_retire",
+    }

@@ -30,6 +30,9 @@
     ├── WriteConflictError         (here: agentkernel.storage raises it) a conditional write
     │                              lost a race: the file changed since its token was read;
     │                              retry from a fresh read
+    ├── ToolRefusal                (agentkernel._tooling.errors) a tool call refused where it
+    │                              was decided; the one tool factory returns its message to
+    │                              the agent as an error result
     └── KnowledgeError             (here; agentkernel.knowledgebase's) a knowledge-base failure
         │                          an agent can act on; the tools turn it into a string
         ├── KnowledgeCapabilityError   an operation the backend does not declare

@@ -10,6 +10,7 @@ SDK's own ``agents.testing.ScriptedModel``, which decides each step from the too
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -23,8 +24,13 @@ require_extra("agents", "openai")
 
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call  # noqa: E402
 
-from agentkernel.knowledgebase.okf.walkthrough import best_id  # noqa: E402
 from agentkernel.knowledgebase.router import ROUTER_INSTRUCTIONS  # noqa: E402
+
+
+def best_id(text: str) -> str | None:
+    """The first ``[id]`` the model reads in a search answer, as a model picks it from text."""
+    match = re.search(r"^-\s*\[([^\]\n]+)\]", text, re.MULTILINE)
+    return match.group(1) if match else None
 
 
 def test_router_agent_browses_through_a_placeholder_searches_fetches_and_answers(

@@ -71,8 +71,12 @@ def test_a_builders_plain_tool_list_keeps_its_hints_and_error_detection() -> Non
     server = create_server(tools)
     hints = {d.name: d.annotations for d in server.definitions}
     assert hints["search_kb"]["readOnlyHint"] is True
-    # without the builder the backends are unknown, so write_kb is assumed destructive
-    assert hints["write_kb"]["destructiveHint"] is True
+    # the hints are the tools' own: a text-only writable backend adds, never destroys
+    assert hints["write_kb"]["destructiveHint"] is False
+    assert hints == {
+        d.name: d.annotations
+        for d in create_server(KnowledgeBuilder([chroma_like("Vectors")])).definitions
+    }
     text, is_error = anyio.run(server.call, "search_kb", {"backend": "Nope", "query": "x"})
     assert is_error and text.startswith("Unknown backend 'Nope'")
 

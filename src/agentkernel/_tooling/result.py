@@ -1,50 +1,113 @@
-"""What a tool callable returns: text that knows whether it reports a failure.
+"""What a tool callable returns: text for the agent, and for code the records it shows.
 
 The tools never raise into an agent framework; a refusal or a failure comes back as text the
 model can act on. :class:`ToolResult` is that text (a ``str``, so every framework shows it
 as it is) carrying an :attr:`~ToolResult.is_error` flag set where the result is made, so the
-MCP servers set ``isError`` from the flag and never from the wording.
+MCP servers set ``isError`` from the flag and never from the wording, and the
+:attr:`~ToolResult.records` the text renders, so code that calls a tool (``agentkernel-kb
+ask``, the scripted walkthrough) reads ids and metadata from them and never parses the text.
 
 Example:
     >>> refused = ToolResult.error("Unknown backend 'x'.")
     >>> refused == "Unknown backend 'x'.", refused.is_error, ToolResult("Wrote 1 record.").is_error
     (True, True, False)
+    >>> found = ToolResult("- [a] A", records=[{"text": "A", "metadata": {"id": "a"}}])
+    >>> found, found.ids
+    ('- [a] A', ('a',))
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 __all__ = ["ToolResult", "is_error", "pathless"]
 
 
 class ToolResult(str):
-    """A tool's output text, and whether it reports a failure.
+    """A tool's output text, whether it reports a failure, and the records it shows.
 
-    Equal to, hashed like and printed as its text; only :attr:`is_error` is added.
+    Equal to, hashed like and printed as its text; the rest is for code. The records are the
+    ones the text shows, in its order, as the backend returned them:
+    ``{"text": ..., "metadata": {"id": ..., ...}}``. An answer that leaves something out ends
+    with :attr:`missing_note` (what was asked and not found, and why) and then
+    :attr:`read_on` (how to read what the budget cut), each on lines of its own, so code
+    takes the parts apart without reading the text.
     """
-
-    __slots__ = ()
 
     #: Whether the text reports a refusal or a failure rather than a result.
     is_error: bool = False
 
+    #: The records the text renders, in the order shown (empty for an answer with none).
+    records: tuple[Mapping[str, Any], ...] = ()
+
+    #: The ids asked for and not found, in the order asked.
+    missing: tuple[str, ...] = ()
+
+    #: The text's last lines before :attr:`read_on` that report :attr:`missing` (empty when
+    #: nothing is missing).
+    missing_note: str = ""
+
+    #: The text's last line when the answer budget cut it: the ``[cut]`` note naming the call
+    #: that reads on (empty for a whole answer).
+    read_on: str = ""
+
+    def __new__(
+        cls,
+        text: str = "",
+        records: Iterable[Mapping[str, Any]] = (),
+        *,
+        missing: Iterable[str] = (),
+        missing_note: str = "",
+        read_on: str = "",
+    ) -> ToolResult:
+        """Make a result.
+
+        Args:
+            text: The answer, worded for the model.
+            records: The records the text shows, in its order.
+            missing: The ids asked for and not found.
+            missing_note: The lines of ``text`` reporting them, just before ``read_on``.
+            read_on: The ``[cut]`` note ``text`` ends with, if the budget cut it.
+        """
+        result = super().__new__(cls, text)
+        shown = tuple(records)
+        if shown:
+            result.records = shown
+        if missing:
+            result.missing = tuple(missing)
+            result.missing_note = missing_note
+        if read_on:
+            result.read_on = read_on
+        return result
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The ``metadata["id"]`` of each record that has one, as text, in the order shown."""
+        found = []
+        for record in self.records:
+            metadata = record.get("metadata") if isinstance(record, Mapping) else None
+            if isinstance(metadata, Mapping) and metadata.get("id") is not None:
+                found.append(str(metadata["id"]))
+        return tuple(found)
+
     @staticmethod
-    def error(text: str) -> ToolResult:
+    def error(text: str, *, missing: Iterable[str] = (), missing_note: str = "") -> ToolResult:
         """The result of a call that was refused or failed.
 
         Args:
             text: What went wrong, worded for the model.
+            missing: The ids asked for and not found, when that is what went wrong.
+            missing_note: The lines ``text`` ends with that report them.
 
         Returns:
             The text, flagged as an error.
         """
-        return _ErrorResult(text)
+        return _ErrorResult(text, missing=missing, missing_note=missing_note)
 
 
 class _ErrorResult(ToolResult):
-    __slots__ = ()
     is_error = True
 
 

@@ -11,17 +11,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from agentkernel._tooling.result import ToolResult
 from agentkernel.cli._bundle import add_full_argument, nonempty, positive, result_limit
 from agentkernel.cli._options import subcommand
 from agentkernel.cli._sources import Sources, add_source_arguments, resolve_sources
 from agentkernel.errors import AKConfigError, missing_extra
 
-_IDS = re.compile(r"^-\s*\[([^\]\n]+)\]", re.MULTILINE)
 _SHOWN = 600  # characters of each tool result shown while the agent runs
 
 
@@ -138,10 +137,18 @@ def retrieve(question: str, sources: Sources, *, limit: int = 5, fetch: int = 2)
     for backend in sources.backends:
         found = search(backend, question, limit)
         blocks.append(f"## {backend}: best matches\n{found}")
-        ids = _IDS.findall(found)[: max(fetch, 0)]
+        ids = _fetchable_ids(found, sources, backend)[: max(fetch, 0)]
         if ids and "fetch_kb" in tools:
             blocks.append(f"## {backend}: fetched\n{tools['fetch_kb'](backend, ','.join(ids))}")
     return "\n\n".join(blocks)
+
+
+def _fetchable_ids(found: str, sources: Sources, backend: str) -> list[str]:
+    """The ids of the records a search result shows, unless its backend cannot fetch them."""
+    kb = sources.builder.backends.get(backend) if sources.builder else None
+    if (kb is not None and not kb.capabilities.fetch) or not isinstance(found, ToolResult):
+        return []
+    return list(found.ids)
 
 
 async def run_agent(

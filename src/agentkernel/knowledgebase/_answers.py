@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkernel._tooling.budget import cut_text, listed, split_offset, with_offset
+from agentkernel._tooling.errors import ToolRefusal
 from agentkernel._tooling.result import ToolResult
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.base import KnowledgeBase
@@ -45,7 +46,7 @@ CUT = "[cut] "
 
 
 class Renderings:
-    """The last few renderings too long for one answer, so reading on re-reads nothing.
+    """The last few records too long for one answer, rendered, so reading on re-reads nothing.
 
     An agent reads a long record in parts, one call each; without this every part would
     read and parse the whole record again. A rendering is kept for ``seconds`` (so every
@@ -61,10 +62,10 @@ class Renderings:
         """
         self._size = size
         self._seconds = seconds
-        self._held: OrderedDict[tuple[str, str], tuple[float, str]] = OrderedDict()
+        self._held: OrderedDict[tuple[str, str], tuple[float, Rendered]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, backend: str, record: str) -> str | None:
+    def get(self, backend: str, record: str) -> Rendered | None:
         """The rendering of ``record`` read less than ``seconds`` ago, or ``None``."""
         with self._lock:
             held = self._held.get((backend, record))
@@ -72,13 +73,21 @@ class Renderings:
                 return None
             return held[1]
 
-    def put(self, backend: str, record: str, text: str) -> None:
+    def put(self, backend: str, record: str, rendered: Rendered) -> None:
         """Keep a rendering, dropping the oldest beyond ``size``."""
         with self._lock:
-            self._held[(backend, record)] = (time.monotonic(), text)
+            self._held[(backend, record)] = (time.monotonic(), rendered)
             self._held.move_to_end((backend, record))
             while len(self._held) > self._size:
                 self._held.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A record as the backend returned it, and its whole rendering."""
+
+    row: Any
+    text: str
 
 
 @dataclass(frozen=True)
@@ -189,7 +198,7 @@ def fit_fetched(
     pending: Sequence[Ref],
     budget: int | None,
     stated: int | None = None,
-) -> tuple[str, str]:
+) -> tuple[str, str, int]:
     """Lay out fetched records within the budget.
 
     Args:
@@ -200,7 +209,8 @@ def fit_fetched(
         stated: The answer budget the note names (``budget`` when ``None``).
 
     Returns:
-        The body, and the ``[cut]`` note (empty when nothing was left out).
+        The body, the ``[cut]`` note (empty when nothing was left out), and how many of the
+        leading ``fetched`` the body shows (whole or in part).
     """
     room = None if budget is None else max(budget - NOTE_ROOM, _MIN_PIECE)
     parts: list[str] = []
@@ -227,7 +237,7 @@ def fit_fetched(
         rest.append(Ref(ref.id, ref.offset + len(shown)))
     rest += pending
     if not rest:
-        return "\n".join(parts), ""
+        return "\n".join(parts), "", len(parts)
     ids, unlisted = listed(ref.text for ref in rest)
     more = f" (then the {unlisted} id(s) after those in your list)" if unlisted else ""
     named = stated if stated is not None else budget
@@ -237,7 +247,7 @@ def fit_fetched(
         f"{call('fetch_kb', backend=backend, ids=ids)}{more}; each call returns the next part "
         "and says where to go on."
     )
-    return "\n".join(parts), note
+    return "\n".join(parts), note, len(parts)
 
 
 def _frame(ref: Ref, text: str, end: int) -> str:
@@ -267,7 +277,7 @@ def cut_rows(
     backend: str,
     fetchable: bool,
     narrower: str,
-) -> tuple[str, str]:
+) -> tuple[str, str, int]:
     """Keep the leading rows whose rendering fits the budget, and say what to do for the rest.
 
     Args:
@@ -279,11 +289,12 @@ def cut_rows(
         narrower: How to narrow this call, worded for the tool (``"a lower limit"``).
 
     Returns:
-        The body and the ``[cut]`` note (empty when everything fits).
+        The body, the ``[cut]`` note (empty when everything fits), and how many of the
+        leading rows the body shows (the first one perhaps in part).
     """
     whole = render(rows)
     if len(whole) <= budget:
-        return whole, ""
+        return whole, "", len(rows)
     room = max(budget - NOTE_ROOM, _MIN_PIECE)
     low, high = 0, len(rows)  # the most leading rows that fit: low fits, high + 1 does not
     while low < high:
@@ -305,7 +316,7 @@ def cut_rows(
         )
         if len(rows) > 1:
             note += f" {len(rows) - 1} more record(s) are not shown."
-        return shown, note
+        return shown, note, 1
     left = rows[low:]
     ids = [i for i in (record_id(row) for row in left) if i is not None]
     if fetchable and len(ids) == len(left):
@@ -321,7 +332,7 @@ def cut_rows(
         f"{CUT}{len(left)} more record(s) did not fit the {budget:,}-character answer "
         f"budget: {how}."
     )
-    return render(rows[:low]), note
+    return render(rows[:low]), note, low
 
 
 def fetch_answer(
@@ -341,19 +352,23 @@ def fetch_answer(
         kb: The backend.
         ids: The ``ids`` argument as the agent gave it.
         resolve: The builder's placeholder resolution.
-        run: Runs a backend call, returning a refusal (``ToolResult``) instead of raising.
+        run: Runs a backend call, raising :class:`~agentkernel._tooling.errors.ToolRefusal`
+            worded for the agent when the backend fails.
         budget: Characters for the answer; ``None`` for no budget.
         renderings: The builder's recent long renderings.
 
     Returns:
-        The answer; an error result when nothing asked for was found.
+        The answer, carrying the records it shows and the ids not found; an error result
+        when nothing asked for was found.
+
+    Raises:
+        ToolRefusal: No id was given, the first read failed, or a record could not be
+            rendered.
     """
     request = fetch_request(ids, resolve)
     if not request.refs:
-        return ToolResult.error(
-            "Give at least one id to fetch (several may be separated by commas)."
-        )
-    fetched: list[tuple[Ref, str]] = []
+        raise ToolRefusal("Give at least one id to fetch (several may be separated by commas).")
+    fetched: list[tuple[Ref, Rendered]] = []
     missing: list[str] = []
     pending: list[Ref] = []
     notices: list[str] = []
@@ -368,60 +383,76 @@ def fetch_answer(
         batch = refs[start : start + FETCH_BATCH]
         held = {r.id: renderings.get(kb.backend_name, r.id) for r in batch if r.offset}
         wanted = list(dict.fromkeys(r.id for r in batch if held.get(r.id) is None))
-        result = run(kb, "fetch", functools.partial(_fetch_some, kb, wanted))
-        if isinstance(result, ToolResult):
+        try:
+            result = run(kb, "fetch", functools.partial(_fetch_some, kb, wanted))
+        except ToolRefusal as refusal:
             if not fetched:
-                return result
+                raise
             pending = refs[start:]
-            notices.append(result)
+            notices.append(refusal.answer)
             break
         notice = getattr(result, "notice", "")
         if notice:
             notices.append(notice)
         by_id, strays = match_rows(wanted, list(result or []))
         for ref in batch:
-            text = held.get(ref.id)
+            rendered = held.get(ref.id)
             row = by_id.get(ref.id)
-            if text is None and row is None:
+            if rendered is None and row is None:
                 missing.append(ref.id)
                 continue
-            if text is None and row is not None:
-                try:
-                    text = kb.format_results([row])
-                except Exception as exc:
-                    return ToolResult.error(
-                        f"Error formatting results from '{kb.backend_name}': {printable(str(exc))}"
-                    )
-                if budget is not None and len(text) > budget:
-                    renderings.put(kb.backend_name, ref.id, text)
-            fetched.append((ref, text or ""))
-            used += len(text or "") - ref.offset
+            if rendered is None:
+                rendered = Rendered(row, _rendering(kb, row))
+                if budget is not None and len(rendered.text) > budget:
+                    renderings.put(kb.backend_name, ref.id, rendered)
+            fetched.append((ref, rendered))
+            used += len(rendered.text) - ref.offset
         for row in strays:  # a record under another id than asked: shown all the same
-            fetched.append((Ref(record_id(row) or "?", 0), ""))
             try:
-                fetched[-1] = (fetched[-1][0], kb.format_results([row]))
+                fetched.append(
+                    (Ref(record_id(row) or "?", 0), Rendered(row, kb.format_results([row])))
+                )
             except Exception:
-                fetched.pop()
-    tail = list(notices)
-    if missing:
-        tail.append(f"Not found: {echo(list(dict.fromkeys(missing)))}")
-        tail += skipped_lines(kb, missing)
+                continue
+    absent = list(dict.fromkeys(missing))
+    unread = []
+    if absent:
+        unread.append(f"Not found: {echo(absent)}")
+        unread += skipped_lines(kb, absent)
     if request.repeated:
-        tail.append(f"({request.repeated} repeated id(s) were read once.)")
+        unread.append(f"({request.repeated} repeated id(s) were read once.)")
     if request.over:
-        tail.append(
+        unread.append(
             f"(One call reads at most {MAX_FETCH_IDS} ids; {len(request.over)} more were not read.)"
         )
+    tail = notices + unread
     told = sum(len(line) + 1 for line in tail)
     room = None if budget is None else max(budget - told, NOTE_ROOM + _MIN_PIECE)
-    body, cut = fit_fetched(kb.backend_name, fetched, pending + request.over, room, budget)
+    texts = [(ref, rendered.text) for ref, rendered in fetched]
+    body, cut, shown = fit_fetched(kb.backend_name, texts, pending + request.over, room, budget)
     lines = [body if fetched else "No results.", *tail]
     if cut:
         lines.append(cut)
     text = "\n".join(lines)
-    if not fetched and not pending and not request.over:
-        return ToolResult.error(text)
-    return ToolResult(text)
+    if not fetched and not pending and not request.over:  # an answer, flagged: nothing found
+        return ToolResult.error(text, missing=absent, missing_note="\n".join(unread))
+    return ToolResult(
+        text,
+        records=[rendered.row for _, rendered in fetched[:shown]],
+        missing=absent,
+        missing_note="\n".join(unread),
+        read_on=cut,
+    )
+
+
+def _rendering(kb: KnowledgeBase, row: Any) -> str:
+    """The backend's rendering of one record; a failure is the call's answer."""
+    try:
+        return kb.format_results([row])
+    except Exception as exc:
+        raise ToolRefusal(
+            f"Error formatting results from '{kb.backend_name}': {printable(str(exc))}"
+        ) from exc
 
 
 def _fetch_some(kb: KnowledgeBase, ids: list[str]) -> Any:

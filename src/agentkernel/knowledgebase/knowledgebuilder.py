@@ -5,7 +5,10 @@ into tool descriptions), made by :func:`agentkernel._tooling.factory.make_tool` 
 store's are. They never raise: every failure, from an unknown backend name to an
 exception inside an SDK, comes back as a string the agent can act on. Each string is a
 :class:`~agentkernel._tooling.result.ToolResult` that knows whether it reports a failure
-(``is_error``); a framework sees only the text, an MCP server sets ``isError`` from the flag.
+(``is_error``) and carries the records it shows (``records``, ``ids``); a framework sees only
+the text, an MCP server sets ``isError`` from the flag, and code calling a tool reads the
+records. A refusal is raised where it is decided
+(:class:`~agentkernel._tooling.errors.ToolRefusal`) and answered by the tool factory.
 
 Gating reads the declarations only (:class:`KnowledgeCapabilities`), never manager classes:
 ``get_schemas``, ``read_kb``, ``write_kb`` and ``get_all_kb_descriptions`` are always built
@@ -28,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS, checked_answer_chars
+from agentkernel._tooling.errors import ToolRefusal
 from agentkernel._tooling.factory import make_tool
 from agentkernel._tooling.result import ToolResult, pathless
 from agentkernel.errors import echo
@@ -183,55 +187,66 @@ class KnowledgeBuilder:
             bodies.append(self._browse_kb_tool())
         if any(runner.available() for runner in self._computations.values()):
             bodies.append(run_computation_tool(self._computations, self._answer_chars))
-        # a backend's failure is answered by _run, naming the backend; make_tool answers the
-        # rest, so no tool raises into the agent framework
-        return [make_tool(body, read_only=body.__name__ != "write_kb") for body in bodies]
+        # a backend's failure is worded by _run, naming the backend; make_tool answers every
+        # refusal and failure, so no tool raises into the agent framework. A text write only
+        # adds a record; a write statement (Cypher, SQL) may update or delete.
+        destructive = bool(set(self.declares("writable")) & set(self.declares("query")))
+        return [
+            make_tool(body, read_only=False, destructive=destructive)
+            if body.__name__ == "write_kb"
+            else make_tool(body, read_only=True)
+            for body in bodies
+        ]
 
     # -- shared plumbing ----------------------------------------------------------------
 
-    def _serving(
-        self, name: Any, operation: str | None = None, problem: ToolResult | None = None
-    ) -> KnowledgeBase | ToolResult:
-        """The backend a tool call names, or the refusal that answers the call instead.
-
-        Refused, in this order: no such backend; it does not declare ``operation``; the
-        call's other arguments are wrong (``problem``).
+    def _serving(self, name: Any, operation: str | None = None) -> KnowledgeBase:
+        """The backend a tool call names.
 
         Args:
             name: The ``backend`` argument as the agent gave it.
             operation: The capability the tool needs (``search``, ``fetch``, ``browse``),
                 or ``None`` when every backend serves the tool.
-            problem: What is wrong with the call's other arguments, if anything.
+
+        Returns:
+            The backend.
+
+        Raises:
+            ToolRefusal: No such backend, or it does not declare ``operation``.
         """
         backend = self._backends.get(name) if isinstance(name, str) else None
         if backend is None:
             shown = echo(name if isinstance(name, str) else str(name))
-            return ToolResult.error(f"Unknown backend {shown}. Available: {list(self._backends)}")
+            raise ToolRefusal(f"Unknown backend {shown}. Available: {list(self._backends)}")
         if operation is not None and not getattr(backend.capabilities, operation):
-            return self._capability_refusal(backend.backend_name, operation)
-        return problem or backend
+            raise self._capability_refusal(backend.backend_name, operation)
+        return backend
 
     def _run(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> Any:
-        """Run a backend call, turning any failure into the refusal the agent sees."""
+        """Run a backend call; any failure is raised as the refusal the agent sees.
+
+        Raises:
+            ToolRefusal: The backend failed, worded with its name and the operation.
+        """
         try:
             return call()
         except KnowledgeCapabilityError as exc:
-            return self._capability_refusal(backend.backend_name, exc.operation, str(exc))
+            raise self._capability_refusal(backend.backend_name, exc.operation, str(exc)) from exc
         except KnowledgeError as exc:
             detail = printable(str(exc))
-            return ToolResult.error(
+            raise ToolRefusal(
                 f"Error from backend '{backend.backend_name}' during {operation}: {detail}"
-            )
+            ) from exc
         except Exception as exc:
             logger.warning(
                 "backend %r failed during %s", backend.backend_name, operation, exc_info=True
             )
-            return ToolResult.error(
+            raise ToolRefusal(
                 f"Error from backend '{backend.backend_name}' during {operation}: "
                 f"{type(exc).__name__}: {printable(pathless(str(exc)))}"
-            )
+            ) from exc
 
-    def _capability_refusal(self, name: str, operation: str, detail: str = "") -> ToolResult:
+    def _capability_refusal(self, name: str, operation: str, detail: str = "") -> ToolRefusal:
         flag = {"write": "writable"}.get(operation, operation)
         able = (
             self.declares(flag)
@@ -239,37 +254,33 @@ class KnowledgeBuilder:
             else []
         )
         detail = detail or f"Backend '{name}' does not support {operation}."
-        return ToolResult.error(f"{detail} Backends that support {operation}: {able}")
+        return ToolRefusal(f"{detail} Backends that support {operation}: {able}")
 
-    def _records(
-        self, backend: KnowledgeBase, operation: str, call: Callable[[], Any], narrower: str
-    ) -> ToolResult:
+    def _rows(self, backend: KnowledgeBase, operation: str, call: Callable[[], Any]) -> list[Any]:
+        """The records a backend call returns (a cap's notice kept), or its refusal raised."""
         result = self._run(backend, operation, call)
-        if isinstance(result, ToolResult):
-            return result
-        rows = result if isinstance(result, list) else list(result or [])
-        return self._formatted(backend, rows, narrower=narrower)
+        return result if isinstance(result, list) else list(result or [])
 
-    def _formatted(
-        self, backend: KnowledgeBase, rows: list[Any], tail: str = "", *, narrower: str
-    ) -> ToolResult:
+    def _formatted(self, backend: KnowledgeBase, rows: list[Any], *, narrower: str) -> ToolResult:
         """The backend's rendering of records within the budget, then notices.
 
-        A cap's notice or ``tail`` follows the records, then the ``[cut]`` note when the
-        budget cut them.
+        A cap's notice follows the records, then the ``[cut]`` note when the budget cut
+        them. The result carries the records it shows.
 
         Args:
             backend: The backend the rows came from.
             rows: Its records.
-            tail: A line to add (what was not found).
             narrower: How to narrow the call, for the note of a cut answer.
+
+        Raises:
+            ToolRefusal: The backend could not render them.
         """
-        notice = getattr(rows, "notice", "") or tail  # a cap cut the result (_limits.CutRecords)
+        notice = getattr(rows, "notice", "")  # a cap cut the result (_limits.CutRecords)
         try:
             if self._answer_chars is None or not rows:
-                text, cut = backend.format_results(rows), ""
+                text, cut, shown = backend.format_results(rows), "", len(rows)
             else:
-                text, cut = _answers.cut_rows(
+                text, cut, shown = _answers.cut_rows(
                     backend.format_results,
                     rows,
                     self._answer_chars - len(notice),
@@ -279,10 +290,11 @@ class KnowledgeBuilder:
                 )
         except Exception as exc:
             name = backend.backend_name
-            return ToolResult.error(
+            raise ToolRefusal(
                 f"Error formatting results from '{name}': {printable(str(exc))}"
-            )
-        return ToolResult("\n".join(part for part in (text, notice, cut) if part))
+            ) from exc
+        answer = "\n".join(part for part in (text, notice, cut) if part)
+        return ToolResult(answer, records=rows[:shown], read_on=cut)
 
     # -- the tools ----------------------------------------------------------------------
 
@@ -346,20 +358,15 @@ class KnowledgeBuilder:
             Returns:
                 The matching records, one per line, or a message saying what went wrong.
             """
-            kb = builder._serving(backend, problem=_check_query(query, limit))
-            if isinstance(kb, ToolResult):
-                return kb
+            kb = builder._serving(backend)
+            _check_query(query, limit)
             statement = builder.resolve(query)
             if kb.capabilities.query:
-                return builder._records(
-                    kb,
-                    "query",
-                    lambda: kb.query(statement, limit=limit),
-                    "a lower limit, fewer columns or a narrower statement",
-                )
-            return builder._records(
-                kb, "search", lambda: kb.search(statement, limit=limit), "a lower limit"
-            )
+                rows = builder._rows(kb, "query", lambda: kb.query(statement, limit=limit))
+                narrower = "a lower limit, fewer columns or a narrower statement"
+                return builder._formatted(kb, rows, narrower=narrower)
+            rows = builder._rows(kb, "search", lambda: kb.search(statement, limit=limit))
+            return builder._formatted(kb, rows, narrower="a lower limit")
 
         return read_kb
 
@@ -379,15 +386,12 @@ class KnowledgeBuilder:
             Returns:
                 The best matches, one per line; ids in [brackets] can be passed to fetch_kb.
             """
-            kb = builder._serving(backend, "search", _check_query(query, limit))
-            if isinstance(kb, ToolResult):
-                return kb
-            return builder._records(
-                kb,
-                "search",
-                lambda: kb.search(builder.resolve(query), limit=limit),
-                "a lower limit, or more precise words",
+            kb = builder._serving(backend, "search")
+            _check_query(query, limit)
+            rows = builder._rows(
+                kb, "search", lambda: kb.search(builder.resolve(query), limit=limit)
             )
+            return builder._formatted(kb, rows, narrower="a lower limit, or more precise words")
 
         return search_kb
 
@@ -407,9 +411,8 @@ class KnowledgeBuilder:
             Returns:
                 The full records, or a message saying what went wrong.
             """
-            kb = builder._serving(backend, "fetch", _check_text("ids", ids))
-            if isinstance(kb, ToolResult):
-                return kb
+            kb = builder._serving(backend, "fetch")
+            _check_text("ids", ids)
             return _answers.fetch_answer(
                 kb,
                 ids,
@@ -435,24 +438,18 @@ class KnowledgeBuilder:
             Returns:
                 The entries under the path, or a message saying what went wrong.
             """
-            problem = _check_text("path", path, allow_empty=True) or _check_limit(limit)
-            kb = builder._serving(backend, "browse", problem)
-            if isinstance(kb, ToolResult):
-                return kb
+            kb = builder._serving(backend, "browse")
+            _check_text("path", path, allow_empty=True)
+            _check_limit(limit)
             where = builder.resolve(path)
-            answer = builder._records(
-                kb,
-                "browse",
-                lambda: kb.browse(where, limit=limit),
-                "a lower limit, or a subdirectory as path",
-            )
-            if answer.is_error or answer != "No results.":
-                return answer
-            shown = f"directory or concept {echo(path)}" if path.strip() else "the root"
-            return ToolResult.error(
-                f"Nothing at {shown} in '{kb.backend_name}'. browse_kb with an empty path "
-                "lists the root; search_kb finds records by words."
-            )
+            rows = builder._rows(kb, "browse", lambda: kb.browse(where, limit=limit))
+            if not rows and not getattr(rows, "notice", ""):
+                shown = f"directory or concept {echo(path)}" if path.strip() else "the root"
+                raise ToolRefusal(
+                    f"Nothing at {shown} in '{kb.backend_name}'. browse_kb with an empty path "
+                    "lists the root; search_kb finds records by words."
+                )
+            return builder._formatted(kb, rows, narrower="a lower limit, or a subdirectory as path")
 
         return browse_kb
 
@@ -484,30 +481,26 @@ class KnowledgeBuilder:
                 What was written, or a message saying why nothing was.
             """
             kb = builder._serving(backend)
-            if isinstance(kb, ToolResult):
-                return kb
             if not kb.capabilities.writable:
-                return ToolResult.error(
+                raise ToolRefusal(
                     f"Backend '{kb.backend_name}' is read-only. "
                     f"Knowledge bases that accept writes: {builder.declares('writable')}"
                 )
             for label, value in (("text", text), ("source", source), ("query", query)):
-                problem = _check_text(label, value, allow_empty=True)
-                if problem:
-                    return problem
+                _check_text(label, value, allow_empty=True)
             if not text.strip() and not query.strip():
-                return ToolResult.error(
+                raise ToolRefusal(
                     "Nothing to write: give text, or a query for a backend with a query language."
                 )
             try:
                 # "{}" is the default of every call that writes text: no parser for it
                 params = {} if not params_json or params_json == "{}" else json.loads(params_json)
             except (TypeError, json.JSONDecodeError) as exc:
-                return ToolResult.error(
+                raise ToolRefusal(
                     f'params_json is not valid JSON ({exc}); give an object such as {{"id": 1}}.'
-                )
+                ) from exc
             if not isinstance(params, dict):
-                return ToolResult.error(
+                raise ToolRefusal(
                     f"params_json must be a JSON object, got {type(params).__name__}."
                 )
             metadata: dict[str, Any] = {"source": source}
@@ -516,8 +509,6 @@ class KnowledgeBuilder:
                 metadata["params"] = params
             record: Record = {"text": text, "metadata": metadata}
             result = builder._run(kb, "write", lambda: kb.write([record]))
-            if isinstance(result, ToolResult):
-                return result
             written = [str(i) for i in result] if isinstance(result, Sequence) else []
             if written:
                 return ToolResult(
@@ -528,24 +519,33 @@ class KnowledgeBuilder:
         return write_kb
 
 
-def _check_query(query: Any, limit: Any) -> ToolResult | None:
+def _check_query(query: Any, limit: Any) -> None:
     """``_check_text("query", ...)`` then ``_check_limit``: the common case in one test."""
     if type(query) is str and type(limit) is int and 1 <= limit <= MAX_LIMIT and query.strip():
-        return None
-    return _check_text("query", query) or _check_limit(limit)
+        return
+    _check_text("query", query)
+    _check_limit(limit)
 
 
-def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> ToolResult | None:
+def _check_text(label: str, value: Any, *, allow_empty: bool = False) -> None:
+    """Refuse an argument that is not text, or empty text where some is needed.
+
+    Raises:
+        ToolRefusal: Saying what is wrong with it.
+    """
     if not isinstance(value, str):
-        return ToolResult.error(f"{label} must be a string, got {type(value).__name__}.")
+        raise ToolRefusal(f"{label} must be a string, got {type(value).__name__}.")
     if not allow_empty and not value.strip():
-        return ToolResult.error(f"{label} must not be empty.")
-    return None
+        raise ToolRefusal(f"{label} must not be empty.")
 
 
-def _check_limit(limit: Any) -> ToolResult | None:
+def _check_limit(limit: Any) -> None:
+    """Refuse a limit that is not a whole number from 1 to 1,000.
+
+    Raises:
+        ToolRefusal: Saying what is wrong with it.
+    """
     if isinstance(limit, bool) or not isinstance(limit, int):
-        return ToolResult.error(f"limit must be a whole number, got {echo(limit)}.")
+        raise ToolRefusal(f"limit must be a whole number, got {echo(limit)}.")
     if not 1 <= limit <= MAX_LIMIT:
-        return ToolResult.error(f"limit must be between 1 and {MAX_LIMIT}, got {limit}.")
-    return None
+        raise ToolRefusal(f"limit must be between 1 and {MAX_LIMIT}, got {limit}.")

@@ -47,11 +47,6 @@ INDEX = "index"
 Confirm = Callable[[str], bool]
 """Asks the person a yes/no question; ``True`` only on an explicit yes."""
 
-DESTRUCTIVE_TOOLS = frozenset(
-    {"knowledge_edit", "knowledge_rewrite", "knowledge_supersede", "knowledge_retire"}
-)
-"""The tools that replace or mark what a page says (the others only add)."""
-
 _IGNORED_SHOWN = 5
 
 
@@ -162,6 +157,8 @@ def _operations(
     answer_chars: int | None = DEFAULT_ANSWER_CHARS,
 ) -> list[Callable[..., str]]:
     """Build the tools: written in their raising form, made by :func:`answering` never to raise.
+
+    Each says where it is made whether it only reads and whether it is destructive.
 
     Args:
         store: The store.
@@ -366,26 +363,22 @@ def _operations(
         report = json.dumps(store.check().to_dict(), indent=2)
         return _listing_cut(report, answer_chars, "fix the problems shown, then check again")
 
-    # the tools that only read: they change nothing in the store, however often they are called
-    reading: tuple[Callable[..., str], ...] = (
-        knowledge_index,
-        knowledge_search,
-        knowledge_read,
-        knowledge_check,
-    )
-    tools: list[Callable[..., str]] = [
-        knowledge_index,
-        knowledge_search,
-        knowledge_read,
-        knowledge_create,
-        knowledge_edit,
-        knowledge_rewrite,
-        knowledge_supersede,
+    # each tool says what it may do where it is made: the reading ones change nothing, however
+    # often they are called; edit, rewrite, supersede and retire replace or mark what a page
+    # says; create and log only add
+    tools = [
+        answering(knowledge_index, read_only=True),
+        answering(knowledge_search, read_only=True),
+        answering(knowledge_read, read_only=True),
+        answering(knowledge_create, read_only=False),
+        answering(knowledge_edit, read_only=False, destructive=True),
+        answering(knowledge_rewrite, read_only=False, destructive=True),
+        answering(knowledge_supersede, read_only=False, destructive=True),
     ]
     if confirm is not None:
-        tools.append(knowledge_retire)
-    tools += [knowledge_log, knowledge_check]
-    return [answering(op, read_only=op in reading) for op in tools]
+        tools.append(answering(knowledge_retire, read_only=False, destructive=True))
+    tools += [answering(knowledge_log, read_only=False), answering(knowledge_check, read_only=True)]
+    return tools
 
 
 def page_to_retire(store: KnowledgeStore, page: str) -> KnowledgePage:
@@ -460,13 +453,16 @@ def _store_failure(exc: Exception) -> str:
     return f"The knowledge store failed ({type(exc).__name__}: {exc}). Try again later."
 
 
-def answering(operation: Callable[..., str], *, read_only: bool) -> Callable[..., str]:
+def answering(
+    operation: Callable[..., str], *, read_only: bool, destructive: bool = False
+) -> Callable[..., str]:
     """Make a tool that never raises: a refusal or a failure comes back as an error result.
 
     Args:
         operation: A tool in its raising form (refusals raise ``KnowledgeStoreError``).
         read_only: The tool changes nothing (:func:`~agentkernel._tooling.factory.reads_only`
             tells it, and MCP's ``readOnlyHint`` follows it).
+        destructive: The tool replaces or marks what a page says (MCP's ``destructiveHint``).
 
     Returns:
         The tool (:func:`agentkernel._tooling.factory.make_tool`), returning a
@@ -476,6 +472,7 @@ def answering(operation: Callable[..., str], *, read_only: bool) -> Callable[...
     return make_tool(
         operation,
         read_only=read_only,
+        destructive=destructive,
         refusals=(KnowledgeStoreError,),
         failure=_store_failure,
     )

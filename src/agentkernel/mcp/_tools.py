@@ -8,24 +8,25 @@ against are one (:mod:`agentkernel._tooling.schema`); ``is_error`` is the flag t
 :class:`~agentkernel._tooling.result.ToolResult` carries, never read from its wording.
 :mod:`agentkernel.mcp._sdk` wraps the pairs into the SDK's types.
 
-Annotation policy (hints only; MCP clients must not trust them for safety). Whether a tool
-only reads is stated once, where it is made (``make_tool(read_only=...)``), and
-``readOnlyHint`` is read from it (:func:`~agentkernel._tooling.factory.reads_only`):
+Annotation policy (hints only; MCP clients must not trust them for safety). What a tool may
+do is stated once, where it is made (``make_tool(read_only=..., destructive=...)``), and
+``readOnlyHint`` and ``destructiveHint`` are read from the tool itself
+(:func:`~agentkernel._tooling.factory.tool_effects`), so a builder's tools served as a bare
+list get the same hints as through the builder:
 
 - every reading tool of the builder (``get_schemas``, ``get_all_kb_descriptions``,
   ``read_kb``, ``search_kb``, ``fetch_kb``, ``browse_kb``) is ``readOnlyHint: true``;
 - ``write_kb`` is ``readOnlyHint: false`` and ``idempotentHint: false`` (writing a note twice
-  stores it twice in every shipped backend). It is ``destructiveHint: true`` exactly when some
-  writable backend declares ``query``: a write statement (Cypher, SQL) may update or delete;
-  text writes only add records (an OKF bundle authors a new document under a fresh name);
+  stores it twice in every shipped backend). The builder makes it destructive exactly when
+  some writable backend declares ``query``: a write statement (Cypher, SQL) may update or
+  delete; text writes only add records (an OKF bundle authors a new document under a fresh
+  name);
 - a store's reading tools (``knowledge_index``, ``knowledge_search``, ``knowledge_read``,
   ``knowledge_check``) are read-only and idempotent; the ones that replace or mark what a page
-  says (edit, rewrite, supersede, retire) are destructive; create and log only add;
+  says (edit, rewrite, supersede, retire) are made destructive; create and log only add;
 - every tool is ``openWorldHint: false``: it reaches only the configured knowledge.
 
-Without a builder (a bare list of its callables) the same tools get the same hints, except
-that ``write_kb`` is assumed destructive; callables the tool factory did not make get no
-annotations.
+Callables the tool factory did not make get no annotations.
 """
 
 from __future__ import annotations
@@ -39,23 +40,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agentkernel._tooling.factory import reads_only
+from agentkernel._tooling.factory import tool_effects
 from agentkernel._tooling.result import is_error
 from agentkernel._tooling.schema import args_model, parameters_json_schema, validate_arguments
 from agentkernel._tooling.spec import ToolSpec, tool_spec
-from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.knowledgestore.tools import DESTRUCTIVE_TOOLS
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "Annotate",
     "ToolDefinition",
-    "builder_annotations",
     "call_tool",
     "check_arguments",
     "define_tools",
-    "store_annotations",
+    "tool_annotations",
 ]
 
 #: The title MCP clients may show for each tool, the builder's and a store's.
@@ -119,8 +117,7 @@ def define_tools(tools: Sequence[Callable[..., Any]], annotate: Annotate) -> lis
 
     Args:
         tools: The callables, for example ``builder.build()``.
-        annotate: The hints of each tool (:func:`builder_annotations`,
-            :func:`store_annotations`).
+        annotate: The hints of each tool (:func:`tool_annotations`).
 
     Returns:
         One definition per callable, in order.
@@ -156,54 +153,26 @@ def define_tools(tools: Sequence[Callable[..., Any]], annotate: Annotate) -> lis
     return definitions
 
 
-def builder_annotations(builder: KnowledgeBuilder | None) -> Annotate:
-    """The hints of a builder's tools, from its backends' capability declarations.
+def tool_annotations(tool: Callable[..., Any]) -> dict[str, Any]:
+    """The hints of a tool, as the tool factory made it.
 
-    Args:
-        builder: The builder the tools came from; ``None`` for callables of unknown origin
-            (``write_kb`` is then assumed destructive).
-
-    Returns:
-        The hints of a tool callable.
-    """
-
-    def annotate(tool: Callable[..., Any]) -> dict[str, Any]:
-        name, read_only = tool.__name__, reads_only(tool)
-        if read_only is None or name not in TITLES:
-            return {}
-        if read_only:
-            return {"title": TITLES[name], "readOnlyHint": True, "openWorldHint": False}
-        destructive = builder is None or any(
-            kb.capabilities.writable and kb.capabilities.query for kb in builder.backends.values()
-        )
-        return {
-            "title": TITLES[name],
-            "readOnlyHint": False,
-            "destructiveHint": destructive,
-            "idempotentHint": False,
-            "openWorldHint": False,
-        }
-
-    return annotate
-
-
-def store_annotations(tool: Callable[..., Any]) -> dict[str, Any]:
-    """The hints of a knowledge store's ``knowledge_*`` tools.
+    A tool that only reads is idempotent as well, and never destructive.
 
     Args:
         tool: The tool callable.
 
     Returns:
-        The wire-named hints; empty for a tool that is not a store's.
+        The wire-named hints; empty for a callable the factory did not make, or one with no
+        title here.
     """
-    name, read_only = tool.__name__, reads_only(tool)
-    if read_only is None or not name.startswith("knowledge_") or name not in TITLES:
+    name, effects = tool.__name__, tool_effects(tool)
+    if effects is None or name not in TITLES:
         return {}
     return {
         "title": TITLES[name],
-        "readOnlyHint": read_only,
-        "destructiveHint": name in DESTRUCTIVE_TOOLS,
-        "idempotentHint": read_only,
+        "readOnlyHint": effects.read_only,
+        "destructiveHint": effects.destructive,
+        "idempotentHint": effects.read_only,
         "openWorldHint": False,
     }
 

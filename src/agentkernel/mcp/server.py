@@ -41,11 +41,10 @@ from agentkernel.mcp._listen import Listener, TLSFiles
 from agentkernel.mcp._tools import (
     Annotate,
     ToolDefinition,
-    builder_annotations,
     call_tool,
     check_arguments,
     define_tools,
-    store_annotations,
+    tool_annotations,
 )
 from agentkernel.mcp.audit import AuditLog
 from agentkernel.mcp.observe import Observer, Probes
@@ -88,9 +87,9 @@ class KnowledgeServer:
         Args:
             tools: The tool callables to serve.
             name: The server name reported to clients.
-            builder: The builder the tools came from; its declarations decide the hints.
+            builder: The builder the tools came from.
             max_concurrency: How many blocking tool calls may run at once (at least 1).
-            annotate: The hints of each tool by name; by default the builder's.
+            annotate: The hints of each tool; by default the tool's own, as it was made.
             instructions: What the server tells the client's model; by default a summary
                 of the builder's knowledge bases.
             asking: SDK-specific versions of some of ``tools`` that ask the person through
@@ -118,7 +117,7 @@ class KnowledgeServer:
             raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}.")
         self.name = name
         self._definitions: dict[str, ToolDefinition] = {
-            d.name: d for d in define_tools(list(tools), annotate or _annotations(builder))
+            d.name: d for d in define_tools(list(tools), annotate or tool_annotations)
         }
         self._shared = limiter or SharedLimiter(max_concurrency)
         self.identity = identity
@@ -352,8 +351,8 @@ def create_server(
     """Create an MCP server for a builder's tools (or for tool callables built elsewhere).
 
     Args:
-        builder_or_tools: A ``KnowledgeBuilder`` (its ``build(writable)`` tools are served,
-            annotated from its backends' declarations), or the tool callables themselves.
+        builder_or_tools: A ``KnowledgeBuilder`` (its ``build(writable)`` tools are served),
+            or the tool callables themselves.
         name: The server name reported to clients.
         writable: When false, ``write_kb`` is not served. With callables, it is dropped
             from them if present.
@@ -383,16 +382,6 @@ def create_server(
             f"{type(builder_or_tools).__name__}"
         )
     return KnowledgeServer(tools, name=name, builder=builder, max_concurrency=max_concurrency)
-
-
-def _annotations(builder: KnowledgeBuilder | None) -> Annotate:
-    """A builder's hints for its tools, a store's for ``knowledge_*`` tools served beside them."""
-    of_builder = builder_annotations(builder)
-
-    def annotate(tool: Callable[..., Any]) -> dict[str, Any]:
-        return store_annotations(tool) or of_builder(tool)
-
-    return annotate
 
 
 def _instructions(builder: KnowledgeBuilder | None) -> str:

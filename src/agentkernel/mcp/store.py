@@ -32,7 +32,7 @@ from agentkernel.knowledgestore.tools import (
     retire_question,
 )
 from agentkernel.mcp import _sdk
-from agentkernel.mcp._tools import store_annotations
+from agentkernel.mcp._tools import tool_annotations
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
@@ -62,7 +62,9 @@ class RetireApproval(BaseModel):
 def _retire_with(store: KnowledgeStore) -> Callable[[str, str, Any], Any]:
     """Retire ``page`` given the person's answer, as the SDK's ``CallToolResult``."""
     retire = answering(
-        lambda page, reason, approved: _retire(store, page, reason, approved), read_only=False
+        lambda page, reason, approved: _retire(store, page, reason, approved),
+        read_only=False,
+        destructive=True,
     )
 
     def answered(page: str, reason: str, approved: Any) -> Any:
@@ -186,7 +188,7 @@ def create_knowledge_server(
     return KnowledgeServer(
         tools,
         name=name,
-        annotate=store_annotations,
+        annotate=tool_annotations,
         instructions=_INSTRUCTIONS if writable else _READ_ONLY_INSTRUCTIONS,
         asking=asking,
         **options,

@@ -3,18 +3,18 @@
 It calls the same tool callables an agent would get from ``KnowledgeBuilder.build()``, in the
 order the OKF navigation protocol recommends: ``get_schemas`` to see what each backend
 declares, ``browse_kb`` at the root to see how the bundle is organised, ``search_kb`` for the
-question, and ``fetch_kb`` on the best id the search returned. No model and no network are
-involved, so it runs anywhere the bundle can be read.
+question, and ``fetch_kb`` on the best id the search returned (read from the records the
+search result carries, never from its text). No model and no network are involved, so it runs
+anywhere the bundle can be read.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-_FIRST_ID = re.compile(r"^-\s*\[([^\]\n]+)\]", re.MULTILINE)
+from agentkernel._tooling.result import ToolResult
 
 
 @dataclass(frozen=True)
@@ -33,16 +33,18 @@ class ToolCall:
 
 
 def best_id(search_result: str) -> str | None:
-    """Return the first ``[id]`` of a ``search_kb`` result, or ``None`` when nothing matched.
+    """Return the id of the first record a ``search_kb`` result shows.
 
     Args:
-        search_result: The text ``search_kb`` returned.
+        search_result: What ``search_kb`` returned (a
+            :class:`~agentkernel._tooling.result.ToolResult` carrying its records).
 
     Returns:
-        The id of the best match.
+        The id of the best match; ``None`` when nothing matched, or for text that carries
+        no records (the text is for the agent and is never parsed).
     """
-    match = _FIRST_ID.search(search_result)
-    return match.group(1) if match else None
+    ids = search_result.ids if isinstance(search_result, ToolResult) else ()
+    return ids[0] if ids else None
 
 
 def retrieval_run(
