@@ -74,6 +74,24 @@ def test_bulk_count_equals_one_by_one(corpus, asked, phrase) -> None:  # type: i
         assert bulk.search(query, 10) == single.search(query, 10)
 
 
+@settings(max_examples=examples(30), deadline=None)
+@given(corpora, queries)
+def test_documents_filed_in_bulk_are_removed_and_replaced_as_if_filed_one_by_one(
+    corpus, asked
+) -> None:  # type: ignore[no-untyped-def]
+    """A walk files its documents without their term lists; removing one works them out."""
+    bulk = fill(SearchIndex(), corpus)
+    with pytest.MonkeyPatch.context() as patch:
+        single = fill(one_by_one(patch), corpus)
+    for index in (bulk, single):
+        assert index.remove("k3") and index.remove("k30")
+        index.add("k7", {"title": "replaced", "body": "an other text entirely"})
+        index.flush()
+    same_state(bulk, single)
+    for query in [*asked, "replaced", "other text"]:
+        assert bulk.search(query, 10) == single.search(query, 10)
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(corpora, st.integers(1, 40))
 def test_counting_in_runs_gives_the_same_count_as_one_run(corpus, run) -> None:  # type: ignore[no-untyped-def]

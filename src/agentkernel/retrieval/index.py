@@ -274,7 +274,8 @@ class SearchIndex:
         entry_slot = np.asarray(slots, dtype=np.int64)[counted.entry_doc]
         tfs = counted.entry_tf
         if listed is None:  # each document's terms are worked out if it is ever removed
-            self._unlisted.append((counted.terms, counted.entry_term, entry_slot))
+            # int32 term ids (half the bytes); entry_slot is the postings' own array
+            self._unlisted.append((counted.terms, counted.entry_term.astype(np.int32), entry_slot))
         starts = counted.starts
         postings = self._postings
         fresh: list[int] = []  # the numbers of the terms no document held yet
