@@ -233,21 +233,6 @@ def test_no_package_init_holds_logic() -> None:
                 assert _type_checking(node), f"{path}: logic at line {node.lineno}"
 
 
-def test_only_files_rebuilt_from_others_skip_the_disk_wait() -> None:
-    """``durable=False`` (no fsync) is asked for the derived files architecture.md names only."""
-    asking = sorted(
-        path.relative_to(SRC).as_posix()
-        for path in SRC.rglob("*.py")
-        if "durable=False)" in path.read_text(encoding="utf-8")
-    )
-    assert asking == [
-        "agentkernel/knowledgebase/okf/bundleindex/mirror.py",  # the node cache's records
-        "agentkernel/knowledgebase/okf/warmstart.py",  # the warm-start file
-        "agentkernel/knowledgestore/bundle_store.py",  # index.md
-        "agentkernel/storage/nodecache.py",  # the node cache's ledgers
-    ]
-
-
 # -- the package graph ------------------------------------------------------------------------
 # A package here is a top-level one (``agentkernel.cli``, ``agentkernel.storage``; a module of
 # the root, such as ``agentkernel.errors``, is one of its own). Two packages whose modules import

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from agentkernel.errors import AKConfigError
+from agentkernel.storage.yamltext import YAMLLimitError, load_bounded
 
 CONFIG_ENV_VAR = "AK_CONFIG_PATH_OVERRIDE"
 DEFAULT_CONFIG_PATH = "config.yaml"
@@ -33,9 +34,6 @@ MAX_CONFIG_NODES = 200_000
 #: An operator's attester: ``python:package.module:callable`` (the module's import name, then
 #: the callable's name in it).
 ATTESTER_SPEC = re.compile(r"python:([A-Za-z_][\w.]*):([A-Za-z_][\w.]*)")
-
-# libyaml's parser and loader where PyYAML was built with it (the C loader is ~10x faster)
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class OKFDatabaseConfig(BaseModel):
@@ -294,11 +292,23 @@ def _load_file(path: Path, how: str) -> AKConfig:
             f"Configuration file {str(path)!r} is larger than {MAX_CONFIG_BYTES} bytes; a "
             "configuration is a few kilobytes. Nothing was loaded."
         )
+    where = str(path)
     try:
-        _check_shape(text, str(path))
-        data = yaml.load(text, Loader=_SafeLoader)  # a safe loader (libyaml's where built)
+        data = load_bounded(
+            text, max_values=MAX_CONFIG_NODES, max_depth=MAX_CONFIG_DEPTH, timestamps=True
+        )
     except yaml.YAMLError as exc:
-        raise AKConfigError(f"Configuration file {str(path)!r} is not valid YAML: {exc}") from exc
+        raise AKConfigError(f"Configuration file {where!r} is not valid YAML: {exc}") from exc
+    except YAMLLimitError as exc:
+        if exc.kind == "values":
+            raise AKConfigError(
+                f"Configuration file {where!r} stands for more than {MAX_CONFIG_NODES} values "
+                "once its aliases are expanded. Nothing was loaded."
+            ) from None
+        raise AKConfigError(
+            f"Configuration file {where!r} nests deeper than {MAX_CONFIG_DEPTH} levels. "
+            "Nothing was loaded."
+        ) from None
     if data is None:
         return AKConfig()
     if not isinstance(data, dict):
@@ -306,50 +316,6 @@ def _load_file(path: Path, how: str) -> AKConfig:
     config = _validate(data, repr(str(path)))
     config._base_dir = path.resolve().parent
     return config
-
-
-def _check_shape(text: str, where: str) -> None:
-    """Refuse YAML nested too deeply or standing for too many values, before building it.
-
-    Reads the parser's events only (libyaml's parser keeps its own stack, so no depth can
-    exhaust Python's); an alias counts as every value its anchor stands for.
-
-    Raises:
-        AKConfigError: Deeper than :data:`MAX_CONFIG_DEPTH`, or more than
-            :data:`MAX_CONFIG_NODES` values with aliases expanded.
-        yaml.YAMLError: The text is not YAML.
-    """
-    sizes: dict[str, int] = {}
-    open_nodes: list[tuple[str | None, int]] = []  # (anchor, values so far) per collection
-    total = 0
-    for event in yaml.parse(text, Loader=_SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            if len(open_nodes) >= MAX_CONFIG_DEPTH:
-                raise AKConfigError(
-                    f"Configuration file {where!r} nests deeper than {MAX_CONFIG_DEPTH} levels. "
-                    "Nothing was loaded."
-                )
-            open_nodes.append((event.anchor, 1))
-            continue
-        if isinstance(event, yaml.CollectionEndEvent):
-            anchor, count = open_nodes.pop()
-        elif isinstance(event, yaml.ScalarEvent):
-            anchor, count = event.anchor, 1
-        elif isinstance(event, yaml.AliasEvent):
-            anchor, count = None, sizes.get(str(event.anchor), 1)
-        else:
-            continue
-        if anchor is not None:
-            sizes[anchor] = count
-        if open_nodes:
-            parent_anchor, parent_count = open_nodes[-1]
-            open_nodes[-1] = (parent_anchor, parent_count + count)
-        total += count if isinstance(event, yaml.AliasEvent) else 1
-        if total > MAX_CONFIG_NODES:
-            raise AKConfigError(
-                f"Configuration file {where!r} stands for more than {MAX_CONFIG_NODES} values "
-                "once its aliases are expanded. Nothing was loaded."
-            )
 
 
 def _validate(data: dict[str, Any], where: str) -> AKConfig:

@@ -12,7 +12,7 @@ off by default, and ``agentkernel-kb check`` names every such value and its fix 
 :func:`parse_timestamp` is the one reader of OKF timestamps in the package (staleness, the
 conformance check, computations' ``stale_after``). Values reach it as the strings the author
 wrote: the frontmatter loader resolves no YAML timestamps
-(:mod:`agentkernel.storage._yaml`).
+(:mod:`agentkernel.storage.yamltext`).
 """
 
 from __future__ import annotations

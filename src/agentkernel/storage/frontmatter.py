@@ -7,7 +7,7 @@ YAML costs little wherever it is met: at most :data:`MAX_FRONTMATTER_CHARS` char
 :data:`MAX_FRONTMATTER_NODES` values with its aliases expanded, nesting at most
 :data:`MAX_FRONTMATTER_DEPTH` deep; beyond them the document is refused with
 :class:`FrontmatterError` (which every reader turns into "skipped, with why"). Timestamps stay
-the strings they were written as (see :mod:`agentkernel.storage._yaml`); common frontmatter is
+the strings they were written as (see :mod:`agentkernel.storage.yamltext`); common frontmatter is
 read without a YAML parser, with the same result.
 """
 
@@ -18,7 +18,13 @@ from typing import Any
 import yaml
 
 from agentkernel.errors import AKError
-from agentkernel.storage._yaml import dump_yaml, load_yaml, simple_mapping
+from agentkernel.storage.yamltext import (
+    YAMLLimitError,
+    dump_yaml,
+    load_bounded,
+    load_yaml,
+    simple_mapping,
+)
 
 __all__ = [
     "MAX_FRONTMATTER_CHARS",
@@ -29,6 +35,7 @@ __all__ = [
     "load_yaml",
     "parse",
     "read_mapping",
+    "read_yaml",
     "render",
     "split",
 ]
@@ -98,44 +105,37 @@ def read_mapping(raw: str) -> dict[str, Any]:
     data = simple_mapping(raw)
     if data is not None:
         return data
-    try:
-        loaded = load_yaml(raw) if raw.strip() else {}
-    except yaml.YAMLError as exc:
-        raise FrontmatterError(f"invalid YAML frontmatter: {exc}") from exc
-    except RecursionError:
-        raise FrontmatterError("frontmatter nested too deeply to read") from None
+    loaded = read_yaml(raw) if raw.strip() else {}
     if not isinstance(loaded, dict):
         raise FrontmatterError(f"frontmatter must be a mapping, got {type(loaded).__name__}")
-    _require_bounded(loaded)
     return loaded
 
 
-def _require_bounded(value: Any) -> None:
-    """Refuse a value whose expansion (aliases followed) is too large or too deep.
+def read_yaml(raw: str) -> Any:
+    """Parse frontmatter YAML, whatever it holds, within the frontmatter limits.
 
-    Counted on the object graph as loaded: an alias is a shared reference, so each visit
-    counts, and the count stops at :data:`MAX_FRONTMATTER_NODES`, long before an alias bomb
-    would be expanded by anything that renders or serialises it.
+    Args:
+        raw: YAML text from a document.
+
+    Returns:
+        The parsed value (timestamps as the strings they were written as).
 
     Raises:
-        FrontmatterError: Too many values, or too deep.
+        FrontmatterError: Invalid YAML, or over a limit (values with aliases expanded, depth).
     """
-    budget = MAX_FRONTMATTER_NODES
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        budget -= 1
-        if budget < 0:
+    try:
+        return load_bounded(raw, max_values=MAX_FRONTMATTER_NODES, max_depth=MAX_FRONTMATTER_DEPTH)
+    except yaml.YAMLError as exc:
+        raise FrontmatterError(f"invalid YAML frontmatter: {exc}") from exc
+    except YAMLLimitError as exc:
+        if exc.kind == "values":
             raise FrontmatterError(
                 f"frontmatter holds more than {MAX_FRONTMATTER_NODES} values once its YAML "
                 "aliases are expanded (an alias bomb?)"
-            )
-        if depth > MAX_FRONTMATTER_DEPTH:
-            raise FrontmatterError(f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels")
-        if isinstance(item, dict):
-            stack.extend((child, depth + 1) for child in item.values())
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
+            ) from None
+        raise FrontmatterError(
+            f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels"
+        ) from None
 
 
 def parse(text: str) -> tuple[dict[str, Any], str]:

@@ -25,7 +25,7 @@ import secrets
 import socket
 import stat
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 try:
     import fcntl
@@ -34,6 +34,10 @@ except ImportError:  # pragma: no cover - Windows
     import msvcrt
 
 logger = logging.getLogger(__name__)
+
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_MODE = 0o666  # a new file's bits before the umask
 
 ABANDONED_AFTER_SECONDS = 3600.0
 """A temporary file this old is abandoned whoever wrote it (a write takes far less)."""
@@ -143,9 +147,14 @@ def write_pieces(fd: int, pieces: Sequence[bytes]) -> None:
             views[at] = views[at][written:]
 
 
+Filler = Callable[[str], object]
+"""Writes a temporary file itself, given its path (a download to a path); what it returns is
+ignored, and what it raises aborts the write."""
+
+
 def atomic_write(
     path: str | os.PathLike[str],
-    data: bytes | str | Sequence[str] | Sequence[bytes],
+    data: bytes | str | Sequence[str] | Sequence[bytes] | Filler,
     *,
     durable: bool = True,
     overwrite: bool = True,
@@ -160,7 +169,10 @@ def atomic_write(
 
     Args:
         path: The destination.
-        data: Bytes, UTF-8 text, or pieces of text or of bytes written one after the other.
+        data: Bytes, UTF-8 text, or pieces of text or of bytes written one after the other;
+            or a :data:`Filler` that creates and writes the temporary file at the path it is
+            given (a download), and may raise to abandon the write (the node cache checks
+            a download's size and digest there).
         durable: Wait for the disk (the file, then the folder's entry) before returning; skip
             it only for a file that can be rebuilt from the others.
         overwrite: When false, the file is linked into place with ``link(2)``, which fails
@@ -182,30 +194,19 @@ def atomic_write(
     folder = os.path.dirname(target) or "."
     os.makedirs(folder, exist_ok=True)
     temp = os.path.join(folder, temp_name(os.path.basename(target)))
-    # O_EXCL: never write through a file or link someone else put at that name
-    fd = os.open(
-        temp,
-        os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-        0o666 if mode is None else mode,
-    )
     try:
-        with os.fdopen(fd, "wb") as handle:
-            if isinstance(data, bytes | bytearray | memoryview):
-                handle.write(data)
-            elif isinstance(data, str):
-                handle.write(data.encode("utf-8"))
-            else:
-                pieces = [p.encode("utf-8") if isinstance(p, str) else p for p in data]
-                write_pieces(handle.fileno(), pieces)
-            handle.flush()
+        fd = _filled(temp, data, mode)
+        try:
             if mode is not None:
-                os.fchmod(handle.fileno(), mode)
+                os.fchmod(fd, mode)
             else:
                 with contextlib.suppress(FileNotFoundError):
-                    os.fchmod(handle.fileno(), stat.S_IMODE(os.stat(target).st_mode))
+                    os.fchmod(fd, stat.S_IMODE(os.stat(target).st_mode))
             if durable:
-                os.fsync(handle.fileno())
-            info = os.fstat(handle.fileno())
+                os.fsync(fd)
+            info = os.fstat(fd)
+        finally:
+            os.close(fd)
         if overwrite:
             os.replace(temp, target)
         else:
@@ -219,6 +220,31 @@ def atomic_write(
     if tidy:
         remove_abandoned_temps(folder)
     return info
+
+
+def _filled(
+    temp: str, data: bytes | str | Sequence[str] | Sequence[bytes] | Filler, mode: int | None
+) -> int:
+    """Create and fill the temporary file; return an open descriptor of it."""
+    if callable(data):
+        data(temp)
+        # O_NOFOLLOW: what the filler left at that name must be a file, not a link
+        return os.open(temp, os.O_RDONLY | _NO_FOLLOW | _CLOEXEC)
+    # O_EXCL: never write through a file or link someone else put at that name
+    fd = os.open(
+        temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, _MODE if mode is None else mode
+    )
+    try:
+        if isinstance(data, bytes | bytearray | memoryview):
+            write_pieces(fd, [bytes(data)] if not isinstance(data, bytes) else [data])
+        elif isinstance(data, str):
+            write_pieces(fd, [data.encode("utf-8")])
+        else:
+            write_pieces(fd, [p.encode("utf-8") if isinstance(p, str) else p for p in data])
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def remove_abandoned_temps(
@@ -285,17 +311,28 @@ def process_alive(pid: int) -> bool:
 
 
 @contextlib.contextmanager
-def locked(lock_file: str | os.PathLike[str]) -> Iterator[None]:
+def locked(
+    lock_file: str | os.PathLike[str], *, mode: int | None = None, follow: bool = True
+) -> Iterator[None]:
     """Hold an exclusive lock on ``lock_file`` (created if missing) across processes.
+
+    The one lock helper: the stores' writers and the node cache's downloaders take it. It is
+    released when the holder exits, whether it returns, raises or is killed.
 
     Args:
         lock_file: The lock file's path.
+        mode: A new lock file's permission bits, whatever the umask (``0o600`` in a
+            private cache); ``None``: the umask's.
+        follow: ``False`` refuses a symlink planted at ``lock_file`` (``ELOOP``) instead of
+            locking (and creating) what it points to.
 
     Yields:
         Nothing; the lock is released on exit.
     """
     os.makedirs(os.path.dirname(os.fspath(lock_file)) or ".", exist_ok=True)
-    with open(lock_file, "a+b") as handle:
+    flags = os.O_RDWR | os.O_CREAT | _CLOEXEC | (0 if follow else _NO_FOLLOW)
+    fd = os.open(lock_file, flags, _MODE if mode is None else mode)
+    with os.fdopen(fd, "a+b") as handle:
         if fcntl is not None:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
             try:

@@ -13,9 +13,10 @@ the object store only for what it does not hold. Several processes (pods mountin
   it. Nothing is created or written outside the cache, whatever the bucket holds.
 * **Private.** Folders the cache creates are ``0700``, its files ``0600``, whatever the umask.
 * **No torn file is ever used.** A file is downloaded to a temporary name beside its final
-  one, its size and digest checked, and renamed into place (``os.replace``, atomic on one
-  file system). Two processes fetching the same file write the same bytes; the last rename
-  wins and either copy is whole.
+  one, its size and digest checked, and renamed into place, through the one atomic write
+  (:func:`~agentkernel.storage.fs.atomic_write`; a killed downloader's temporary file is
+  removed by the next :meth:`NodeCache.evict`). Two processes fetching the same file write
+  the same bytes; the last rename wins and either copy is whole.
 * **Corruption is detected, never served.** Each installed file's size and SHA-256 are
   recorded in a ledger beside it at download (the bytes are also checked against the
   object's ETag when that is a plain MD5, which a single-part upload's is).
@@ -35,12 +36,10 @@ Nothing here imports an SDK: the caller passes a function that streams the objec
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import logging
 import os
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,13 +48,13 @@ from typing import BinaryIO
 from agentkernel.errors import AKError, KnowledgePathError
 from agentkernel.storage._confine import confined
 from agentkernel.storage.cachedir import PRIVATE_FILE, cache_root, private_folder
-from agentkernel.storage.fs import atomic_write
+from agentkernel.storage.fs import atomic_write, locked, remove_abandoned_temps
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 20 * 2**30
 LEDGER_SUFFIX = ".akdigest"
-_TMP_MARK = ".aktmp-"
+_TMP_MARK = ".aktmp-"  # earlier versions' download names: refused as names, never evicted
 _CHUNK = 1 << 20
 
 Writer = Callable[[BinaryIO], "FetchedObject"]
@@ -189,14 +188,8 @@ class NodeCache:
         Yields:
             Nothing; the lock is held inside the block.
         """
-        path = self.folder(namespace) / ".lock"
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        with os.fdopen(os.open(path, flags, PRIVATE_FILE), "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        with locked(self.folder(namespace) / ".lock", mode=PRIVATE_FILE, follow=False):
+            yield
 
     def install(self, target: Path, fetch: Writer) -> Digest:
         """Download a file to ``target`` through an open handle (see :meth:`install_file`).
@@ -235,17 +228,21 @@ class NodeCache:
             OSError: The download or the write failed; nothing was installed.
         """
         private_folder(target.parent)
-        scratch = target.with_name(f"{target.name}{_TMP_MARK}{uuid.uuid4().hex}")
-        try:
-            claimed = download(scratch)
-            os.chmod(scratch, PRIVATE_FILE)  # whoever created it, with whatever umask
-            digest, md5 = _file_digest(scratch, sync=True, md5=_plain_md5(claimed) is not None)
+        checked: list[Digest] = []
+
+        def fill(scratch: str) -> None:
+            claimed = download(Path(scratch))
+            digest, md5 = _file_digest(
+                Path(scratch), sync=True, md5=_plain_md5(claimed) is not None
+            )
             _check_claim(target.name, digest.size, md5, claimed)
             _write_ledger(target, digest)
-            os.replace(scratch, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                scratch.unlink()
+            checked.append(digest)
+
+        # the file is fsync'd as it is hashed, before the rename; the folder is not (a lost
+        # entry is fetched again, as a missing file is)
+        atomic_write(target, fill, mode=PRIVATE_FILE, tidy=False, durable=False)
+        digest = checked[0]
         self.downloads += 1
         self.downloaded_bytes += digest.size
         stat = target.stat()
@@ -310,8 +307,8 @@ class NodeCache:
     def evict(self, keep: Iterable[Path] = ()) -> int:
         """Remove least recently used files until the cache fits ``max_bytes``.
 
-        Files in ``keep`` (what the caller serves now) and temporary files younger than an
-        hour (another process is downloading them) stay.
+        Files in ``keep`` (what the caller serves now) and temporary files of a live
+        downloader younger than an hour stay; older ones, or a killed downloader's, go.
 
         Args:
             keep: Files not to remove.
@@ -322,7 +319,10 @@ class NodeCache:
         kept = {Path(p) for p in keep}
         entries = []
         total = 0
+        temporaries: set[Path] = set()  # folders holding a download's temporary file
         for path in self._files():
+            if path.name.startswith(".") and path.name.endswith(".tmp"):
+                temporaries.add(path.parent)
             if path.name.endswith(LEDGER_SUFFIX) or path.name.startswith("."):
                 continue  # ledgers go with their files; the lock and records' temporaries stay
             stat = path.stat()
@@ -342,6 +342,8 @@ class NodeCache:
                 with contextlib.suppress(FileNotFoundError):
                     doomed.unlink()
             freed += size
+        for folder in temporaries:  # those of a killed downloader, or older than an hour
+            remove_abandoned_temps(folder)
         if freed:
             logger.info("node cache %s: evicted %d bytes", self.root, freed)
         return freed

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentkernel.storage._yaml import dump_yaml, load_yaml, simple_mapping
+from agentkernel.storage.yamltext import dump_yaml, load_yaml, simple_mapping
 from tests.support import examples
 
 atoms = st.sampled_from(

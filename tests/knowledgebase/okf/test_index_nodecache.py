@@ -276,7 +276,8 @@ def test_pods_of_one_node_share_the_cache_folder(
     assert len(reads) - len(listings) == len(files)  # each file fetched once, by one pod
     index_folders = {rel.split("/")[1] for rel in files if rel.startswith("_indices/")}
     assert len(listings) == 4 + len(index_folders)  # a version listing per pod, a folder once
-    leftovers = [p for p in Path(indexed["pod"]["node_cache"]).rglob("*.aktmp-*")]
+    cache = Path(indexed["pod"]["node_cache"])
+    leftovers = [p for p in cache.rglob("*") if p.name.endswith(".tmp") or ".aktmp-" in p.name]
     assert leftovers == []
 
 

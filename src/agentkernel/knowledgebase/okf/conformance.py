@@ -327,9 +327,9 @@ def _check_index(path: str, raw_meta: str | None, body: str, report: Conformance
             )
         else:
             try:
-                meta = frontmatter.load_yaml(raw_meta) or {}
-            except Exception as exc:
-                report.findings.append(Finding("error", path, f"invalid YAML frontmatter: {exc}"))
+                meta = frontmatter.read_yaml(raw_meta) or {}
+            except frontmatter.FrontmatterError as exc:  # invalid, or over the bounds
+                report.findings.append(Finding("error", path, str(exc)))
                 meta = {}
             if not isinstance(meta, Mapping) or set(meta) - {"okf_version"}:
                 keys = sorted(meta) if isinstance(meta, Mapping) else meta

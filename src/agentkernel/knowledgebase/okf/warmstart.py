@@ -70,7 +70,7 @@ _SOURCES = (
     "agentkernel.knowledgebase.okf.scan",
     "agentkernel.knowledgebase.okf.warmstart",
     "agentkernel.storage.frontmatter",
-    "agentkernel.storage._yaml",
+    "agentkernel.storage.yamltext",
 )
 _DATETIME = frozenset({"datetime", "date", "time", "timedelta", "timezone"})
 

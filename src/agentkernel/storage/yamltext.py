@@ -1,4 +1,9 @@
-"""YAML for frontmatter: values as written, and a fast path for the common block subset.
+"""YAML text: the one bounded reader, values as written, a fast path for the common subset.
+
+:func:`load_bounded` is how the package reads YAML that came from outside (``config.yaml``,
+a document's frontmatter, an ``index.md``'s): within a bound on the values it stands for once
+its aliases are expanded (an alias bomb stands for billions, shared by reference) and on its
+nesting, refused with :class:`YAMLLimitError` before anything is built.
 
 OKF timestamps must survive a round trip exactly as written, so the loader here does not
 resolve YAML timestamps: ``2026-05-22T10:00:00Z`` stays that string, whether it was written
@@ -70,6 +75,75 @@ def load_yaml(source: str) -> Any:
         yaml.YAMLError: The text is not valid YAML.
     """
     return yaml.load(source, Loader=_Loader)  # a safe loader subclass
+
+
+class YAMLLimitError(AKError, ValueError):
+    """YAML refused by a bound: too many values once its aliases are expanded, or too deep.
+
+    Attributes:
+        kind: ``"values"`` or ``"depth"``.
+        limit: The bound it is over.
+    """
+
+    def __init__(self, kind: str, limit: int) -> None:
+        self.kind = kind
+        self.limit = limit
+        what = "stands for more than {} values" if kind == "values" else "nests deeper than {}"
+        super().__init__(f"YAML {what.format(limit)}")
+
+
+def load_bounded(source: str, *, max_values: int, max_depth: int, timestamps: bool = False) -> Any:
+    """Parse YAML with safe semantics, refusing before building one too large or too deep.
+
+    The parser's events are read first (libyaml's parser keeps its own stack, so no depth
+    can exhaust Python's): a collection opened deeper than ``max_depth``, or more than
+    ``max_values`` values once each alias counts as every value its anchor stands for, is
+    refused there, and nothing is built.
+
+    Args:
+        source: YAML text.
+        max_values: The most values (mappings, lists and scalars) it may stand for, aliases
+            expanded.
+        max_depth: The deepest nesting of mappings and lists.
+        timestamps: Resolve timestamps to ``datetime`` as YAML 1.1 does (``config.yaml``);
+            by default they stay the strings they were written as (OKF frontmatter).
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        YAMLLimitError: Over a bound.
+        yaml.YAMLError: The text is not valid YAML.
+    """
+    sizes: dict[str, int] = {}
+    open_nodes: list[tuple[str | None, int]] = []  # (anchor, values so far) per collection
+    total = 0
+    for event in yaml.parse(source, Loader=_CLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_nodes) >= max_depth:
+                raise YAMLLimitError("depth", max_depth)
+            open_nodes.append((event.anchor, 1))
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            anchor, count = open_nodes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, count = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, count = None, sizes.get(str(event.anchor), 1)
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = count
+        if open_nodes:
+            parent_anchor, parent_count = open_nodes[-1]
+            open_nodes[-1] = (parent_anchor, parent_count + count)
+        total += count if isinstance(event, yaml.AliasEvent) else 1
+        if total > max_values:
+            raise YAMLLimitError("values", max_values)
+    try:
+        return yaml.load(source, Loader=_CLoader if timestamps else _Loader)  # safe loaders
+    except RecursionError:  # pragma: no cover - the depth bound comes first
+        raise YAMLLimitError("depth", max_depth) from None
 
 
 def dump_yaml(data: Any) -> str:
