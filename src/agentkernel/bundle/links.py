@@ -1,9 +1,11 @@
 """The one markdown link parser of a bundle: OKF's concepts and the curated store's pages.
 
-A link is ``[text](target)`` (a title after the target and ``<target>`` are allowed); an image
-``![alt](target)`` is not a link. Nothing inside a fenced code block (```` ``` ```` or ``~~~``)
-is a link: a page that shows link syntax as code links to nothing. Resolution to a bundle path
-(OKF 0.2, section 6) is :func:`resolve_target`'s: bundle-absolute (``/tables/orders.md``),
+A link is what CommonMark (and the viewer's markdown-it) renders as one: an inline link
+``[text](target "title")`` or a reference link (``[text][label]``, ``[label][]``, ``[label]``)
+whose label a ``[label]: target`` definition names. Nothing in code is a link (fenced or
+indented code blocks, code spans), an image ``![alt](target)`` is not a link, and an escaped
+bracket opens none; :mod:`agentkernel.bundle._markdown` finds them. Resolution to a bundle
+path (OKF 0.2, section 6) is :func:`resolve_target`'s: bundle-absolute (``/tables/orders.md``),
 relative to the linking document (``../tables/orders.md``, ``orders.md``), and root-relative
 written without the leading ``/`` (``tables/orders.md`` from ``playbooks/x.md``) when only that
 reading names a document that exists. Links to URLs are not bundle links, and a link that would
@@ -12,74 +14,55 @@ climb out of the bundle never resolves (it goes through :func:`clean_path`; noth
 
 from __future__ import annotations
 
-import bisect
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from urllib.parse import unquote
 
+from agentkernel.bundle._markdown import scan
 from agentkernel.errors import KnowledgePathError
 from agentkernel.storage.base import clean_path
 
-_LINK = re.compile(r"(!?)\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'(][^)]*)?\)")
-_FENCE = re.compile(r"^(```|~~~).*?^\1", re.MULTILINE | re.DOTALL)
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def _links(markdown: str) -> Iterator[re.Match[str]]:
-    """The link matches of ``markdown`` outside code fences, images left out."""
-    if "](" not in markdown:
-        return
-    fences = (
-        [m.span() for m in _FENCE.finditer(markdown)]
-        if "```" in markdown or ("~~~" in markdown)
-        else []
-    )
-    starts = [start for start, _ in fences]
-    for match in _LINK.finditer(markdown):
-        if match.group(1):
-            continue  # an image
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at >= 0 and match.start() < fences[at][1]:
-            continue  # inside a code fence
-        yield match
+_NEEDS_ANGLES = re.compile(r"[\s<>]")
 
 
 def link_targets(markdown: str) -> list[str]:
-    """Return the targets of the links in ``markdown`` (code fences and images left out).
+    """Return the targets of the links in ``markdown`` (code and images left out).
 
     Args:
         markdown: Markdown text.
 
     Returns:
-        Each link target as written (an ``#anchor`` included), in order.
+        Each link's target (an ``#anchor`` included), in order, as CommonMark reads it: a
+        reference link's is its definition's, and backslash escapes are resolved.
     """
-    return [match.group(3) for match in _links(markdown)]
+    return [found.target for found in scan(markdown).links]
 
 
 def replace_targets(markdown: str, replace: Callable[[str], str | None]) -> str:
-    """Rewrite the targets of the links in ``markdown`` (code fences and images left out).
+    """Rewrite the targets of the links in ``markdown`` (code and images left out).
+
+    A reference link's target is rewritten in its definition, once.
 
     Args:
         markdown: Markdown text.
-        replace: Given a target as written, its new form, or ``None`` to keep it.
+        replace: Given a link's target, its new form, or ``None`` to keep it.
 
     Returns:
         The text with only those targets changed.
     """
-    pieces: list[str] = []
-    last = 0
-    for match in _links(markdown):
-        new = replace(match.group(3))
+    edits: dict[tuple[int, int], str] = {}
+    for found in scan(markdown).links:
+        if found.dest in edits:
+            continue
+        new = replace(found.target)
         if new is None:
             continue
-        start, end = match.span(3)
-        pieces += [markdown[last:start], new]
-        last = end
-    if not pieces:
-        return markdown
-    pieces.append(markdown[last:])
-    return "".join(pieces)
+        start, end = found.dest
+        angled = start > 0 and markdown[start - 1] == "<" and markdown[end : end + 1] == ">"
+        edits[found.dest] = f"<{new}>" if not angled and _NEEDS_ANGLES.search(new) else new
+    return _apply(markdown, edits)
 
 
 def strip_links(markdown: str) -> str:
@@ -91,7 +74,22 @@ def strip_links(markdown: str) -> str:
     Returns:
         The text with ``[text](target)`` turned into ``text``.
     """
-    return _LINK.sub(r"\2", markdown)
+    found = scan(markdown)
+    edits = {link.span: markdown[link.text[0] : link.text[1]] for link in found.links}
+    edits.update({span: markdown[alt[0] : alt[1]] for span, alt in found.images})
+    return _apply(markdown, edits)
+
+
+def _apply(markdown: str, edits: dict[tuple[int, int], str]) -> str:
+    if not edits:
+        return markdown
+    pieces: list[str] = []
+    last = 0
+    for (start, end), new in sorted(edits.items()):
+        pieces += [markdown[last:start], new]
+        last = end
+    pieces.append(markdown[last:])
+    return "".join(pieces)
 
 
 def resolve_target(source_path: str, target: str, exists: Callable[[str], bool]) -> str | None:
