@@ -300,15 +300,8 @@ def _load_file(path: Path, how: str) -> AKConfig:
     except yaml.YAMLError as exc:
         raise AKConfigError(f"Configuration file {where!r} is not valid YAML: {exc}") from exc
     except YAMLLimitError as exc:
-        if exc.kind == "values":
-            raise AKConfigError(
-                f"Configuration file {where!r} stands for more than {MAX_CONFIG_NODES} values "
-                "once its aliases are expanded. Nothing was loaded."
-            ) from None
-        raise AKConfigError(
-            f"Configuration file {where!r} nests deeper than {MAX_CONFIG_DEPTH} levels. "
-            "Nothing was loaded."
-        ) from None
+        subject = f"Configuration file {where!r}"
+        raise AKConfigError(f"{exc.says(subject)}. Nothing was loaded.") from None
     if data is None:
         return AKConfig()
     if not isinstance(data, dict):

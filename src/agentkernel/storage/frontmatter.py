@@ -128,14 +128,7 @@ def read_yaml(raw: str) -> Any:
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"invalid YAML frontmatter: {exc}") from exc
     except YAMLLimitError as exc:
-        if exc.kind == "values":
-            raise FrontmatterError(
-                f"frontmatter holds more than {MAX_FRONTMATTER_NODES} values once its YAML "
-                "aliases are expanded (an alias bomb?)"
-            ) from None
-        raise FrontmatterError(
-            f"frontmatter nests deeper than {MAX_FRONTMATTER_DEPTH} levels"
-        ) from None
+        raise FrontmatterError(exc.says("frontmatter")) from None
 
 
 def parse(text: str) -> tuple[dict[str, Any], str]:

@@ -88,8 +88,24 @@ class YAMLLimitError(AKError, ValueError):
     def __init__(self, kind: str, limit: int) -> None:
         self.kind = kind
         self.limit = limit
-        what = "stands for more than {} values" if kind == "values" else "nests deeper than {}"
-        super().__init__(f"YAML {what.format(limit)}")
+        super().__init__(self.says("YAML"))
+
+    def says(self, subject: str) -> str:
+        """The refusal, naming what was refused (``frontmatter``, a configuration file).
+
+        Args:
+            subject: What held the YAML.
+
+        Returns:
+            ``<subject> nests deeper than 64 levels`` or ``<subject> stands for more than N
+            values once its aliases are expanded (an alias bomb?)``.
+        """
+        if self.kind == "depth":
+            return f"{subject} nests deeper than {self.limit} levels"
+        return (
+            f"{subject} stands for more than {self.limit} values once its aliases are "
+            "expanded (an alias bomb?)"
+        )
 
 
 def load_bounded(source: str, *, max_values: int, max_depth: int, timestamps: bool = False) -> Any:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -33,10 +34,11 @@ from agentkernel.knowledgebase.errors import SQLQueryError
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
 class SQLConnections:
     """Cursors and bound statements on one engine's pool, under one time limit.
 
-    Args:
+    Attributes:
         engine: Returns the engine (created again after the manager's ``close()``).
         backend: SQLAlchemy's backend name (``postgresql``, ``sqlite``, ...).
         database: The database named by the URL (scrubbed from error messages).
@@ -45,21 +47,12 @@ class SQLConnections:
         timeout_message: The message of a statement stopped by the time limit.
     """
 
-    def __init__(
-        self,
-        engine: Callable[[], sa.Engine],
-        backend: str,
-        database: str,
-        timeout_seconds: float | None,
-        resolver: PostgresResolver | None,
-        timeout_message: Callable[[], str],
-    ) -> None:
-        self._engine = engine
-        self._backend = backend
-        self._database = database
-        self._timeout_seconds = timeout_seconds
-        self._resolver = resolver
-        self._timeout_message = timeout_message
+    engine: Callable[[], sa.Engine]
+    backend: str
+    database: str
+    timeout_seconds: float | None
+    resolver: PostgresResolver | None
+    timeout_message: Callable[[], str]
 
     @contextlib.contextmanager
     def cursor(
@@ -81,33 +74,33 @@ class SQLConnections:
         accepted statement whose calls the server resolves, checked first (PostgreSQL);
         ``described`` receives its columns when the check described them (psycopg 3).
         """
-        engine = self._engine()
+        engine = self.engine()
         dbapi = engine.dialect.loaded_dbapi
         try:
             connection = engine.raw_connection()
         except sa_exc.DBAPIError as exc:
             raise self.query_error(exc) from exc
-        deadline = Deadline(self._backend, connection.dbapi_connection, self._timeout_seconds)
+        deadline = Deadline(self.backend, connection.dbapi_connection, self.timeout_seconds)
         try:
             with deadline:
-                if check is not None and check.query and self._resolver is not None:
-                    columns = self._resolver.check(connection.dbapi_connection, check.query)
+                if check is not None and check.query and self.resolver is not None:
+                    columns = self.resolver.check(connection.dbapi_connection, check.query)
                     if described is not None and columns and check.query == check.sql:
                         described.extend(columns)
                 if callable(name):
                     name = name(described or [])
                 cursor = connection.cursor(name) if name else connection.cursor()
                 try:
-                    if self._backend in ("mysql", "mariadb"):
+                    if self.backend in ("mysql", "mariadb"):
                         cursor.execute("SET TRANSACTION READ ONLY")
                     yield cursor
                 finally:
                     try:
                         cursor.close()  # a server-side cursor: CLOSE, the rest is never sent
                     except dbapi.Error:
-                        logger.debug("closing a %s cursor failed", self._backend, exc_info=True)
+                        logger.debug("closing a %s cursor failed", self.backend, exc_info=True)
         except _limits.DeadlinePassed as exc:
-            raise SQLQueryError(self._timeout_message()) from exc
+            raise SQLQueryError(self.timeout_message()) from exc
         except dbapi.Error as exc:
             interface_error = getattr(dbapi, "InterfaceError", None)  # not in every DB-API
             lost = (
@@ -116,20 +109,20 @@ class SQLConnections:
             if lost:
                 connection.invalidate(exc)
                 if deadline.fired:  # the deadline dropped the connection
-                    raise SQLQueryError(self._timeout_message()) from exc
+                    raise SQLQueryError(self.timeout_message()) from exc
                 raise SQLQueryError(
-                    f"Could not reach the {self._backend} database: {self.scrub(exc)}"
+                    f"Could not reach the {self.backend} database: {self.scrub(exc)}"
                 ) from exc
             if deadline.fired or statement_timeout(exc):
-                raise SQLQueryError(self._timeout_message()) from exc
+                raise SQLQueryError(self.timeout_message()) from exc
             raise SQLQueryError(
-                f"The {self._backend} database rejected the query: {self.scrub(exc)}"
+                f"The {self.backend} database rejected the query: {self.scrub(exc)}"
             ) from exc
         finally:
             connection.close()  # back to the pool, which rolls the transaction back
 
     def scrub(self, exc: BaseException) -> str:
-        return scrub_path(first_line(exc), self._backend, self._database)
+        return scrub_path(first_line(exc), self.backend, self.database)
 
     def run_bound(
         self, sql: str, params: Mapping[str, Any], cap: int | None
@@ -153,22 +146,22 @@ class SQLConnections:
         """
         deadline: Deadline | None = None
         try:
-            with self._engine().connect() as conn:
+            with self.engine().connect() as conn:
                 if stream:
                     conn = conn.execution_options(stream_results=True)
-                if self._backend in ("mysql", "mariadb"):
+                if self.backend in ("mysql", "mariadb"):
                     conn.exec_driver_sql("SET TRANSACTION READ ONLY")
                 dbapi_connection = conn.connection.dbapi_connection
-                deadline = Deadline(self._backend, dbapi_connection, self._timeout_seconds)
+                deadline = Deadline(self.backend, dbapi_connection, self.timeout_seconds)
                 with deadline:
-                    if check and self._resolver is not None:
-                        self._resolver.check(dbapi_connection, self.with_literals(check, params))
+                    if check and self.resolver is not None:
+                        self.resolver.check(dbapi_connection, self.with_literals(check, params))
                     yield conn.execute(sa.text(sql), dict(params))
         except sa_exc.SQLAlchemyError as exc:
             if (deadline is not None and deadline.fired) or statement_timeout(
                 getattr(exc, "orig", None) or exc
             ):
-                raise SQLQueryError(self._timeout_message()) from exc
+                raise SQLQueryError(self.timeout_message()) from exc
             raise self.query_error(exc) from exc
 
     def with_literals(self, sql: str, params: Mapping[str, Any]) -> str:
@@ -177,7 +170,7 @@ class SQLConnections:
             statement = sa.text(sql).bindparams(**dict(params))
             return str(
                 statement.compile(
-                    dialect=self._engine().dialect, compile_kwargs={"literal_binds": True}
+                    dialect=self.engine().dialect, compile_kwargs={"literal_binds": True}
                 )
             )
         except (sa_exc.SQLAlchemyError, TypeError, ValueError) as exc:
@@ -189,6 +182,6 @@ class SQLConnections:
         if isinstance(exc, sa_exc.DBAPIError):
             detail = self.scrub(exc.orig) if exc.orig is not None else self.scrub(exc)
             if exc.connection_invalidated or isinstance(exc, sa_exc.InterfaceError):
-                return SQLQueryError(f"Could not reach the {self._backend} database: {detail}")
-            return SQLQueryError(f"The {self._backend} database rejected the query: {detail}")
-        return SQLQueryError(f"The {self._backend} query failed: {first_line(exc)}")
+                return SQLQueryError(f"Could not reach the {self.backend} database: {detail}")
+            return SQLQueryError(f"The {self.backend} database rejected the query: {detail}")
+        return SQLQueryError(f"The {self.backend} query failed: {first_line(exc)}")

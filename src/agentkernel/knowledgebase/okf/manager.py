@@ -32,7 +32,7 @@ from agentkernel.knowledgebase.model import Readiness, Record
 from agentkernel.knowledgebase.okf import authoring, warmstart
 from agentkernel.knowledgebase.okf import browse as navigation
 from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
-from agentkernel.knowledgebase.okf.concept import Concept, concept_id
+from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.declared import okf_capabilities
 from agentkernel.knowledgebase.okf.describing import (
     OKF_VERSION,
@@ -53,7 +53,11 @@ from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
 from agentkernel.knowledgebase.okf.walkview import WalkView
 from agentkernel.knowledgebase.okf.warming import Warming
-from agentkernel.knowledgebase.okf.writing import refuse_unservable, write_one
+from agentkernel.knowledgebase.okf.writing import (
+    refuse_over_capacity,
+    refuse_unservable,
+    write_one,
+)
 from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore, clean_path
 
 if TYPE_CHECKING:
@@ -148,15 +152,8 @@ class OKFManager(DocumentKnowledgeBase):
                 another dimension under its model id, or the index holds vectors of another
                 model (``IndexModelError``).
         """
-        check_options(
-            refresh_seconds=refresh_seconds,
-            max_concepts=max_concepts,
-            write_actor=write_actor,
-            write_prefix=write_prefix,
-            description=description,
-            legacy_dates=legacy_dates,
-            index_fallback=index_fallback,
-        )
+        options = (refresh_seconds, max_concepts, write_actor, write_prefix, description)
+        check_options(*options, legacy_dates, index_fallback)
         semantic: SemanticIndex | None = None
         if embedder is not None:
             from agentkernel.retrieval.semantic import SemanticIndex
@@ -441,20 +438,7 @@ class OKFManager(DocumentKnowledgeBase):
             authoring.draft(r, actor=self._write_actor, now_iso=stamp, prefix=self._write_prefix)
             for r in records
         ]
-        with self._lock:
-            held = self._served.concepts
-            new_exact = {d.path for d in drafts if d.exact and concept_id(d.path) not in held}
-            adding = len(new_exact) + sum(1 for d in drafts if not d.exact)
-            bound = self._bound()
-            full = adding and len(held) + adding > bound
-            count = len(held)
-        if full:
-            raise KnowledgeError(
-                f"OKF bundle '{self.backend_name}' serves at most "
-                f"max_concepts={bound} concepts and holds {count}; {adding} more "
-                "would leave concepts out. Nothing "
-                "was written: remove or replace concepts, or raise max_concepts."
-            )
+        refuse_over_capacity(drafts, self._view, self._context, self._bound(), self.backend_name)
         for item in drafts:
             refuse_unservable(item, self._view, self._context, self.backend_name)
         written: list[str] = []

@@ -12,7 +12,6 @@ __all__ = ["check_options"]
 
 
 def check_options(
-    *,
     refresh_seconds: float | None,
     max_concepts: int,
     write_actor: str | None,

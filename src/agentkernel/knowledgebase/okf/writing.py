@@ -8,6 +8,8 @@ acknowledged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
 from agentkernel.knowledgebase.okf import authoring
@@ -63,6 +65,40 @@ def refuse_unservable(
             f"Nothing was written to OKF bundle '{backend}': {echo(cid)} would "
             f"never be served ({reason}). Shorten or split the text, or fix what the reason "
             "names."
+        )
+
+
+def refuse_over_capacity(
+    drafts: Sequence[authoring.Draft],
+    view: BundleView,
+    context: ViewContext,
+    bound: int,
+    backend: str,
+) -> None:
+    """Refuse a batch that would take the bundle past ``max_concepts`` (nothing is written).
+
+    Args:
+        drafts: The batch: an exact draft replacing a served concept adds none.
+        view: What the manager serves.
+        context: The view's context (its lock).
+        bound: ``max_concepts``.
+        backend: The backend's name, for the message.
+
+    Raises:
+        KnowledgeError: The bundle would hold more than ``bound`` concepts.
+    """
+    with context.lock:
+        held = view.contents.concepts
+        new_exact = {d.path for d in drafts if d.exact and concept_id(d.path) not in held}
+        adding = len(new_exact) + sum(1 for d in drafts if not d.exact)
+        full = adding and len(held) + adding > bound
+        count = len(held)
+    if full:
+        raise KnowledgeError(
+            f"OKF bundle '{backend}' serves at most "
+            f"max_concepts={bound} concepts and holds {count}; {adding} more "
+            "would leave concepts out. Nothing "
+            "was written: remove or replace concepts, or raise max_concepts."
         )
 
 
