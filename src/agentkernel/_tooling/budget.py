@@ -26,6 +26,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from agentkernel._tooling.result import ReadOn, ToolResult
+
 __all__ = [
     "DEFAULT_ANSWER_CHARS",
     "MIN_ANSWER_CHARS",
@@ -192,7 +194,8 @@ def text_part(name: str, text: str, offset: int, budget: int | None, read_on: st
             ``knowledge_read(page="{ref}")``.
 
     Returns:
-        The answer.
+        The answer; a cut one carries its note (:attr:`ToolResult.read_on
+        <agentkernel._tooling.result.ToolResult.read_on>`).
     """
     if offset == 0 and (budget is None or len(text) <= budget):
         return text
@@ -208,8 +211,9 @@ def text_part(name: str, text: str, offset: int, budget: int | None, read_on: st
     if end >= total:
         return head + shown
     call = read_on.replace("{ref}", with_offset(name, end))
-    return (
-        f"{head}{shown}\n[cut] This answer stops at the {budget:,}-character answer budget "
+    note = (
+        f"[cut] This answer stops at the {budget:,}-character answer budget "
         f"(characters {offset} to {end} of {total} are shown). Read on with {call}; each call "
         "returns the next part and says where to go on."
     )
+    return ToolResult(f"{head}{shown}\n{note}", read_on=ReadOn(note, call))

@@ -20,9 +20,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ToolResult", "is_error", "pathless"]
+__all__ = ["ReadOn", "ToolResult", "is_error", "pathless"]
+
+
+@dataclass(frozen=True)
+class ReadOn:
+    """The ``[cut]`` note a cut answer ends with, and the call it names to read on.
+
+    Attributes:
+        note: The note, the answer's last line.
+        call: The call as the note words it (a part of ``note``); empty when the note names
+            none, only how to narrow the call.
+        tool: The tool ``call`` calls, when the call was made from it and ``arguments``.
+        arguments: The call's arguments, likewise.
+    """
+
+    note: str
+    call: str = ""
+    tool: str = ""
+    arguments: Mapping[str, str] = field(default_factory=dict)
 
 
 class ToolResult(str):
@@ -49,9 +68,9 @@ class ToolResult(str):
     #: nothing is missing).
     missing_note: str = ""
 
-    #: The text's last line when the answer budget cut it: the ``[cut]`` note naming the call
-    #: that reads on (empty for a whole answer).
-    read_on: str = ""
+    #: When the answer budget cut the text: its last line, the ``[cut]`` note, and the call it
+    #: names (``None`` for a whole answer).
+    read_on: ReadOn | None = None
 
     def __new__(
         cls,
@@ -60,7 +79,7 @@ class ToolResult(str):
         *,
         missing: Iterable[str] = (),
         missing_note: str = "",
-        read_on: str = "",
+        read_on: ReadOn | None = None,
     ) -> ToolResult:
         """Make a result.
 
@@ -78,9 +97,32 @@ class ToolResult(str):
         if missing:
             result.missing = tuple(missing)
             result.missing_note = missing_note
-        if read_on:
+        if read_on is not None:
             result.read_on = read_on
         return result
+
+    def reading_on(self, read_on: ReadOn) -> ToolResult:
+        """The same result, its ``[cut]`` note replaced (say, to name a command, not a call).
+
+        Args:
+            read_on: The new note, with the call it names.
+
+        Returns:
+            A result of the same kind (an error stays one), whose text ends with the new note.
+
+        Raises:
+            ValueError: This result was not cut.
+        """
+        if self.read_on is None:
+            raise ValueError("Only a cut answer has a note to replace.")
+        text = self[: len(self) - len(self.read_on.note)] + read_on.note
+        return type(self)(
+            text,
+            self.records,
+            missing=self.missing,
+            missing_note=self.missing_note,
+            read_on=read_on,
+        )
 
     @property
     def ids(self) -> tuple[str, ...]:

@@ -9,16 +9,13 @@ and that ``--full`` prints it whole (:func:`say_cut`).
 
 from __future__ import annotations
 
-import json
-import re
 import shlex
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-CUT_LINE = "[cut] "
-
-_FETCH_CALL = re.compile(r'fetch_kb\(backend=("(?:[^"\\]|\\.)*"), ids=("(?:[^"\\]|\\.)*")\)')
+from agentkernel._tooling.result import ToolResult
 
 
 def fetch_command(location: str, *, index: str | None = None, options: Sequence[str] = ()) -> str:
@@ -58,41 +55,43 @@ def fetch_commands(backends: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
-def as_commands(text: str, commands: Mapping[str, str]) -> str:
-    """Rewrite the ``fetch_kb(...)`` calls of ``[cut]`` lines into the commands that read on.
+def as_commands(result: str, commands: Mapping[str, str]) -> str:
+    """Name the command that reads on in a cut answer's ``[cut]`` note, not the tool call.
+
+    The call is the one the answer carries (:attr:`ToolResult.read_on
+    <agentkernel._tooling.result.ToolResult.read_on>`), never read back from its text.
 
     Args:
-        text: A tool's answer.
+        result: A tool's answer.
         commands: Backend name to the start of its ``fetch`` command; a backend not named
             keeps its tool call.
 
     Returns:
-        The answer, its ``[cut]`` lines naming commands.
+        The answer, its note naming the command (the answer itself when there is none).
     """
-    if CUT_LINE not in text:
-        return text
+    if not isinstance(result, ToolResult):
+        return result
+    read_on = result.read_on
+    if read_on is None or read_on.tool != "fetch_kb" or not read_on.call:
+        return result
+    start = commands.get(str(read_on.arguments.get("backend")))
+    if start is None:
+        return result
+    command = f"{start} {shlex.quote(str(read_on.arguments.get('ids', '')))}"
+    note = read_on.note.replace(read_on.call, command, 1)
+    return result.reading_on(replace(read_on, note=note, call=command))
 
-    def swap(match: re.Match[str]) -> str:
-        backend, ids = json.loads(match[1]), json.loads(match[2])
-        start = commands.get(backend)
-        return match[0] if start is None else f"{start} {shlex.quote(ids)}"
 
-    lines = text.split("\n")
-    return "\n".join(
-        _FETCH_CALL.sub(swap, line) if line.startswith(CUT_LINE) else line for line in lines
-    )
-
-
-def say_cut(text: str, command: str) -> None:
+def say_cut(results: Iterable[str], command: str) -> None:
     """Say on stderr that an answer was cut and how to print it whole; nothing when it was not.
 
     Args:
-        text: What the command printed.
+        results: The tool answers the command printed.
         command: The command's name, for the line (``search``, ``ask``).
     """
     from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
 
-    if "\n" + CUT_LINE in text or text.startswith(CUT_LINE):
+    if any(isinstance(r, ToolResult) and r.read_on is not None for r in results):
         print(
             f"agentkernel-kb {command}: the answer is cut at the agents' answer budget "
             f"({DEFAULT_ANSWER_CHARS:,} characters); the [cut] line says how to read on, "

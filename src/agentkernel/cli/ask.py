@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from agentkernel.cli._cuts import as_commands, fetch_commands, say_cut
 
-    answer = retrieve(args.question, sources, limit=args.limit, fetch=args.fetch)
-    backends = sources.builder.backends if sources.builder else {}
-    print(as_commands(answer, fetch_commands(backends)))
-    say_cut(answer, "ask")
+    blocks = _retrieved(args.question, sources, limit=args.limit, fetch=args.fetch)
+    commands = fetch_commands(sources.builder.backends if sources.builder else {})
+    print(_joined([(heading, as_commands(result, commands)) for heading, result in blocks]))
+    say_cut([result for _, result in blocks], "ask")
     return 0
 
 
@@ -131,16 +131,25 @@ def retrieve(question: str, sources: Sources, *, limit: int = 5, fetch: int = 2)
     Returns:
         The ranked summaries (ids, titles, trust, staleness) and the fetched concepts.
     """
+    return _joined(_retrieved(question, sources, limit=limit, fetch=fetch))
+
+
+def _retrieved(question: str, sources: Sources, *, limit: int, fetch: int) -> list[tuple[str, str]]:
+    """What :func:`retrieve` prints: each block's heading and the tool's answer."""
     tools = {tool.__name__: tool for tool in sources.tools}
     search = tools.get("search_kb") or tools["read_kb"]
-    blocks = []
+    blocks: list[tuple[str, str]] = []
     for backend in sources.backends:
         found = search(backend, question, limit)
-        blocks.append(f"## {backend}: best matches\n{found}")
+        blocks.append((f"## {backend}: best matches", found))
         ids = _fetchable_ids(found, sources, backend)[: max(fetch, 0)]
         if ids and "fetch_kb" in tools:
-            blocks.append(f"## {backend}: fetched\n{tools['fetch_kb'](backend, ','.join(ids))}")
-    return "\n\n".join(blocks)
+            blocks.append((f"## {backend}: fetched", tools["fetch_kb"](backend, ",".join(ids))))
+    return blocks
+
+
+def _joined(blocks: list[tuple[str, str]]) -> str:
+    return "\n\n".join(f"{heading}\n{result}" for heading, result in blocks)
 
 
 def _fetchable_ids(found: str, sources: Sources, backend: str) -> list[str]:

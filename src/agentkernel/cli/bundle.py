@@ -16,10 +16,8 @@ stdout); 0 otherwise.
 from __future__ import annotations
 
 import argparse
-import ast
-import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentkernel.cli._bundle import (
@@ -102,7 +100,6 @@ def _runner(
 
 # the commands whose answer silently depends on every file having been read
 _NOTED = frozenset({"get_schemas", "search_kb"})
-_FOUND_PART = re.compile(r"\n(?=Not found: \[)")
 
 
 def report(result: str, command: str) -> int:
@@ -110,7 +107,9 @@ def report(result: str, command: str) -> int:
 
     A result goes to stdout (0); a refusal to stderr (1); a fetch that missed some ids prints
     what it found on stdout and the rest of its answer (``Not found: ...`` and why) on stderr (1).
-    A cut answer is said on stderr (:func:`~agentkernel.cli._cuts.say_cut`).
+    A cut answer is said on stderr (:func:`~agentkernel.cli._cuts.say_cut`). The parts are the
+    ones the answer carries (:class:`~agentkernel._tooling.result.ToolResult`), never read back
+    from its text.
 
     Args:
         result: What the tool returned.
@@ -119,33 +118,33 @@ def report(result: str, command: str) -> int:
     Returns:
         The exit status.
     """
-    from agentkernel._tooling.result import is_error
+    from agentkernel._tooling.result import ToolResult, is_error
 
-    if not is_error(result):
-        say_cut(result, command)
-    match = _FOUND_PART.search(result)
-    if match is None:
-        print(result, file=sys.stderr if is_error(result) else sys.stdout)
-        return 1 if is_error(result) else 0
-    rest = result[match.end() :].split("\n")
-    reading_on = [line for line in rest if line.startswith("[cut] ")]
-    found = result[: match.start()]
-    if not is_error(result):
-        print("\n".join([found, *reading_on]))
-    missed = [_said_missing(line) for line in rest if line not in reading_on]
-    print("\n".join(missed), file=sys.stderr)
+    failed = is_error(result)
+    if not failed:
+        say_cut([result], command)
+    missing = result.missing if isinstance(result, ToolResult) else ()
+    if not missing:
+        print(result, file=sys.stderr if failed else sys.stdout)
+        return 1 if failed else 0
+    assert isinstance(result, ToolResult)
+    note = result.read_on.note if result.read_on is not None else ""
+    found = _without_end(_without_end(result, note), result.missing_note)
+    if not failed:
+        print("\n".join(part for part in (found, note) if part))
+    told = result.missing_note.split("\n")[1:]  # the first line names the ids; why follows
+    print("\n".join([_said_missing(missing), *told]), file=sys.stderr)
     return 1
 
 
-def _said_missing(line: str) -> str:
-    """``Not found: ['a', 'b']`` as the command line says it; other lines as they are."""
-    if not line.startswith("Not found: ["):
-        return line
-    try:
-        ids = ast.literal_eval(line.removeprefix("Not found: "))
-    except (ValueError, SyntaxError):
-        return line
+def _without_end(text: str, part: str) -> str:
+    """``text`` without the line(s) ``part`` it ends with (``text`` when ``part`` is empty)."""
+    return text.removesuffix(f"\n{part}") if part else text
+
+
+def _said_missing(ids: Sequence[str]) -> str:
+    """The ids not found, as the command line says it."""
     return (
-        f"Not found: {', '.join(map(str, ids))} (ids are paths without '.md'; 'search' and "
+        f"Not found: {', '.join(ids)} (ids are paths without '.md'; 'search' and "
         "'browse' show them)."
     )

@@ -18,12 +18,12 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentkernel._tooling.budget import cut_text, listed, split_offset, with_offset
 from agentkernel._tooling.errors import ToolRefusal
-from agentkernel._tooling.result import ToolResult
+from agentkernel._tooling.result import ReadOn, ToolResult
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.base import KnowledgeBase
 
@@ -192,13 +192,25 @@ def call(tool: str, **arguments: Any) -> str:
     return f"{tool}({shown})"
 
 
+def _fetching(backend: str, ids: str) -> ReadOn:
+    """The ``fetch_kb`` call that reads on, as a note names it (the note is added after)."""
+    return ReadOn(
+        "", call("fetch_kb", backend=backend, ids=ids), "fetch_kb", {"backend": backend, "ids": ids}
+    )
+
+
+def _noted(note: str, reading: ReadOn | None = None) -> ReadOn:
+    """The note, with the call it names (when it names one)."""
+    return ReadOn(note) if reading is None else replace(reading, note=note)
+
+
 def fit_fetched(
     backend: str,
     fetched: Sequence[tuple[Ref, str]],
     pending: Sequence[Ref],
     budget: int | None,
     stated: int | None = None,
-) -> tuple[str, str, int]:
+) -> tuple[str, ReadOn | None, int]:
     """Lay out fetched records within the budget.
 
     Args:
@@ -209,8 +221,8 @@ def fit_fetched(
         stated: The answer budget the note names (``budget`` when ``None``).
 
     Returns:
-        The body, the ``[cut]`` note (empty when nothing was left out), and how many of the
-        leading ``fetched`` the body shows (whole or in part).
+        The body, the ``[cut]`` note (``None`` when nothing was left out), and how many of
+        the leading ``fetched`` the body shows (whole or in part).
     """
     room = None if budget is None else max(budget - NOTE_ROOM, _MIN_PIECE)
     parts: list[str] = []
@@ -237,17 +249,17 @@ def fit_fetched(
         rest.append(Ref(ref.id, ref.offset + len(shown)))
     rest += pending
     if not rest:
-        return "\n".join(parts), "", len(parts)
+        return "\n".join(parts), None, len(parts)
     ids, unlisted = listed(ref.text for ref in rest)
     more = f" (then the {unlisted} id(s) after those in your list)" if unlisted else ""
     named = stated if stated is not None else budget
     reason = f"the {named:,}-character answer budget" if named is not None else "the call's limits"
+    reading = _fetching(backend, ids)
     note = (
-        f"{CUT}This answer stops at {reason}. Read on with "
-        f"{call('fetch_kb', backend=backend, ids=ids)}{more}; each call returns the next part "
-        "and says where to go on."
+        f"{CUT}This answer stops at {reason}. Read on with {reading.call}{more}; each call "
+        "returns the next part and says where to go on."
     )
-    return "\n".join(parts), note, len(parts)
+    return "\n".join(parts), _noted(note, reading), len(parts)
 
 
 def _frame(ref: Ref, text: str, end: int) -> str:
@@ -277,7 +289,7 @@ def cut_rows(
     backend: str,
     fetchable: bool,
     narrower: str,
-) -> tuple[str, str, int]:
+) -> tuple[str, ReadOn | None, int]:
     """Keep the leading rows whose rendering fits the budget, and say what to do for the rest.
 
     Args:
@@ -289,12 +301,12 @@ def cut_rows(
         narrower: How to narrow this call, worded for the tool (``"a lower limit"``).
 
     Returns:
-        The body, the ``[cut]`` note (empty when everything fits), and how many of the
+        The body, the ``[cut]`` note (``None`` when everything fits), and how many of the
         leading rows the body shows (the first one perhaps in part).
     """
     whole = render(rows)
     if len(whole) <= budget:
-        return whole, "", len(rows)
+        return whole, None, len(rows)
     room = max(budget - NOTE_ROOM, _MIN_PIECE)
     low, high = 0, len(rows)  # the most leading rows that fit: low fits, high + 1 does not
     while low < high:
@@ -307,8 +319,9 @@ def cut_rows(
         first = render(rows[:1])
         shown = cut_text(first, room)
         ident = record_id(rows[0])
-        if fetchable and ident is not None:
-            how = f"read it whole, in parts, with {call('fetch_kb', backend=backend, ids=ident)}"
+        reading = _fetching(backend, ident) if fetchable and ident is not None else None
+        if reading is not None:
+            how = f"read it whole, in parts, with {reading.call}"
         else:
             how = f"ask for less of it with {narrower}"
         note = (
@@ -316,23 +329,22 @@ def cut_rows(
         )
         if len(rows) > 1:
             note += f" {len(rows) - 1} more record(s) are not shown."
-        return shown, note, 1
+        return shown, _noted(note, reading), 1
     left = rows[low:]
     ids = [i for i in (record_id(row) for row in left) if i is not None]
+    reading = None
     if fetchable and len(ids) == len(left):
         shown_ids, unlisted = listed(ids)
         then = f" (then the {unlisted} after those)" if unlisted else ""
-        how = (
-            f"read them with {call('fetch_kb', backend=backend, ids=shown_ids)}{then}, "
-            f"or narrow the call ({narrower})"
-        )
+        reading = _fetching(backend, shown_ids)
+        how = f"read them with {reading.call}{then}, or narrow the call ({narrower})"
     else:
         how = f"narrow the call ({narrower})"
     note = (
         f"{CUT}{len(left)} more record(s) did not fit the {budget:,}-character answer "
         f"budget: {how}."
     )
-    return render(rows[:low]), note, low
+    return render(rows[:low]), _noted(note, reading), low
 
 
 def fetch_answer(
@@ -431,8 +443,8 @@ def fetch_answer(
     texts = [(ref, rendered.text) for ref, rendered in fetched]
     body, cut, shown = fit_fetched(kb.backend_name, texts, pending + request.over, room, budget)
     lines = [body if fetched else "No results.", *tail]
-    if cut:
-        lines.append(cut)
+    if cut is not None:
+        lines.append(cut.note)
     text = "\n".join(lines)
     if not fetched and not pending and not request.over:  # an answer, flagged: nothing found
         return ToolResult.error(text, missing=absent, missing_note="\n".join(unread))

@@ -278,7 +278,7 @@ class KnowledgeBuilder:
         notice = getattr(rows, "notice", "")  # a cap cut the result (_limits.CutRecords)
         try:
             if self._answer_chars is None or not rows:
-                text, cut, shown = backend.format_results(rows), "", len(rows)
+                text, cut, shown = backend.format_results(rows), None, len(rows)
             else:
                 text, cut, shown = _answers.cut_rows(
                     backend.format_results,
@@ -293,7 +293,7 @@ class KnowledgeBuilder:
             raise ToolRefusal(
                 f"Error formatting results from '{name}': {printable(str(exc))}"
             ) from exc
-        answer = "\n".join(part for part in (text, notice, cut) if part)
+        answer = "\n".join(part for part in (text, notice, cut and cut.note) if part)
         return ToolResult(answer, records=rows[:shown], read_on=cut)
 
     # -- the tools ----------------------------------------------------------------------

@@ -24,6 +24,7 @@ from agentkernel._tooling.budget import (
     text_part,
 )
 from agentkernel._tooling.factory import make_tool
+from agentkernel._tooling.result import ReadOn, ToolResult
 from agentkernel.knowledgestore.base import KnowledgeStore
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import (
@@ -144,10 +145,8 @@ def _listing_cut(text: str, budget: int | None, how: str) -> str:
     if budget is None or len(text) <= budget:
         return text
     kept, left = cut_lines(text, budget - 400)
-    return (
-        f"{kept}\n[cut] {left} more line(s) did not fit the {budget:,}-character answer "
-        f"budget: {how}."
-    )
+    note = f"[cut] {left} more line(s) did not fit the {budget:,}-character answer budget: {how}."
+    return ToolResult(f"{kept}\n{note}", read_on=ReadOn(note))
 
 
 def _operations(
