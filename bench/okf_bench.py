@@ -102,12 +102,13 @@ def _worker(args: argparse.Namespace) -> None:
     import _corpus
     import _workers
 
+    if args.worker == "okf-connect":  # the walk alone: its peak holds no query corpus
+        print(json.dumps(_workers.okf_connect_worker(Path(args.target))))
+        return
     corpus = _corpus.prepare(args.data, args.size, args.queries, args.seed, lambda _m: None)
     changed = max(1, args.size // 100)
     if args.worker == "peer":
         result = _workers.peer_worker(args.target, corpus, args.repeat, args.writes)
-    elif args.worker == "okf-connect":
-        result = _workers.okf_connect_worker(Path(args.target))
     elif args.worker == "okf":
         result = _workers.okf_worker(Path(args.target), corpus, args.repeat, args.writes, changed)
     elif args.worker == "okf-s3":
