@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import Manifest, ReservedFile, Skipped
@@ -201,6 +201,10 @@ def load(path: Path, manifest: Manifest) -> bool:
 def save(path: Path, manifest: Manifest) -> None:
     """Write the manifest and its index to a warm-start file (atomically).
 
+    The payload is pickled straight into the temporary file, its digest worked out on the
+    way and written in front of it last: no copy of the whole file is held in memory, which
+    would add its size (60 MB at 40,000 concepts) to the walk's peak.
+
     Args:
         path: The file.
         manifest: The manifest after a walk.
@@ -211,13 +215,33 @@ def save(path: Path, manifest: Manifest) -> None:
         "skipped": [tuple(vars(entry).values()) for entry in manifest.skipped.values()],
         "index": export_state(manifest.index),
     }
-    body = pickle.dumps(payload, protocol=5)
-    pieces = [_MAGIC, hashlib.sha256(body).digest(), body]
+
+    def fill(temp: str) -> None:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        with os.fdopen(os.open(temp, flags, PRIVATE_FILE), "wb") as handle:
+            handle.write(_MAGIC + bytes(_DIGEST))
+            body = _Hashed(handle)
+            pickle.Pickler(body, protocol=5).dump(payload)
+            handle.seek(len(_MAGIC))
+            handle.write(body.digest.digest())
+
     try:
         private_folder(path.parent)
-        atomic_write(path, pieces, mode=PRIVATE_FILE, durable=False)
+        atomic_write(path, fill, mode=PRIVATE_FILE, durable=False)
     except OSError as exc:
         logger.info("warm start %s not saved (%s): the next process walks the bundle", path, exc)
+
+
+class _Hashed:
+    """A file's ``write``, hashing what passes through (SHA-256)."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self.digest = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        return self._handle.write(data)
 
 
 def _decode(data: bytes) -> dict[str, Any]:
