@@ -160,6 +160,11 @@ def walk_warm(
     if stats is None or manifest.truncated:
         return stats
     if not loaded or stats.reads or stats.changed or stats.dropped:
+        # the walk's freed pages go back first: the save then refills them instead of
+        # raising the process' peak above the walk's own
+        from agentkernel._libc import release_memory
+
+        release_memory()
         save(path, manifest)
     return stats
 
