@@ -18,6 +18,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -216,6 +217,14 @@ def _write(url: str, token: str, cert: Path) -> None:
     anyio.run(run)
 
 
+def inspector_version() -> str:
+    """The MCP Inspector version the tests install."""
+    script = Path(__file__).parent / "support" / "prepare.d" / "50-mcp-inspector.sh"
+    found = re.search(r'^version="([^"]+)"', script.read_text(), re.M)
+    assert found, script
+    return found.group(1)
+
+
 def _inspector(work: Workdir, body: str, cert: Path) -> bool:
     """Run the page's Inspector line; ``False`` when Inspector is not installed here."""
     from tests.mcp.test_auth_inspector import _inspector as find
@@ -226,7 +235,8 @@ def _inspector(work: Workdir, body: str, cert: Path) -> bool:
         return False
     line = work.sub(shell_lines(body)[0])
     words = shlex.split(line)
-    assert words[:2] == ["npx", "@modelcontextprotocol/inspector"], line
+    # the page pins the version the tests install (tests/support/prepare.d/50-mcp-inspector.sh)
+    assert words[:2] == ["npx", f"@modelcontextprotocol/inspector@{inspector_version()}"], line
     env = {**work.env, "NODE_EXTRA_CA_CERTS": str(cert)}
     done = subprocess.run(
         [binary, *words[2:]], cwd=work.path, env=env, capture_output=True, text=True,
@@ -336,3 +346,136 @@ def check_sql_admin(blocks: list[Any], work: Workdir, request: pytest.FixtureReq
     out = work.run_python(connect.body + probe_calls).stdout.splitlines()
     assert out[0].endswith(": " + refusal.body.strip()), out  # after "Error from backend ..."
     assert "n: 0" in "\n".join(out[1:]), out
+
+
+# -- docs/deployment.md: Run it for a team ------------------------------------------------------
+
+
+def check_team(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest) -> None:
+    """The team section, played: index on S3, a store on S3, two replicas behind HAProxy (TLS).
+
+    The venv is this environment (its ``bin`` stands in for ``/srv/agentkernel/venv/bin``; the
+    install line is checked against pyproject.toml's extras); the bucket is on the moto S3
+    API server; HAProxy is Debian's (tests/support/haproxy.py finds it); the certificate is a
+    self-signed one the client trusts through ``SSL_CERT_FILE``, as the page says.
+    """
+    import tomllib
+
+    from tests.docs_support import BIN
+    from tests.mcp.auth_support import self_signed
+    from tests.support.haproxy import haproxy_binary
+
+    install, index, config, tokens, replicas, proxy, client, probe_line = blocks
+    haproxy = haproxy_binary()
+    # 1. the install line names extras pyproject.toml defines
+    extras = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    defined = set(extras["project"]["optional-dependencies"])
+    named = re.search(r"agentkernel\[([^\]]+)\]", install.body)
+    assert named and set(named.group(1).split(",")) <= defined, install.body
+    work.paths["/srv/agentkernel/venv/bin"] = str(BIN)
+    srv = work.map("/srv/agentkernel", "srv")
+    work.map("/var/log/agentkernel", "var")
+    # 2. the bundle in the bucket, then the page's index line
+    _s3(work, request, "team-kb", "handbook")
+    work.run(shell_lines(index.body)[0])
+    # 3. the configuration, as the page writes it
+    (srv / "config.yaml").write_text(config.body)
+    # 4. tokens: the page's command; its line: lines into the tokens file
+    printed = work.run(shell_lines(tokens.body)[0]).stdout
+    issued = re.findall(r"^token: (ak_\S+)", printed, re.M)
+    lines = re.findall(r"^line:\s+(\S+ sha256:[0-9a-f]{64})$", printed, re.M)
+    assert len(issued) == 3 and len(lines) == 3, printed
+    (srv / "tokens").write_text("\n".join(lines) + "\n")
+    token = dict(zip([line.split()[0] for line in lines], issued, strict=True))
+    # 5. the two replicas, on ports of their own here
+    first_line, second_line = shell_lines(replicas.body)
+    cert, key = self_signed(work.path)
+    pem = work.path / "kb.pem"
+    pem.write_bytes(cert.read_bytes() + key.read_bytes())
+    with (
+        serving(work, _replace(first_line, {"127.0.0.1:8801": "127.0.0.1:0"})) as first,
+        serving(work, _replace(second_line, {"127.0.0.1:8802": "127.0.0.1:0"})) as second,
+    ):
+        assert "stateless (no MCP sessions)" in first.startup
+        up = [urlsplit(first.url or "").netloc, urlsplit(second.url or "").netloc]
+        port = _free_port()
+        shown = _replace(
+            proxy.body,
+            {
+                "bind :443": f"bind 127.0.0.1:{port}",
+                "/etc/haproxy/kb.pem": str(pem),
+                "127.0.0.1:8801": up[0],
+                "127.0.0.1:8802": up[1],
+            },
+        )
+        (work.path / "haproxy.cfg").write_text(shown)
+        checked = subprocess.run(
+            [haproxy, "-c", "-f", str(work.path / "haproxy.cfg")],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        balancer = subprocess.Popen(
+            [haproxy, "-db", "-f", str(work.path / "haproxy.cfg")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            _wait_for(port)
+            # 7. the page's client through the proxy, trusting the certificate by SSL_CERT_FILE
+            work.paths["https://kb.internal"] = f"https://127.0.0.1:{port}"
+            work.paths["ak_ingest..."] = token["Ingest_Agent"]
+            work.env["SSL_CERT_FILE"] = str(cert)
+            answer = work.run_python(client.body).stdout
+            del work.paths["https://kb.internal"]
+            # 8. the probe line, at the first replica
+            probed = work.run(_replace(shell_lines(probe_line.body)[0], {"127.0.0.1:8801": up[0]}))
+        finally:
+            balancer.terminate()
+            balancer.wait(timeout=30)
+    assert "Created concept/cold-brew." in answer, answer
+    assert answer.count("is_error=False") == 2 or answer.count("isError=False") == 2, answer
+    assert json.loads(probed.stdout) == {
+        "ready": True,
+        "databases": {"handbook": "ready", "team": "ready"},
+    }
+    client_s3 = request.getfixturevalue("s3_client")
+    keys = {item["Key"] for item in client_s3.list_objects_v2(Bucket="team-kb")["Contents"]}
+    assert "knowledge/concepts/cold-brew.md" in keys, keys  # the store's page is on S3
+    assert any(key.startswith("handbook.lance/") for key in keys)
+    audits = [work.path / "var" / f"audit-{n}.jsonl" for n in (8801, 8802)]
+    calls = [
+        json.loads(line)
+        for audit in audits
+        for line in audit.read_text().splitlines()
+        if '"event":"call"' in line
+    ]
+    assert sorted(c["tool"] for c in calls) == ["knowledge_create", "search_kb"]
+
+
+def _replace(text: str, changes: dict[str, str]) -> str:
+    for old, new in changes.items():
+        assert old in text, f"{old!r} not in {text!r}"
+        text = text.replace(old, new)
+    return text
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_for(port: int) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing listens on {port}"
+            time.sleep(0.05)

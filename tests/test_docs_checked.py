@@ -33,6 +33,7 @@ CHECKS: dict[str, Any] = {
     "serve": checks.check_serve,
     "mcp-serve": scenarios.check_mcp_serve,
     "deployment": scenarios.check_deployment,
+    "team": scenarios.check_team,
     "warehouse": scenarios.check_warehouse,
     "index-refusal": scenarios.check_index_refusal,
     "sql-cap": scenarios.check_sql_cap,
@@ -43,12 +44,14 @@ NEEDS = {
     "serve": "mcp",
     "mcp-serve": "mcp",
     "deployment": "mcp",
+    "team": "mcp",
     "warehouse": "mcp",
     "sql-admin": "psycopg",
 }
 MARKS = {
     "mcp-serve": [pytest.mark.s3],
     "warehouse": [pytest.mark.s3],
+    "team": [pytest.mark.s3],
     "sql-admin": [pytest.mark.postgres],
 }
 
