@@ -167,3 +167,52 @@ def test_store_serve_reaches_s3(
     listed = s3_client.list_objects_v2(Bucket=s3_bucket, Prefix="team/knowledge/")
     assert "team/knowledge/concepts/tides.md" in {item["Key"] for item in listed["Contents"]}
     assert list(tmp_path.iterdir()) == []  # no local folder named 's3:'
+
+
+def test_a_stateless_server_retires_nothing_it_cannot_ask_about(tmp_path: Path) -> None:
+    """Stateless, the server cannot ask mid-call: a curator's retire refuses, never hangs."""
+    import mcp.types as types
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    knowledge = tmp_path / "knowledge"
+    config = tmp_path / "config.yaml"
+    store = {"uri": str(knowledge), "producer": ["writer"], "curator": ["steward"]}
+    config.write_text(yaml.safe_dump({"okf": {"stores": {"team": store}}}))
+    (tmp_path / "tokens").write_text(
+        "\n".join(a.token_line(n, TOKENS[n]) for n in ("writer", "steward"))
+    )
+    command = a.cli_command(
+        "serve", "--config", str(config), "--http", "127.0.0.1:0", "--stateless",
+        "--auth-tokens", str(tmp_path / "tokens"),
+    )  # fmt: skip
+    asked: list[str] = []
+
+    async def yes(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"retire": True})
+
+    with a.serving(command, cwd=tmp_path) as server:
+
+        async def run() -> tuple[str, bool]:
+            async with a.session(server.url, TOKENS["writer"]) as opened:
+                assert (await call(opened, "knowledge_create", **PAGE))[1] is False
+            headers = {"Authorization": f"Bearer {TOKENS['steward']}"}
+            async with (
+                create_mcp_http_client(headers=headers) as http,
+                streamable_http_client(server.url, http_client=http) as streams,
+                ClientSession(streams[0], streams[1], elicitation_callback=yes) as session,
+            ):
+                await session.initialize()
+                with anyio.fail_after(60):
+                    result = await session.call_tool(
+                        "knowledge_retire", {"page": "concept/tides", "reason": "wrong"}
+                    )
+                text = "\n".join(getattr(b, "text", "") for b in result.content)
+                return text, bool(result.is_error)
+
+        text, failed = anyio.run(run)
+    assert failed is True, text
+    page = (knowledge / "concepts" / "tides.md").read_text()
+    assert "retired" not in page.lower(), page  # still active: nothing was retired
