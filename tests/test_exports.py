@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # modules (not packages) whose __all__ is part of the public surface
 MODULES = [
+    "agentkernel",
     "agentkernel.errors",
     "agentkernel.knowledgebase.errors",
     "agentkernel.knowledgestore.errors",
@@ -112,7 +113,20 @@ def test_a_lazy_package_costs_one_module_import_and_no_sdk(name: str) -> None:
     assert sorted(loaded & {*OPTIONAL_SDKS, *HEAVY}) == []
 
 
-@pytest.mark.parametrize("name", LAZY)
+def test_the_root_exports_the_documented_entry_points_for_one_module() -> None:
+    before = loaded_after("")
+    after = loaded_after("import agentkernel")
+    assert sorted(m for m in after - before if m.startswith("agentkernel")) == ["agentkernel"]
+    import agentkernel.knowledgebase as knowledgebase
+    import agentkernel.knowledgestore as knowledgestore
+
+    assert agentkernel.OKFManager is knowledgebase.OKFManager
+    assert agentkernel.KnowledgeBuilder is knowledgebase.KnowledgeBuilder
+    assert agentkernel.FileKnowledgeStore is knowledgestore.FileKnowledgeStore
+    assert agentkernel.create_knowledge_tools is knowledgestore.create_knowledge_tools
+
+
+@pytest.mark.parametrize("name", [*LAZY, "agentkernel"])
 def test_a_lazy_package_declares_its_names_for_type_checkers(name: str) -> None:
     """Each lazily exported name is imported under ``TYPE_CHECKING`` from where it lives."""
     module = importlib.import_module(name)

@@ -1,9 +1,11 @@
 """agentkernel: durable, cross-session knowledge for AI agents.
 
-The package root does no I/O and pulls in no optional SDK. It holds one helper, the lazy
-(PEP 562) export table its packages use: here, because the root is imported anyway, so a
-package that exports its names lazily costs one module import, as the manual promises.
-Start at :mod:`agentkernel.knowledgebase`.
+The documented entry points are importable from here (``from agentkernel import OKFManager,
+KnowledgeBuilder, FileKnowledgeStore``), each from the package the manual places it in and
+resolved on first touch (PEP 562): importing the root costs one module, no I/O and no optional
+SDK. The root also holds one helper, the lazy export table every package uses: here, because
+the root is imported anyway, so a package that exports its names lazily costs one module
+import, as the manual promises.
 """
 
 from __future__ import annotations
@@ -11,9 +13,78 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentkernel.errors import AKError
+    from agentkernel.knowledgebase import (
+        DocumentStore,
+        KnowledgeBase,
+        KnowledgeBuilder,
+        KnowledgeCapabilities,
+        KnowledgeError,
+        LocalDocumentStore,
+        OKFManager,
+        Record,
+        S3DocumentStore,
+    )
+    from agentkernel.knowledgestore import (
+        BundleKnowledgeStore,
+        FileKnowledgeStore,
+        KnowledgeStore,
+        SQLiteKnowledgeStore,
+        create_file_knowledge_store,
+        create_knowledge_server,
+        create_knowledge_tools,
+    )
 
 __version__ = "0.1.0"
+
+# the package the manual names each entry point in -> those names (each package's own table
+# then finds the defining module)
+_HOMES: dict[str, tuple[str, ...]] = {
+    "agentkernel.errors": ("AKError",),
+    "agentkernel.knowledgebase": (
+        "DocumentStore",
+        "KnowledgeBase",
+        "KnowledgeBuilder",
+        "KnowledgeCapabilities",
+        "KnowledgeError",
+        "LocalDocumentStore",
+        "OKFManager",
+        "Record",
+        "S3DocumentStore",
+    ),
+    "agentkernel.knowledgestore": (
+        "BundleKnowledgeStore",
+        "FileKnowledgeStore",
+        "KnowledgeStore",
+        "SQLiteKnowledgeStore",
+        "create_file_knowledge_store",
+        "create_knowledge_server",
+        "create_knowledge_tools",
+    ),
+}
+
+__all__ = [
+    "AKError",
+    "BundleKnowledgeStore",
+    "DocumentStore",
+    "FileKnowledgeStore",
+    "KnowledgeBase",
+    "KnowledgeBuilder",
+    "KnowledgeCapabilities",
+    "KnowledgeError",
+    "KnowledgeStore",
+    "LocalDocumentStore",
+    "OKFManager",
+    "Record",
+    "S3DocumentStore",
+    "SQLiteKnowledgeStore",
+    "create_file_knowledge_store",
+    "create_knowledge_server",
+    "create_knowledge_tools",
+]
 
 
 def _lazy_exports(
@@ -47,3 +118,6 @@ def _lazy_exports(
         return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
+
+
+__getattr__, __dir__ = _lazy_exports(__name__, _HOMES)
