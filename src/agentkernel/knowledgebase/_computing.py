@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from agentkernel._tooling.result import ToolResult
+from agentkernel._tooling.errors import ToolRefusal
 from agentkernel.errors import echo
 
 if TYPE_CHECKING:
@@ -52,24 +52,20 @@ def run_computation_tool(
         """
         runner = computations.get(backend) if isinstance(backend, str) else None
         if runner is None:
-            return ToolResult.error(
+            raise ToolRefusal(
                 f"No computations in backend {echo(backend)}. "
                 f"Backends with computations: {list(computations)}"
             )
         if not isinstance(computation, str) or not computation.strip():
-            return ToolResult.error(
-                "computation must be a concept id, such as 'computations/revenue'."
-            )
+            raise ToolRefusal("computation must be a concept id, such as 'computations/revenue'.")
         if not isinstance(params_json, str):
-            return ToolResult.error(
-                f"params_json must be a string, got {type(params_json).__name__}."
-            )
+            raise ToolRefusal(f"params_json must be a string, got {type(params_json).__name__}.")
         try:
             values = json.loads(params_json or "{}")
         except json.JSONDecodeError as exc:
-            return ToolResult.error(
+            raise ToolRefusal(
                 f'params_json is not valid JSON ({exc}); give an object such as {{"year": 2024}}.'
-            )
+            ) from exc
         return runner.answer(computation.strip(), values, answer_chars)
 
     return run_computation

@@ -41,7 +41,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentkernel._tooling.factory import tool_effects
-from agentkernel._tooling.result import is_error
+from agentkernel._tooling.result import ToolResult, is_error
 from agentkernel._tooling.schema import args_model, parameters_json_schema, validate_arguments
 from agentkernel._tooling.spec import ToolSpec, tool_spec
 
@@ -204,8 +204,10 @@ async def call_tool(
         run_sync: Awaitable runner for a blocking call (a worker thread in the server).
 
     Returns:
-        ``(text, is_error)``: the output, and whether it reports a failure (invalid
-        arguments, an exception from the tool, or a result the tool flagged as an error).
+        ``(text, is_error)``: the output (the tool's own
+        :class:`~agentkernel._tooling.result.ToolResult` when it made one), and whether it
+        reports a failure (invalid arguments, an exception from the tool, or a result the tool
+        flagged as an error).
     """
     name = definition.name
     kwargs = validate_arguments(definition.spec, definition.arguments_model, arguments)
@@ -226,6 +228,8 @@ async def call_tool(
 
 
 def _render(result: Any) -> str:
+    if isinstance(result, ToolResult):
+        return result  # the text, still carrying what code reads (a cut note, records)
     if isinstance(result, str):
         return str(result)
     if result is None:

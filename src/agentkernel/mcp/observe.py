@@ -45,6 +45,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
+from agentkernel._tooling.result import ToolResult
 from agentkernel.mcp._door import send_json
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,6 @@ __all__ = ["METRICS", "PROBE_PATHS", "Observer", "Probes", "answer_probe", "read
 HEALTH, READY, METRICS = "/healthz", "/readyz", "/metrics"
 #: The paths answered beside the MCP endpoint.
 PROBE_PATHS = frozenset({HEALTH, READY, METRICS})
-_CUT = "\n[cut] "
 #: Latency buckets (seconds): tool calls run from a millisecond (a fetch) to minutes (SQL).
 _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
@@ -197,11 +197,12 @@ class Observer:
             backend: The ``backend`` argument, when the call named a served database.
             outcome: ``ok``, ``error``, ``refused`` or ``limit``.
             seconds: How long it took.
-            text: The answer (only whether it was cut is read).
+            text: The answer (only whether it was cut is read, from the
+                :class:`~agentkernel._tooling.result.ToolResult` the tool made).
         """
         self._calls.labels(tool, outcome).inc()
         self._latency.labels(tool).observe(seconds)
-        if _CUT in text:
+        if isinstance(text, ToolResult) and text.read_on is not None:
             database = backend if isinstance(backend, str) and backend in self.databases else ""
             self._cut.labels(database).inc()
 
