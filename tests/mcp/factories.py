@@ -88,3 +88,17 @@ def flagged() -> KnowledgeBuilder:
     archive = MemoryBackend("Archive", search=True).add_schema({"about": "read-only"})
     graph = neo4j_like("Graph").add_schema({"labels": ["Service"]})
     return KnowledgeBuilder([_notes(), graph, flaky, archive, misleading, broken])
+
+
+class WarmingBackend(MemoryBackend):
+    """A backend still loading: its bundle walk is at 3 of 10 documents (lexical not ready)."""
+
+    def readiness(self) -> Any:
+        from agentkernel.knowledgebase.model import Readiness
+
+        return Readiness(warming="walk", done=3, total=10, lexical_ready=False)
+
+
+def warming() -> KnowledgeBuilder:
+    """One ready backend and one still warming."""
+    return KnowledgeBuilder([_notes(), WarmingBackend("Loading", search=True)])

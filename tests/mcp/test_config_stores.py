@@ -216,3 +216,59 @@ def test_a_stateless_server_retires_nothing_it_cannot_ask_about(tmp_path: Path) 
     assert failed is True, text
     page = (knowledge / "concepts" / "tides.md").read_text()
     assert "retired" not in page.lower(), page  # still active: nothing was retired
+
+
+def test_an_agent_of_a_store_over_stdio_gets_its_role_and_retire_asks_the_person(
+    tmp_path: Path,
+) -> None:
+    """``serve --config --agent NAME`` on stdio: the curator's tools, and retire after a yes."""
+    import os
+    import sys
+
+    import mcp.types as types
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    knowledge = tmp_path / "knowledge"
+    config = tmp_path / "config.yaml"
+    store = {"uri": str(knowledge), "producer": ["writer"], "curator": ["steward"]}
+    config.write_text(yaml.safe_dump({"okf": {"stores": {"team": store}}}))
+    asked: list[str] = []
+
+    async def yes(context: Any, params: Any) -> Any:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"retire": True})
+
+    def params(agent: str) -> StdioServerParameters:
+        return StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "agentkernel.cli", "serve", "--config", str(config), "--agent", agent],
+            cwd=str(tmp_path),
+            env=dict(os.environ),
+        )
+
+    async def run() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for agent in ("writer", "steward"):
+            async with (
+                stdio_client(params(agent)) as (read, write),
+                ClientSession(read, write, elicitation_callback=yes) as session,
+            ):
+                await session.initialize()
+                out[agent] = [tool.name for tool in (await session.list_tools()).tools]
+                if agent == "writer":
+                    created = await session.call_tool("knowledge_create", PAGE)
+                    out["created"] = bool(created.is_error)
+                else:
+                    retired = await session.call_tool(
+                        "knowledge_retire", {"page": "concept/tides", "reason": "wrong"}
+                    )
+                    out["retired"] = "\n".join(getattr(b, "text", "") for b in retired.content)
+        return out
+
+    seen = anyio.run(run)
+    assert _knowledge(seen["writer"]) == set(READS + WRITES)
+    assert _knowledge(seen["steward"]) == {*READS, *WRITES, "knowledge_retire", "knowledge_check"}
+    assert seen["created"] is False
+    assert len(asked) == 1 and "concept/tides" in asked[0]
+    assert seen["retired"].startswith("Retired concept/tides."), seen["retired"]

@@ -156,3 +156,21 @@ def test_metrics_name_the_served_index_version_and_its_age(tmp_path: Path) -> No
     assert found[("agentkernel_database_index_version", (("database", "ga4"),))] >= 1
     age = found[("agentkernel_database_index_age_seconds", (("database", "ga4"),))]
     assert 0 <= age < 3600  # indexed by this test, moments ago
+
+
+def test_readyz_is_503_and_names_what_is_still_warming() -> None:
+    command = a.module_command("--factory", "tests.mcp.factories:warming")
+    with a.serving(command) as server:
+        base = server.url.removesuffix("/mcp")
+        ready = _get(f"{base}/readyz")
+        health = _get(f"{base}/healthz")
+        status, scraped = _get(f"{base}/metrics")
+    assert health[0] == 200 and status == 200  # alive while warming
+    assert ready[0] == 503
+    assert json.loads(ready[1]) == {
+        "ready": False,
+        "databases": {"Notes": "ready", "Loading": "warming walk: 3/10 (30%)"},
+    }
+    found = _samples(scraped)
+    assert found[("agentkernel_database_ready", (("database", "Loading"),))] == 0
+    assert found[("agentkernel_database_ready", (("database", "Notes"),))] == 1

@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         if args.config and (args.auth_tokens or args.auth_jwks):
             _serve_roles(args)
             return 0
+        if args.config and args.agent and _holds_a_store(args.config, args.agent):
+            _serve_roles(args, agent=args.agent)
+            return 0
         sources = resolve_sources(args, writable=args.writable)
         hint = None
         if args.config and args.agent:
@@ -71,19 +74,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve_roles(args: argparse.Namespace) -> None:
+def _holds_a_store(config: str, agent: str) -> bool:
+    from agentkernel.roles import OKFCapability
+
+    capability = OKFCapability.from_config(config)
+    return capability is not None and capability.stores.role_of(agent) is not None
+
+
+def _serve_roles(args: argparse.Namespace, agent: str | None = None) -> None:
     """Serve every agent of ``--config`` at once: each caller's identity names its agent.
 
     Bundles, SQL and curated stores alike: one authentication, one audit trail, one set of
     limits; each identity gets the tools its roles give (a curator of a store also gets
-    ``knowledge_retire``, which asks the person first).
+    ``knowledge_retire``, which asks the person first). With ``agent`` (``--agent NAME``
+    without authentication: stdio, or HTTP on loopback), every caller is that agent.
     """
     from agentkernel.cli.serving import Served, serve_from_args
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
     from agentkernel.mcp.store import retire_tools
     from agentkernel.roles import OKFCapability
 
-    if args.agent:
+    if args.agent and agent is None:
         raise AKConfigError(
             "With --auth-tokens/--auth-jwks each caller's identity names its agent: drop "
             f"--agent {args.agent}."
@@ -112,13 +123,33 @@ def _serve_roles(args: argparse.Namespace) -> None:
             asking.append(asks)
         return Served(tools, own, capability.instructions_for(identity), asking)
 
+    served_databases = {**(builder.backends if builder else {}), **stores.opened()}
+    if agent is None:
+        serve_from_args(
+            args,
+            builder,
+            tools=[],
+            writes=[],
+            per_identity=per_identity,
+            databases=served_databases,
+        )
+        return
+    served = per_identity(agent)
+    writes = [*capability.writable_for(agent)]
+    held = stores.role_of(agent)
+    if held is not None and held[1] != "consumer":
+        writes.append(held[0])
+    mode = f"{len(served.tools)} tools over {', '.join(served_databases)}; " + (
+        f"{agent} writes to {', '.join(writes)}" if writes else f"{agent}'s roles grant no writes"
+    )
     serve_from_args(
         args,
         builder,
         tools=[],
         writes=[],
-        per_identity=per_identity,
-        databases={**(builder.backends if builder else {}), **stores.opened()},
+        per_identity=lambda _caller: served,
+        databases=served_databases,
+        mode=mode,
     )
 
 

@@ -159,6 +159,7 @@ def serve_from_args(
     per_identity: PerIdentity | None = None,
     hint: str | None = None,
     databases: Mapping[str, Any] | None = None,
+    mode: str | None = None,
 ) -> None:
     """Create the server the arguments describe, print its startup line, and serve.
 
@@ -179,6 +180,7 @@ def serve_from_args(
         hint: What to say when the server is read-only (by default: pass --writable).
         databases: The served databases by name, for the startup line, ``/readyz`` and
             ``/metrics`` (by default the builder's backends).
+        mode: What the startup line says is served (by default worked out from the tools).
 
     Raises:
         AKConfigError: The arguments do not describe a server.
@@ -211,9 +213,9 @@ def serve_from_args(
     backends = builder.backends if builder is not None else {}
     if writes is None:
         writes = [n for n, kb in backends.items() if kb.capabilities.writable]
-    if per_identity is not None:
+    if mode is None and per_identity is not None:
         mode = f"{len(databases or backends)} databases; each caller gets its agent's role"
-    else:
+    elif mode is None:
         mode = _summary(described, list(backends), list(writes), hint)
     run_server(
         args,
