@@ -119,10 +119,11 @@ def test_records_from_chroma(tmp_path: Path, minilm_embedding_function: Any) -> 
     try:
         tools = _tools(kb)
         wrote = tools["write_kb"]("Vectors", text="Invoices are settled within thirty days.")
-        assert not is_error(wrote), wrote
+        assert len(_ids(wrote)) == 1 and wrote.ids[0] in wrote  # the id the backend gave it
+        assert wrote.records[0]["text"] == "Invoices are settled within thirty days."
         tools["write_kb"]("Vectors", text="The office cat sleeps on the printer.")
         found = tools["search_kb"]("Vectors", "when are invoices paid?", 2)
-        assert len(_ids(found)) == 2
+        assert len(_ids(found)) == 2 and found.ids[0] == wrote.ids[0]
         assert "thirty days" in found.records[0]["text"]
         assert _ids(tools["read_kb"]("Vectors", "when are invoices paid?", 1)) == _ids(found)[:1]
     finally:

@@ -511,10 +511,12 @@ class KnowledgeBuilder:
             result = builder._run(kb, "write", lambda: kb.write([record]))
             written = [str(i) for i in result] if isinstance(result, Sequence) else []
             if written:
+                stored = [{"text": text, "metadata": {**metadata, "id": i}} for i in written]
                 return ToolResult(
-                    f"Wrote {len(written)} record(s) to '{kb.backend_name}': {written}"
+                    f"Wrote {len(written)} record(s) to '{kb.backend_name}': {written}",
+                    records=stored,
                 )
-            return ToolResult(f"Wrote 1 record to '{kb.backend_name}'.")
+            return ToolResult(f"Wrote 1 record to '{kb.backend_name}'.", records=[record])
 
         return write_kb
 
