@@ -19,7 +19,7 @@ from agentkernel.knowledgestore import (
     FileKnowledgeStore,
     KnowledgeStoreError,
 )
-from agentkernel.knowledgestore.bundle_store import BundlePagesStore
+from agentkernel.knowledgestore.pages_store import PagesStore
 from agentkernel.storage.local import LocalDocumentStore
 from tests.support.tmpfs import mounted_tmpfs, remount
 
@@ -41,18 +41,18 @@ def _tree(folder: Path) -> dict[str, str]:
     }
 
 
-def _file_store(folder: Path) -> BundlePagesStore:
+def _file_store(folder: Path) -> PagesStore:
     return FileKnowledgeStore(folder)
 
 
-def _bundle_store(folder: Path) -> BundlePagesStore:
+def _bundle_store(folder: Path) -> PagesStore:
     folder.mkdir(parents=True, exist_ok=True)
     return BundleKnowledgeStore(LocalDocumentStore(folder))
 
 
 @pytest.mark.parametrize("open_store", [_file_store, _bundle_store], ids=["file", "bundle"])
 def test_a_store_opened_before_its_disk_turned_read_only_says_so_and_keeps_every_page(
-    disk: Path, open_store: Callable[[Path], BundlePagesStore]
+    disk: Path, open_store: Callable[[Path], PagesStore]
 ) -> None:
     folder = disk / "knowledge"
     store = open_store(folder)

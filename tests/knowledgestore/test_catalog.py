@@ -33,6 +33,7 @@ from agentkernel.knowledgestore._bundle import dangling_file_links, file_link_ta
 from agentkernel.knowledgestore._catalog import IndexLines, render_catalog
 from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.knowledgestore.model import PageInfo, linked_ids
+from agentkernel.knowledgestore.pages_store import PagesStore
 from tests.support import REPO
 
 ROOT = REPO
@@ -412,22 +413,15 @@ def _check(store: KnowledgeStore) -> dict[str, object]:
 
 def _full_check(store: KnowledgeStore) -> dict[str, object]:
     """The report worked out from every page afresh, from the live store's own catalog."""
-    catalog = store._catalog  # type: ignore[attr-defined]
-    if isinstance(store, FileKnowledgeStore):
-        overview = store._links_map.from_disk(store._overview_body(), "overview.md")
-        listing = store._reaches_a_listing
-        targets = store._page_file_targets
-        overview_rel = "overview.md"
-    else:
-        overview = store.overview()
-        listing = lambda _target: False  # noqa: E731
-        targets = lambda entry: file_link_targets(entry.content, "")  # noqa: E731
-        overview_rel = ""
+    assert isinstance(store, PagesStore)
+    catalog = store._catalog
+    backend = store.backend
+    overview = store.overview()
     report = catalog.check(
         linked_ids(overview),
-        targets,
-        listing,
-        dangling_file_links(overview, overview_rel, listing),
+        lambda entry: file_link_targets(entry.content, backend.file_of(entry.info.id)),
+        backend.is_listing,
+        dangling_file_links(overview, backend.file_of("overview"), backend.is_listing),
         afresh=True,
     )
     return report.to_dict()  # type: ignore[no-any-return]

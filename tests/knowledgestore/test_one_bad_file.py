@@ -18,13 +18,13 @@ from agentkernel.knowledgestore import (
     FileKnowledgeStore,
     KnowledgeStoreError,
 )
-from agentkernel.knowledgestore.bundle_store import BundlePagesStore
+from agentkernel.knowledgestore.pages_store import PagesStore
 from agentkernel.storage import DocumentStore
 
 BROKEN = b"---\ntitle: [unclosed\n---\nBody.\n"
 
 # a store, how to put a file behind its back, how to read a file back
-Setup = tuple[BundlePagesStore, Callable[[str, bytes], None], Callable[[str], bytes]]
+Setup = tuple[PagesStore, Callable[[str, bytes], None], Callable[[str], bytes]]
 
 
 @pytest.fixture(params=["folder", "s3"])

@@ -1,7 +1,8 @@
 """The composed store over the page-backend protocol: the guarantees the protocol carries.
 
 Real: the store, its catalog and the in-memory backend (the reference backend, no double of
-anything else). "Another writer" is a second backend sharing the first one's pages; "the
+anything else); the shipped stores write real files and a real SQLite database in a temporary
+folder. "Another writer" is a second backend sharing the first one's pages; "the
 network" losing an answer is a backend subclass whose ``commit`` applies, then raises the
 ``ConnectionError`` a cut connection raises.
 """
@@ -9,14 +10,25 @@ network" losing an answer is a backend subclass whose ``commit`` applies, then r
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentkernel.errors import WriteConflictError
-from agentkernel.knowledgestore import KnowledgeStoreError, NewPage, PageConflictError
+from agentkernel.knowledgestore import (
+    BundleKnowledgeStore,
+    FileKnowledgeStore,
+    KnowledgeStore,
+    KnowledgeStoreError,
+    NewPage,
+    PageConflictError,
+    SQLiteKnowledgeStore,
+)
 from agentkernel.knowledgestore.memory_backend import InMemoryPageBackend
-from agentkernel.knowledgestore.pagebackend import Commit, PageRecord, PageWrite
+from agentkernel.knowledgestore.pagebackend import Commit, PageBackend, PageRecord, PageWrite
 from agentkernel.knowledgestore.pages_store import PagesStore
+from agentkernel.storage.local import LocalDocumentStore
 
 
 class _LosesAnswers(InMemoryPageBackend):
@@ -125,3 +137,43 @@ def test_a_batch_is_one_commit_all_or_none() -> None:
             [NewPage("concept", "tides", "Tides", "Water."), NewPage("entity", "moon", "Moon", "")]
         )
     assert store.read("concept/tides") is None  # the other page of the batch: not written
+
+
+@pytest.mark.parametrize(
+    "store_class", [FileKnowledgeStore, BundleKnowledgeStore, SQLiteKnowledgeStore, PagesStore]
+)
+def test_every_curated_store_is_the_composed_store_at_most_two_levels_down(
+    store_class: type[KnowledgeStore],
+) -> None:
+    """A store is ``PagesStore`` over a backend: no level between it and the protocol."""
+    chain = store_class.__mro__
+    assert PagesStore in chain and chain.index(KnowledgeStore) <= 2
+    assert chain[chain.index(PagesStore) + 1] is KnowledgeStore
+
+
+def test_each_shipped_store_keeps_its_records_in_a_page_backend(tmp_path: Path) -> None:
+    """The shipped stores' writes go through their backend's one ``commit``, counted."""
+    (tmp_path / "bundle").mkdir()
+    stores: list[PagesStore] = [
+        FileKnowledgeStore(tmp_path / "files"),
+        BundleKnowledgeStore(LocalDocumentStore(tmp_path / "bundle")),
+        SQLiteKnowledgeStore(tmp_path / "k.db"),
+        PagesStore(InMemoryPageBackend()),
+    ]
+    for store in stores:
+        assert isinstance(store.backend, PageBackend)
+        commits: list[Commit] = []
+        original = store.backend.commit
+
+        def counting(commit: Commit, original: Any = original, commits: Any = commits) -> Any:
+            commits.append(commit)
+            return original(commit)
+
+        store.backend.commit = counting  # type: ignore[method-assign]
+        store.create_many(
+            [NewPage("entity", "moon", "Moon", "Round."), NewPage("concept", "sea", "Sea", "")]
+        )
+        store.edit("entity/moon", "Round", "Quite round")
+        store.log("update", "Edited the moon", ["entity/moon"])
+        assert [len(c.pages) for c in commits] == [2, 1, 0] and commits[2].log is not None
+        store.close()

@@ -1,11 +1,10 @@
-"""A page file of the bundle layout, read and written: what both markdown stores share.
+"""The files of the bundle layout, read and written (for the bundle page backend).
 
-:class:`~agentkernel.knowledgestore.file_store.FileKnowledgeStore` (a local folder) and
-:class:`~agentkernel.knowledgestore.bundle_store.BundleKnowledgeStore` (any
-``DocumentStore``, S3 included) keep the same files: a page is YAML frontmatter (``type``,
-``title``, its fields) and a body whose links are relative file paths; ``index.md`` starts with
-OKF's ``okf_version``; ``log.md`` entries are ``* **op**: what — pages: ...``. This module is
-the one place those files are parsed and rendered.
+:class:`~agentkernel.knowledgestore.bundle_backend.BundlePageBackend` (a local folder, any
+``DocumentStore``, S3 included) keeps a store's records as these files: a page is YAML
+frontmatter (``type``, ``title``, its fields) and a body whose links are relative file paths;
+``index.md`` starts with OKF's ``okf_version``; ``log.md`` entries are ``* **op**: what —
+pages: ...``. This module is the one place those files are parsed and rendered.
 """
 
 from __future__ import annotations
@@ -16,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkernel.bundle import logfile
-from agentkernel.knowledgestore import _bundle, _catalog, _pages
+from agentkernel.knowledgestore import _bundle, _pages
 from agentkernel.knowledgestore.model import PageType, linked_ids
+from agentkernel.knowledgestore.pagebackend import LogEntry
 from agentkernel.storage import frontmatter
 
 OKF_VERSION = "0.2"
@@ -149,8 +149,8 @@ def log_entry_line(
     return logfile.entry(op, links.to_disk(text, "log.md"), listed)
 
 
-def log_entry_for_tools(links: _bundle.LinkMap, date: str, line: str) -> str:
-    """Turn one ``log.md`` line back into what ``recent_log`` returns (links as ids).
+def log_entry(links: _bundle.LinkMap, date: str, line: str) -> LogEntry:
+    """Read one ``log.md`` line back as a log entry (links as ids).
 
     Args:
         links: The store's link converter.
@@ -158,14 +158,15 @@ def log_entry_for_tools(links: _bundle.LinkMap, date: str, line: str) -> str:
         line: The line.
 
     Returns:
-        ``## [date] op | what`` (and the pages), as :func:`_catalog.format_log_entry` words it.
+        The entry; a line that is not ``* **op**: what`` is kept whole as ``what``, with no
+        operation.
     """
     parts = logfile.split_line(line)
     if parts is None:
-        return f"## [{date}] {links.from_disk(line[2:], 'log.md')}"
+        return LogEntry(date, "", links.from_disk(line[2:], "log.md"))
     op, what, items = parts
     ids: list[str] = []
     for item in items:
         converted = links.from_disk(item, "log.md")
         ids.extend(linked_ids(converted) or [item])
-    return _catalog.format_log_entry(date, op, links.from_disk(what, "log.md"), ids)
+    return LogEntry(date, op, links.from_disk(what, "log.md"), tuple(ids))

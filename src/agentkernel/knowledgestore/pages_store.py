@@ -366,7 +366,7 @@ class PagesStore(KnowledgeStore):
         """Add an entry to the operation log, dated today (UTC)."""
         op, text, ids = _catalog.clean_log_entry(operation, what, pages)
         entry = LogEntry(_pages.utc_today(), op, text, tuple(ids))
-        self._commit("log", lambda: Commit(log=entry, author=self._author))
+        self._commit("log.md", lambda: Commit(log=entry, author=self._author))
 
     def write_overview(self, content: str) -> None:
         """Replace the overview; its links must resolve."""
@@ -379,7 +379,7 @@ class PagesStore(KnowledgeStore):
             )
             return Commit(overview=content, author=self._author)
 
-        self._commit("overview", build)
+        self._commit("overview.md", build)
 
     def _change(
         self, page_id: str, change: Callable[[Callable[[str], _flows.Page]], _flows.Changed]
