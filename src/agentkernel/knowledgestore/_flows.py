@@ -1,32 +1,23 @@
 """The change flows every store shares: finding a page, edit, rewrite, supersede and retire.
 
-Each flow takes a page as plain values (title, fields, content with links as ids) and returns
+Each flow takes a page as its backend keeps it (a
+:class:`~agentkernel.knowledgestore.pagebackend.PageRecord`: content with links as ids) and returns
 the values to store, raising :class:`KnowledgeStoreError` on the first problem, before the
 store writes anything. Stores keep only how pages are read and written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from agentkernel.knowledgestore import _pages
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import STATUS_RETIRED, STATUS_SUPERSEDED, FieldChanges
+from agentkernel.knowledgestore.pagebackend import PageRecord
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class Page:
-    """A stored page as plain values, content with links as ids."""
-
-    id: str
-    type_name: str
-    title: str
-    fields: Mapping[str, str]
-    content: str
 
 
 @dataclass(frozen=True)
@@ -64,7 +55,7 @@ def require_page(
 
 
 def edited(
-    page: Page,
+    page: PageRecord,
     old_text: str,
     new_text: str,
     changes: FieldChanges | None,
@@ -94,7 +85,7 @@ def edited(
 
 
 def rewritten(
-    page: Page,
+    page: PageRecord,
     content: str,
     changes: FieldChanges | None,
     exists: Callable[[str], bool],
@@ -121,12 +112,12 @@ def rewritten(
     if notice and not content.startswith("> "):
         content = _pages.with_notice(content, notice)
     title, changed = _pages.apply_field_changes(page.title, page.fields, changes)
-    if page.type_name == "summary":
+    if page.type == "summary":
         changed["ingested"] = _pages.utc_stamp()
     return Changed(title, changed, content)
 
 
-def superseded(page: Page, by: Page, reason: str | None) -> Changed:
+def superseded(page: PageRecord, by: PageRecord, reason: str | None) -> Changed:
     """Mark a page superseded by another, with a notice at its top.
 
     Args:
@@ -150,7 +141,7 @@ def superseded(page: Page, by: Page, reason: str | None) -> Changed:
     return Changed(page.title, changed, _pages.with_notice(page.content, notice))
 
 
-def retired(page: Page, why: str) -> Changed:
+def retired(page: PageRecord, why: str) -> Changed:
     """Retire a page, with a notice at its top.
 
     Args:

@@ -382,7 +382,7 @@ class PagesStore(KnowledgeStore):
         self._commit("overview.md", build)
 
     def _change(
-        self, page_id: str, change: Callable[[Callable[[str], _flows.Page]], _flows.Changed]
+        self, page_id: str, change: Callable[[Callable[[str], PageRecord]], _flows.Changed]
     ) -> None:
         """Change one page: compute its new values from the catalog, commit them."""
 
@@ -466,9 +466,9 @@ def _entry(record: PageRecord) -> Entry:
     )
 
 
-def _view(entry: Entry) -> _flows.Page:
+def _view(entry: Entry) -> PageRecord:
     info = entry.info
-    return _flows.Page(info.id, info.type, info.title, info.fields, entry.content)
+    return PageRecord(info.id, info.type, info.slug, info.title, info.fields, entry.content)
 
 
 def _require_size(registry: _pages.TypeRegistry, record: PageRecord) -> None:
