@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -256,3 +257,35 @@ def test_the_observer_sees_a_rename_made_without_the_one_writer(disk: Disk, tmp_
     os.replace(temp, target)
     with pytest.raises(AssertionError):
         _by_the_one_writer(disk)
+
+
+def test_a_download_that_fails_its_check_leaves_the_old_file_and_no_temporary(
+    tmp_path: Path,
+) -> None:
+    """A filler that raises (the node cache's size check) abandons the write: nothing changes."""
+    cache = NodeCache(tmp_path / "nodes")
+    target = cache.folder("ns") / "file.bin"
+    target.write_bytes(b"old")
+
+    def short(path: Path) -> FetchedObject:
+        path.write_bytes(b"torn")
+        return FetchedObject(100, "")  # the store announced more than arrived
+
+    with pytest.raises(OSError, match="announced 100"):
+        cache.install_file(target, short)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in target.parent.iterdir()] == ["file.bin"]
+
+
+def test_the_node_cache_sweeps_a_killed_downloaders_temporary_file(tmp_path: Path) -> None:
+    cache = NodeCache(tmp_path / "nodes")
+    folder = cache.folder("ns")
+    ended = subprocess.Popen(["true"])  # a process id that no longer runs
+    ended.wait()
+    live = folder / fs.temp_name("a.bin")  # this process's: it may still be filling it
+    dead = folder / f".b.bin~{fs.host_tag()}-{ended.pid}-x1.tmp"
+    for path in (live, dead):
+        path.write_bytes(b"partial")
+    cache.evict()
+    assert live.exists()
+    assert not dead.exists()
