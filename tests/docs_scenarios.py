@@ -363,7 +363,7 @@ def check_team(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest)
 
     from tests.docs_support import BIN
     from tests.mcp.auth_support import self_signed
-    from tests.support.haproxy import haproxy_binary
+    from tests.support.haproxy import free_port, haproxy_binary, wait_for_port
 
     install, index, config, tokens, replicas, proxy, client, probe_line = blocks
     haproxy = haproxy_binary()
@@ -398,7 +398,7 @@ def check_team(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest)
     ):
         assert "stateless (no MCP sessions)" in first.startup
         up = [urlsplit(first.url or "").netloc, urlsplit(second.url or "").netloc]
-        port = _free_port()
+        port = free_port()
         shown = _replace(
             proxy.body,
             {
@@ -419,7 +419,7 @@ def check_team(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest)
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         try:
-            _wait_for(port)
+            wait_for_port(port)
             # 7. the page's client through the proxy, trusting the certificate by SSL_CERT_FILE
             work.paths["https://kb.internal"] = f"https://127.0.0.1:{port}"
             work.paths["ak_ingest..."] = token["Ingest_Agent"]
@@ -456,26 +456,3 @@ def _replace(text: str, changes: dict[str, str]) -> str:
         assert old in text, f"{old!r} not in {text!r}"
         text = text.replace(old, new)
     return text
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_for(port: int) -> None:
-    import socket
-    import time
-
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            assert time.monotonic() < deadline, f"nothing listens on {port}"
-            time.sleep(0.05)

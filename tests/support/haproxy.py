@@ -39,7 +39,8 @@ def haproxy_binary() -> str:
     missing("HAProxy", "run tests/support/prepare.d/60-haproxy.sh (Debian's haproxy package)")
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port nothing listens on now, on 127.0.0.1."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -67,6 +68,29 @@ backend replicas
 """
 
 
+def wait_for_port(port: int, proc: subprocess.Popen[str] | None = None) -> None:
+    """Wait until something listens on 127.0.0.1:``port`` (at most 30 s).
+
+    Args:
+        port: The port.
+        proc: The process that should listen; its end stops the wait.
+
+    Raises:
+        RuntimeError: Nothing listened in time, or ``proc`` ended first.
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            ended = proc is not None and proc.poll() is not None
+            if ended or time.monotonic() > deadline:
+                said = proc.stderr.read() if proc is not None and proc.stderr else ""
+                raise RuntimeError(f"nothing listens on 127.0.0.1:{port}: {said}") from None
+            time.sleep(0.05)
+
+
 @contextmanager
 def round_robin(upstreams: Sequence[str]) -> Iterator[str]:
     """Run HAProxy in front of ``upstreams`` (endpoint URLs); yields the proxy's endpoint URL.
@@ -78,7 +102,7 @@ def round_robin(upstreams: Sequence[str]) -> Iterator[str]:
         ``http://127.0.0.1:PORT/PATH`` of the proxy.
     """
     binary = haproxy_binary()
-    port = _free_port()
+    port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         config = Path(folder) / "haproxy.cfg"
         config.write_text(_config(port, upstreams))
@@ -93,17 +117,7 @@ def round_robin(upstreams: Sequence[str]) -> Iterator[str]:
             text=True,
         )
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if proc.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(
-                            f"haproxy did not start: {proc.stderr.read() if proc.stderr else ''}"
-                        ) from None
-                    time.sleep(0.05)
+            wait_for_port(port, proc)
             yield f"http://127.0.0.1:{port}{urlsplit(upstreams[0]).path}"
         finally:
             proc.terminate()

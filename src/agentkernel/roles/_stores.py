@@ -55,6 +55,30 @@ _ROLE_SENTENCES: Mapping[str, str] = {
 }
 
 
+def check_roles(kind: str, name: str, entry: Any) -> None:
+    """Refuse an entry nobody can reach, or one agent as both producer and curator of it.
+
+    Args:
+        kind: ``database`` or ``store``, as the message names it.
+        name: The entry's name.
+        entry: Its configuration (``consumer``, ``producer`` and ``curator`` lists).
+
+    Raises:
+        AKConfigError: Naming the entry and what to change.
+    """
+    if not any(getattr(entry, role) for role in STORE_TOOLS):
+        raise AKConfigError(
+            f"okf {kind} {name!r} names no agent: list at least one under consumer, producer "
+            f"or curator (a {kind} nobody can reach is a mistake)."
+        )
+    both = sorted(set(entry.producer) & set(entry.curator))
+    if both:
+        raise AKConfigError(
+            f"okf {kind} {name!r} names {both} as both producer and curator; give each agent "
+            f"one role per {kind}."
+        )
+
+
 class Stores:
     """The ``stores`` of an ``okf`` block: validated at once, each opened on first use."""
 
@@ -82,17 +106,7 @@ class Stores:
                     f"okf store {name!r} has the name of a database: give each its own name "
                     "(both are named in tools, the audit and the metrics)."
                 )
-            if not any(getattr(entry, role) for role in STORE_TOOLS):
-                raise AKConfigError(
-                    f"okf store {name!r} names no agent: list at least one under consumer, "
-                    "producer or curator."
-                )
-            both = sorted(set(entry.producer) & set(entry.curator))
-            if both:
-                raise AKConfigError(
-                    f"okf store {name!r} names {both} as both producer and curator; give "
-                    "each agent one role per store."
-                )
+            check_roles("store", name, entry)
             for agent in dict.fromkeys(entry.consumer + entry.producer + entry.curator):
                 if agent in holder:
                     raise AKConfigError(

@@ -23,7 +23,7 @@ from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.roles import prompts
 from agentkernel.roles._lazy import LazyBundle
-from agentkernel.roles._stores import Stores
+from agentkernel.roles._stores import Stores, check_roles
 
 if TYPE_CHECKING:
     from agentkernel.knowledgebase._sql.backend import SQLBackend
@@ -362,17 +362,7 @@ def _resolved_index(index: str | None, base_dir: Path | None) -> str | None:
 
 
 def _validate_database(database: str, entry: OKFDatabaseConfig) -> None:
-    if not any(getattr(entry, role) for role in ROLES):
-        raise AKConfigError(
-            f"okf database {database!r} names no agent: list at least one under "
-            "consumer, producer or curator (a bundle nobody can reach is a mistake)."
-        )
-    both = sorted(set(entry.producer) & set(entry.curator))
-    if both:
-        raise AKConfigError(
-            f"okf database {database!r} names {both} as both producer and curator; "
-            "give each agent one role per database."
-        )
+    check_roles("database", database, entry)
     is_s3 = entry.uri.lower().startswith("s3://")
     kind = entry.type
     if (kind == "local" and is_s3) or (kind == "s3" and not is_s3):
