@@ -272,3 +272,26 @@ def test_an_agent_of_a_store_over_stdio_gets_its_role_and_retire_asks_the_person
     assert seen["created"] is False
     assert len(asked) == 1 and "concept/tides" in asked[0]
     assert seen["retired"].startswith("Retired concept/tides."), seen["retired"]
+
+
+def test_serving_every_database_without_an_agent_says_the_stores_are_left_out(
+    tmp_path: Path,
+) -> None:
+    config = tmp_path / "config.yaml"
+    ga4 = shutil.copytree(okf_bundle("ga4"), tmp_path / "ga4")
+    okf = {
+        "databases": {"ga4": {"type": "local", "uri": str(ga4), "consumer": ["reader"]}},
+        "stores": {"team": {"uri": str(tmp_path / "knowledge"), "producer": ["writer"]}},
+    }
+    config.write_text(yaml.safe_dump({"okf": okf}))
+    command = a.cli_command("serve", "--config", str(config), "--http", "127.0.0.1:0")
+    with a.serving(command, cwd=tmp_path) as server:
+        names = anyio.run(_names, server.url)
+    assert "search_kb" in names and not _knowledge(names)
+    said = "".join(server.lines)
+    assert "the curated stores ['team']" in said and "give --agent NAME" in said
+
+
+async def _names(url: str) -> list[str]:
+    async with a.session(url) as opened:
+        return list(await tools(opened))

@@ -16,6 +16,8 @@ from typing import Any
 from agentkernel.cli._options import subcommand
 from agentkernel.errors import AKConfigError
 
+logger = logging.getLogger(__name__)
+
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     from agentkernel.cli._serve_options import add_serve_arguments
@@ -66,12 +68,28 @@ def run(args: argparse.Namespace) -> int:
             hint = f"{args.agent}'s roles grant no writes"
         elif args.config:
             hint = "every database, read; --agent NAME serves that agent's role"
+            _warn_of_stores(args.config)
         serve_from_args(
             args, sources.builder, tools=sources.tools, writes=sources.writes, hint=hint
         )
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _warn_of_stores(config: str) -> None:
+    """Every database read by everyone leaves the stores out: their tools go by role."""
+    from agentkernel.roles import OKFCapability
+
+    capability = OKFCapability.from_config(config)
+    names = capability.stores.names() if capability is not None else []
+    if names:
+        logger.warning(
+            "the curated stores %s of %s are not served without an agent: give --agent NAME, "
+            "or serve with --auth-tokens/--auth-jwks (each caller gets its agent's role)",
+            names,
+            config,
+        )
 
 
 def _holds_a_store(config: str, agent: str) -> bool:
