@@ -34,17 +34,8 @@ from agentkernel.errors import (
     echo,
     missing_extra,
 )
-from agentkernel.storage.base import (
-    MAX_RECORD_BYTES,
-    RECORDS_FOLDER,
-    DocumentStore,
-    StoredFile,
-    clean_file_path,
-    clean_path,
-    is_record_name,
-    is_walkable,
-    require_record_name,
-)
+from agentkernel.storage import paths
+from agentkernel.storage.base import DocumentStore, StoredFile
 
 try:
     import boto3
@@ -136,7 +127,7 @@ class S3DocumentStore(DocumentStore):
                 f"An S3 bucket name must be a non-empty name without '/', got {bucket!r}."
             )
         try:
-            cleaned = clean_path(prefix)
+            cleaned = paths.clean_path(prefix)
         except KnowledgePathError as exc:
             raise AKConfigError(f"Unusable S3 prefix {prefix!r}: {exc}") from exc
         self._bucket = bucket
@@ -207,8 +198,8 @@ class S3DocumentStore(DocumentStore):
             ConnectionError: The endpoint cannot be reached.
             OSError: Any other S3 failure.
         """
-        start = clean_path(prefix)
-        if start and not is_walkable(start):
+        start = paths.clean_path(prefix)
+        if start and not paths.is_walkable(start):
             raise KnowledgePathError(f"Prefix {echo(prefix)} names a hidden entry.")
         self._reset_diagnostics()
         list_prefix = self._keyprefix + (f"{start}/" if start else "")
@@ -225,10 +216,10 @@ class S3DocumentStore(DocumentStore):
                     path = key[len(self._keyprefix) :]
                     if key.endswith("/") or _hidden(path):
                         folder, _, name = path.partition("/")
-                        if folder == RECORDS_FOLDER and is_record_name(name):
+                        if folder == paths.RECORDS_FOLDER and paths.is_record_name(name):
                             records.append(name)
                         continue
-                    if not is_walkable(path):
+                    if not paths.is_walkable(path):
                         self._diagnose(f"skipped key {key!r}: not a clean bundle path")
                         continue
                     yield StoredFile(path, int(item["Size"]), str(item["ETag"]))
@@ -239,7 +230,7 @@ class S3DocumentStore(DocumentStore):
 
     @override
     def read(self, path: str) -> bytes:  # one GET; other S3 failures as OSError (see walk)
-        cleaned = clean_file_path(path)
+        cleaned = paths.clean_file_path(path)
         return self._get(cleaned, None)
 
     @override
@@ -247,7 +238,7 @@ class S3DocumentStore(DocumentStore):
         # one ranged GET (none for 0 bytes); the body is read with a bound too, so a server
         # ignoring Range still cannot make this read more than max_bytes
         self._check_max_bytes(max_bytes)
-        cleaned = clean_file_path(path)
+        cleaned = paths.clean_file_path(path)
         if max_bytes == 0:
             return b""
         return self._get(cleaned, max_bytes)
@@ -315,17 +306,17 @@ class S3DocumentStore(DocumentStore):
 
     @override
     def read_versioned(self, path: str) -> tuple[bytes, str]:  # one GET; the token is the ETag
-        return self._get_versioned(clean_file_path(path), None)
+        return self._get_versioned(paths.clean_file_path(path), None)
 
     @override
     def read_bounded(self, path: str, max_bytes: int) -> bytes:
         self._check_max_bytes(max_bytes)
-        return self._get_versioned(clean_file_path(path), max_bytes)[0]
+        return self._get_versioned(paths.clean_file_path(path), max_bytes)[0]
 
     @override
     def read_versioned_bounded(self, path: str, max_bytes: int) -> tuple[bytes, str]:
         self._check_max_bytes(max_bytes)
-        return self._get_versioned(clean_file_path(path), max_bytes)
+        return self._get_versioned(paths.clean_file_path(path), max_bytes)
 
     def _get_versioned(self, cleaned: str, limit: int | None) -> tuple[bytes, str]:
         """One GET of the whole object; over ``limit`` it is refused unread, or cut.
@@ -428,11 +419,13 @@ class S3DocumentStore(DocumentStore):
         return list(self._walked_records or [])
 
     def _record_key(self, name: str) -> str:
-        return f"{self._keyprefix}{RECORDS_FOLDER}/{require_record_name(name)}"
+        return f"{self._keyprefix}{paths.RECORDS_FOLDER}/{paths.require_record_name(name)}"
 
     @override
     def _read_record(self, name: str) -> bytes:
-        return self._get(f"{RECORDS_FOLDER}/{require_record_name(name)}", MAX_RECORD_BYTES + 1)
+        return self._get(
+            f"{paths.RECORDS_FOLDER}/{paths.require_record_name(name)}", paths.MAX_RECORD_BYTES + 1
+        )
 
     @override
     def _write_record(self, name: str, data: bytes) -> None:
@@ -443,7 +436,7 @@ class S3DocumentStore(DocumentStore):
                 Bucket=self._bucket, Key=key, Body=data, ContentType="application/json"
             )
         except (ClientError, BotoCoreError) as exc:
-            raise self._os_error(exc, "write", f"{RECORDS_FOLDER}/{name}") from exc
+            raise self._os_error(exc, "write", f"{paths.RECORDS_FOLDER}/{name}") from exc
         if self._walked_records is not None and name not in self._walked_records:
             self._walked_records = sorted([*self._walked_records, name])
 
@@ -456,13 +449,13 @@ class S3DocumentStore(DocumentStore):
             if _code(exc) in _NOT_FOUND:
                 self._forget_record(name)
                 return False
-            raise self._os_error(exc, "delete", f"{RECORDS_FOLDER}/{name}") from exc
+            raise self._os_error(exc, "delete", f"{paths.RECORDS_FOLDER}/{name}") from exc
         except BotoCoreError as exc:
-            raise self._os_error(exc, "delete", f"{RECORDS_FOLDER}/{name}") from exc
+            raise self._os_error(exc, "delete", f"{paths.RECORDS_FOLDER}/{name}") from exc
         try:
             self._client.delete_object(Bucket=self._bucket, Key=key)
         except (ClientError, BotoCoreError) as exc:
-            raise self._os_error(exc, "delete", f"{RECORDS_FOLDER}/{name}") from exc
+            raise self._os_error(exc, "delete", f"{paths.RECORDS_FOLDER}/{name}") from exc
         self._forget_record(name)
         return True
 
@@ -482,7 +475,7 @@ class S3DocumentStore(DocumentStore):
 
     def _writable_path(self, path: str) -> str:
         self._require_writable(path)
-        return clean_file_path(path)
+        return paths.clean_file_path(path)
 
     def _conflict_or_error(self, exc: Exception, action: str, cleaned: str) -> Exception:
         """A lost condition as ``WriteConflictError``; anything else as :meth:`_os_error`."""
