@@ -275,7 +275,9 @@ class SearchIndex:
         tfs = counted.entry_tf
         if listed is None:  # each document's terms are worked out if it is ever removed
             # int32 term ids (half the bytes); entry_slot is the postings' own array
-            self._unlisted.append((counted.terms, counted.entry_term.astype(np.int32), entry_slot))
+            self._unlisted.append(
+                (counted.terms, counted.entry_term.astype(np.int32, copy=False), entry_slot)
+            )
         starts = counted.starts
         postings = self._postings
         fresh: list[int] = []  # the numbers of the terms no document held yet

@@ -115,7 +115,8 @@ def import_state(index: SearchIndex, state: dict[str, Any]) -> None:
         or len(set(keys)) != count
     ):
         raise ValueError("the state is malformed")
-    entry_term = np.repeat(np.arange(len(terms), dtype=np.int64), sizes)
+    # int32 term ids: what the index keeps of them (no int64 copy beside them at the load)
+    entry_term = np.repeat(np.arange(len(terms), dtype=np.int32), sizes)
     starts = np.concatenate(([0], np.cumsum(sizes))).tolist()
     counted = Counted(terms, lengths, None, entry_term, docs, tfs, starts)
     index.file_counted(np, keys, statuses, titles, pairs, counted)
