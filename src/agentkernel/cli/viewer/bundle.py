@@ -32,7 +32,7 @@ _FACT_KEYS = ("resource", "status", "stale_after")
 
 
 @dataclass
-class BundleView:
+class ViewerPage:
     """What the page shows.
 
     Attributes:
@@ -65,7 +65,7 @@ class BundleView:
         }
 
 
-def collect(manager: OKFManager, store: DocumentStore, title: str | None = None) -> BundleView:
+def collect(manager: OKFManager, store: DocumentStore, title: str | None = None) -> ViewerPage:
     """Fetch every concept the manager serves and render it for the page.
 
     Args:
@@ -90,7 +90,7 @@ def collect(manager: OKFManager, store: DocumentStore, title: str | None = None)
     directories = _directories(ids, index_files)
     position = {cid: n for n, cid in enumerate(sorted(ids))}
     records.sort(key=lambda r: position[str(r["metadata"]["id"])])
-    view = BundleView(
+    view = ViewerPage(
         title=title or _default_title(store.location),
         location=store.location,
         diagnostics=list(manager.diagnostics),

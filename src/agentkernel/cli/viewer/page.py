@@ -17,7 +17,7 @@ import re
 from importlib import resources
 from typing import Any
 
-from agentkernel.cli.viewer.bundle import BundleView
+from agentkernel.cli.viewer.bundle import ViewerPage
 
 _SLOT = re.compile(r"\{\{(csp|title|style|script|data)\}\}")
 _JSON_ESCAPES = {
@@ -42,7 +42,7 @@ def embed_json(value: Any) -> str:
     return re.sub("[<>&\u2028\u2029]", lambda m: _JSON_ESCAPES[m.group(0)], text)
 
 
-def build_page(view: BundleView) -> str:
+def build_page(view: ViewerPage) -> str:
     """Render the whole page for a bundle.
 
     Args:
