@@ -16,6 +16,9 @@
     │                              a document cannot be read as an OKF concept
     ├── FrontmatterError           also a ValueError (agentkernel.storage.frontmatter):
     │                              a document's frontmatter is missing or not a YAML mapping
+    ├── YAMLLimitError             also a ValueError (agentkernel.storage.yamltext): YAML
+    │                              refused by a bound (too many values once aliases expand,
+    │                              or too deep)
     ├── CacheIntegrityError        also an OSError (agentkernel.storage.nodecache): a downloaded
     │                              object does not match what the object store said it holds
     ├── CachePathError             also a ValueError (agentkernel.storage.nodecache): a name from
