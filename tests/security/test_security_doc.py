@@ -7,14 +7,9 @@ renamed or removed fails this test, so the page cannot drift from the suite.
 
 from __future__ import annotations
 
-import ast
-import re
-from pathlib import Path
+from tests.support.doc_tests import ROOT, TEST_REF, absent_tests
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "security.md"
-# a test of the suite, or a method of a kit the suite runs (src/.../testing.py::Class::test)
-_TEST_REF = re.compile(r"`((?:tests|src)/[\w/]+\.py)::(?:\w+::)?(test_\w+)`")
 
 
 def _promise_rows() -> list[str]:
@@ -30,28 +25,13 @@ def _promise_rows() -> list[str]:
     return [row for row in rows if row.replace(" ", "").lower() != "|surface|promise|test|"]
 
 
-def _test_names(module: Path) -> set[str]:
-    tree = ast.parse(module.read_text(encoding="utf-8"))
-    return {
-        node.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.name.startswith("test_")
-    }
-
-
 def test_every_promise_names_a_test() -> None:
     rows = _promise_rows()
     assert len(rows) >= 20, "the promise tables were not found"
-    missing = [row for row in rows if not _TEST_REF.search(row)]
+    missing = [row for row in rows if not TEST_REF.search(row)]
     assert not missing, f"promises without a test: {missing}"
 
 
 def test_every_named_test_exists() -> None:
-    refs = _TEST_REF.findall(PAGE.read_text(encoding="utf-8"))
-    absent = [
-        f"{path}::{name}"
-        for path, name in refs
-        if not (ROOT / path).is_file() or name not in _test_names(ROOT / path)
-    ]
+    absent = absent_tests(PAGE.read_text(encoding="utf-8"))
     assert not absent, f"docs/security.md names tests that do not exist: {absent}"
