@@ -111,8 +111,10 @@ def test_the_cache_is_shared_by_processes_and_a_refresh_embeds_only_what_changed
         LocalDocumentStore(bundle), refresh_seconds=None, embedder=minilm, cache_dir=cache
     )
     semantic = kb.semantic
-    # two texts a concept: the whole and its name (title and description)
-    assert semantic is not None and semantic.embedded == 2 * len(CONCEPTS)
+    assert semantic is not None and semantic.embedded == 0  # nothing before a search
+    kb.search("power users", 1)
+    # two texts a concept: the whole and its name (title and description), and the query
+    assert semantic.embedded == 2 * len(CONCEPTS) + 1
     script = textwrap.dedent(
         f"""
         import json
@@ -137,12 +139,14 @@ def test_the_cache_is_shared_by_processes_and_a_refresh_embeds_only_what_changed
     write_concept(bundle, "metrics/revenue", "Revenue", "Net sales after refunds.", "Changed.")
     before = semantic.embedded
     kb.reload()
+    kb.search("power users", 1)  # a query asked before: its vector is remembered
     assert semantic.embedded - before == 2  # its whole and its name, nothing else
     assert other_process()["embedded"] == 1  # the changed concept too is cached now
     title, description, _ = CONCEPTS["metrics/churned_accounts"]
     write_concept(bundle, "metrics/churned_accounts", title, description, "A new body.")
     before = semantic.embedded
     kb.reload()
+    kb.search("power users", 1)
     assert semantic.embedded - before == 1  # a new body: the whole again, the name is cached
 
 

@@ -238,10 +238,21 @@ class SemanticIndex(SlotKeyed):
 
     @property
     def description(self) -> str:
-        """What the schema says about search: hybrid with the model, or why lexical only."""
+        """What the schema says about search over BM25F (:meth:`describe`)."""
+        return self.describe("lexical (BM25F)")
+
+    def describe(self, lexical: str) -> str:
+        """What the schema says about search: hybrid with the model, or why lexical only.
+
+        Args:
+            lexical: The lexical engine fused with the vectors, as the schema names it.
+
+        Returns:
+            For example ``hybrid: lexical (BM25F) and dense (MODEL), fused by score``.
+        """
         if self.degraded:
             return f"lexical only: semantic search is unavailable ({self.degraded})"
-        return f"hybrid: lexical (BM25F) and dense ({self.embedder.model_id}), fused by score"
+        return f"hybrid: {lexical} and dense ({self.embedder.model_id}), fused by score"
 
     def vectors_for(
         self, texts: Sequence[str], progress: Progress | None = None

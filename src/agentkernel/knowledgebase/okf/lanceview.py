@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.errors import KnowledgeError
@@ -83,6 +83,7 @@ class LanceView(ViewState):
         self._writer: Any = None  # the lancedb table writes commit to, on the first write
         self._waiting_since: float | None = None  # a newer version is not fully indexed
         self._refreshing = threading.Lock()
+        self._reading_vectors = threading.Lock()
         try:
             # the source keeps an object-store index's files in the node cache
             self.source: Any = index_source(uri, self.options)
@@ -108,7 +109,7 @@ class LanceView(ViewState):
         """The served version of the index."""
         return self.view
 
-    def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
+    def search(self, query: str, limit: int, *, dense: bool) -> list[tuple[Concept, float]]:
         """Rank concepts over the index's full-text index, fused with its vectors when hybrid.
 
         Arguments and result as for :meth:`~.views.BundleView.search`. A read error on an
@@ -116,11 +117,39 @@ class LanceView(ViewState):
         ones fetched) and the search run once more on the repaired files.
         """
         try:
-            return self._search(query, limit)
+            return self._search(query, limit, dense)
         except (OSError, RuntimeError, ValueError) as exc:  # Lance's read errors
             if not self._repaired(exc):
                 raise
-        return self._search(query, limit)
+        return self._search(query, limit, dense)
+
+    def engine(self, *, dense: bool) -> str:
+        """Lance's BM25, fused with the index's vectors when hybrid."""
+        semantic = self.context.semantic
+        if semantic is None or not dense:
+            return INDEX_RANKING
+        if self.lexical_only:
+            return f"lexical only: {self.lexical_only}"
+        return semantic.describe(INDEX_RANKING)
+
+    def vectors_complete(self) -> bool:
+        """Whether the served version's vectors are read (or there are none to read)."""
+        with self.context.lock:
+            if self.context.semantic is None or self.lexical_only:
+                return True
+            return self.vectors is not None and self.vectors.version == self.view.version
+
+    def fill_vectors(self, progress: Callable[[int, int], None] | None) -> None:
+        """Read the served version's vectors (all at first, then those that changed)."""
+        with self.context.lock:
+            view, vectors = self.view, self._hybrid_vectors()
+        if vectors is None:
+            return
+        total = len(view.concepts)
+        with self._reading_vectors:  # IndexVectors is not thread-safe; searches wait on it
+            vectors.sync(view)
+        if progress is not None:
+            progress(total, total)
 
     def _repaired(self, exc: Exception) -> bool:
         """Repair the served version's cached files after ``exc``; whether any was damaged."""
@@ -145,15 +174,16 @@ class LanceView(ViewState):
         logger.warning("OKF bundle index %s: a read failed (%s); repaired", self.location, exc)
         return True
 
-    def _search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
+    def _search(self, query: str, limit: int, dense: bool) -> list[tuple[Concept, float]]:
         lock = self.context.lock
         semantic = self.context.semantic
         with lock:
             view = self.view
-            if semantic is None or self.lexical_only:
+            if semantic is None or self.lexical_only or not dense:
                 return view.records(view.ranked(query, limit))
             hits = view.ranked(query, semantic.pool(limit))
-            self.vectors.sync(view)  # the vectors of this version, read once
+            with self._reading_vectors:
+                self.vectors.sync(view)  # the vectors of a version switched to since, if any
         ranked = semantic.rerank(query, hits, limit)
         with lock:
             return view.records(ranked)
@@ -209,13 +239,7 @@ class LanceView(ViewState):
 
     def schema(self) -> dict[str, Any]:
         """The index's location and version, and the search mode."""
-        semantic = self.context.semantic
-        if semantic is None:
-            search = INDEX_RANKING
-        elif self.lexical_only:
-            search = f"lexical only: {self.lexical_only}"
-        else:
-            search = semantic.description
+        search = self.engine(dense=True)
         with self.context.lock:
             view = self.view
         return {

@@ -41,6 +41,7 @@ from agentkernel.knowledgebase.okf.describing import (
     describe_bundle,
 )
 from agentkernel.knowledgebase.okf.fetching import fetched_record
+from agentkernel.knowledgebase.okf.loading import Loading
 from agentkernel.knowledgebase.okf.manifest import BundleContents
 from agentkernel.knowledgebase.okf.options import check_options
 from agentkernel.knowledgebase.okf.records import (
@@ -105,8 +106,9 @@ class OKFManager(DocumentKnowledgeBase):
         embedder: Embedder | str | None = None,
         cache_dir: str | Path | None = None,
         legacy_dates: bool = False,
+        background: bool = False,
     ) -> None:
-        """Attach a store and walk it once (or open its bundle index).
+        """Attach a store and walk it once (or open its bundle index), now or on a thread.
 
         Args:
             store: Where the bundle lives (``LocalDocumentStore``, ``S3DocumentStore``, yours).
@@ -141,6 +143,12 @@ class OKFManager(DocumentKnowledgeBase):
                 for bundles written before OKF 0.2 required a datetime with an offset. Off by
                 default: such a value is ignored, as the spec says, so the concept is never
                 stale by it (``agentkernel-kb check`` names each one and its fix).
+            background: Return at once and load on a thread (a server that listens before
+                its bundles are read): every operation waits for the walk or the index, and
+                with an embedder, the vectors are filled next while searches answer
+                lexically, saying so (:meth:`readiness` says how far). A load that fails is
+                then raised by every operation, not here. Off: the walk (or the index) is
+                read before this returns, and the first search fills the vectors.
 
         Raises:
             TypeError: An argument has the wrong type.
@@ -181,8 +189,10 @@ class OKFManager(DocumentKnowledgeBase):
         self._next_refresh = math.inf
         self._poller: BackgroundRefresh | None = None  # a bundle index's refresh thread
         self.last_refresh: RefreshStats | None = None
-        self._warming = Warming(self.backend_name)
-        self.connect()
+        self.answered_by = ""
+        """What answered the latest search (the engines, or why lexically), as the schema says."""
+        self._loading = Loading(self.backend_name, background=background)
+        self._loading.open(self.connect, self._fill if semantic is not None else None)
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -197,18 +207,19 @@ class OKFManager(DocumentKnowledgeBase):
             KnowledgeError: The store refused the listing, or the index cannot be opened and
                 no fallback was asked for.
         """
+        warming = self._loading.warming
         try:
-            self._connect()
+            self._connect(warming)
         except Exception as exc:
-            self._warming.fail(f"{type(exc).__name__}: {exc}")
+            warming.fail(f"{type(exc).__name__}: {exc}")
             raise
-        self._warming.recovered()
-        self._warming.end()
-        self._warming.loaded.set()
+        warming.recovered()
+        warming.end()
+        warming.loaded.set()
 
-    def _connect(self) -> None:
+    def _connect(self, warming: Warming) -> None:
         if self._index_uri is not None:
-            self._warming.begin("index")
+            warming.begin("index")
             if self._open_index():
                 if self._refresh_seconds is not None:
                     from agentkernel.knowledgebase.okf.background import BackgroundRefresh
@@ -222,7 +233,7 @@ class OKFManager(DocumentKnowledgeBase):
                         self._poller,
                     )
                 return
-        self._warming.begin("walk")
+        warming.begin("walk")
         walk = WalkView(self._context)
         self._view = walk
         # an unchanged bundle starts from the last walk's saved manifest and analysed index
@@ -240,12 +251,16 @@ class OKFManager(DocumentKnowledgeBase):
             OSError: The listing failed; the last good state is still served.
             KnowledgeError: The store refused the listing; likewise.
         """
+        if self._loading.warming.error:  # the first load failed: load again
+            self.connect()
+            return self.last_refresh or RefreshStats(0, 0, 0, 0, 0.0)
         stats = self._refresh(raise_errors=True)
         assert stats is not None  # raise_errors: a failure raised instead
         return stats
 
     def close(self) -> None:
         """Stop a bundle index's background refresh, then close the store."""
+        self._loading.stop()
         if self._poller is not None:
             self._poller.stop()
         super().close()
@@ -262,7 +277,8 @@ class OKFManager(DocumentKnowledgeBase):
         vectors = semantic.count if semantic is not None else 0
         with self._lock:
             total = len(self._served.concepts)
-        return self._warming.readiness(vectors, total, hybrid=semantic is not None)
+            complete = self._view.vectors_complete()
+        return self._loading.warming.readiness(vectors, total, complete, semantic is not None)
 
     def served_index(self) -> dict[str, Any] | None:
         """The served bundle index's version and when it was indexed; ``None`` when walking.
@@ -306,7 +322,7 @@ class OKFManager(DocumentKnowledgeBase):
             namespaces,
             self.diagnostics,
             description=self._description,
-            semantic=self._semantic is not None,
+            semantic=self._hybrid_now(),
         )
 
     # -- operations ---------------------------------------------------------------------
@@ -334,10 +350,17 @@ class OKFManager(DocumentKnowledgeBase):
             return []
         now = self._now()
         legacy = self._legacy_dates
-        return [
-            summary_record(c, now, s, legacy_dates=legacy)
-            for c, s in self._view.search(query, limit)
-        ]
+        view = self._view
+        dense = self._semantic is not None and self._loading.dense(
+            view.vectors_complete, view.fill_vectors
+        )
+        found = view.search(query, limit, dense=dense)
+        self.answered_by = self._engine(view, dense)
+        rows = [summary_record(c, now, s, legacy_dates=legacy) for c, s in found]
+        if self._semantic is not None and (not dense or self._semantic.degraded):
+            for row in rows:  # the answer says it is lexical (format_results shows it)
+                row["metadata"]["lexical_only"] = self.answered_by
+        return rows
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
         """Read whole documents by id, with their links resolved.
@@ -453,9 +476,13 @@ class OKFManager(DocumentKnowledgeBase):
             rows: Records from an operation.
 
         Returns:
-            The text the agent sees.
+            The text the agent sees; a search answered lexically though hybrid is
+            configured (its vectors still being built) opens with a line saying so.
         """
-        return format_records(rows)
+        text = format_records(rows)
+        metadata = rows[0].get("metadata") if rows else None
+        lexical = metadata.get("lexical_only") if isinstance(metadata, Mapping) else None
+        return f"(search: {lexical})\n{text}" if lexical else text
 
     def served_concepts(self) -> list[Concept]:
         """Return every concept served now (frontmatter and, from a walk, body head), in no order.
@@ -481,6 +508,8 @@ class OKFManager(DocumentKnowledgeBase):
                 self._store.label, self._served, types, len(self.diagnostics), self._bound()
             )
         schema.update(self._view.schema())
+        if self._semantic is not None and not self._hybrid_now():
+            schema["search"] = self._engine(self._view, dense=False)
         if any(is_computation(kind) for kind in types):  # the scan only where one is held
             schema["computations"] = computations_of(self._view.all_concepts())
         if self.capabilities.writable:
@@ -494,6 +523,7 @@ class OKFManager(DocumentKnowledgeBase):
         return datetime.fromtimestamp(self._clock(), UTC)
 
     def _tick(self) -> None:
+        self._loading.wait()
         if self._clock() >= self._next_refresh:
             self._refresh(raise_errors=False)
 
@@ -501,6 +531,28 @@ class OKFManager(DocumentKnowledgeBase):
     def _served(self) -> BundleContents:
         """What browse, fetch and the schema read: the view's tree."""
         return self._view.contents
+
+    def _fill(self, progress: Callable[[int, int], None] | None) -> None:
+        self._view.fill_vectors(progress)
+
+    def _hybrid_now(self) -> bool:
+        """Whether a search now fuses the vectors (in the foreground, it fills them first)."""
+        if self._semantic is None:
+            return False
+        return not self._loading.background or self._view.vectors_complete()
+
+    def _engine(self, view: BundleView, dense: bool) -> str:
+        """What answered a search, truthfully: the engines, or why lexically though hybrid."""
+        if self._semantic is None or dense:
+            return view.engine(dense=dense)
+        lexical = view.engine(dense=False)
+        if self._semantic.degraded:
+            return f"{lexical} only: the vectors cannot be built ({self._semantic.degraded})"
+        state = self.readiness()
+        return (
+            f"{lexical} while the vectors are built ({state.vectors}/{state.vectors_total} "
+            "so far); hybrid once they are"
+        )
 
     def _types(self) -> Counter[str]:
         """Concepts per type; equal counts in name order, whatever order they were loaded in."""

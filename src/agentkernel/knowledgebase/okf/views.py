@@ -100,15 +100,34 @@ class BundleView(Protocol):
     def contents(self) -> BundleContents:
         """The served tree: concepts, reserved files, skipped documents, directories."""
 
-    def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
-        """Rank concepts for a query (hybrid when the context has a dense index).
+    def search(self, query: str, limit: int, *, dense: bool) -> list[tuple[Concept, float]]:
+        """Rank concepts for a query (hybrid when asked and the context has a dense index).
 
         Args:
             query: Free text.
             limit: The most results.
+            dense: Fuse the vectors (``False``: lexical, while they are not all held).
 
         Returns:
             ``(concept, score)`` best first.
+        """
+
+    def engine(self, *, dense: bool) -> str:
+        """What answers a search, as the schema and the command line say it.
+
+        Args:
+            dense: Whether the search fuses the vectors.
+        """
+
+    def vectors_complete(self) -> bool:
+        """Whether every served concept holds its vector (``True`` without a dense index)."""
+
+    def fill_vectors(self, progress: Callable[[int, int], None] | None) -> None:
+        """Embed (or read from the index) the vectors concepts lack; never under the lock.
+
+        Args:
+            progress: Called with ``(done, total)`` concepts as they come; ``None`` leaves
+                the report to the embedding runs' reporter (the command line's bar).
         """
 
     def types(self) -> Counter[str]:

@@ -2,14 +2,17 @@
 
 The first refresh walks the whole store; later ones list it and re-read only the documents
 whose change token moved (:func:`~agentkernel.knowledgebase.okf.scan.scan`). A failed refresh
-keeps the last good manifest and records a diagnostic. With a dense index, search is hybrid:
-the lexical hits (with their tiers) fused with the concepts' cosine similarity.
+keeps the last good manifest and records a diagnostic. A refresh embeds nothing: a new or
+changed concept holds no vector until :meth:`WalkView.fill_vectors` (when search needs them,
+:mod:`~agentkernel.knowledgebase.okf.loading`). With every vector held, search is hybrid: the
+lexical hits (with their tiers) fused with the concepts' cosine similarity.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.okf.concept import Concept
@@ -43,7 +46,7 @@ class WalkView(ViewState):
         """The manifest."""
         return self.manifest
 
-    def search(self, query: str, limit: int) -> list[tuple[Concept, float]]:
+    def search(self, query: str, limit: int, *, dense: bool) -> list[tuple[Concept, float]]:
         """Rank concepts with the retrieval engine, fused with the dense ranking when hybrid.
 
         Arguments and result as for :meth:`~.views.BundleView.search`.
@@ -51,7 +54,7 @@ class WalkView(ViewState):
         semantic = self.context.semantic
         lock = self.context.lock
         held = self.manifest.concepts
-        if semantic is None:
+        if semantic is None or not dense:
             with lock:
                 hits = self.manifest.index.search(query, limit)
                 return [(held[str(hit.key)], hit.score) for hit in hits]
@@ -60,6 +63,41 @@ class WalkView(ViewState):
         ranked = semantic.rerank(query, hits, limit)
         with lock:
             return [(held[key], hit.score) for hit in ranked if (key := str(hit.key)) in held]
+
+    def engine(self, *, dense: bool) -> str:
+        """BM25F, fused with the vectors when hybrid (see :meth:`~.views.BundleView.engine`)."""
+        semantic = self.context.semantic
+        if semantic is None or not dense:
+            return lexical_description()
+        return semantic.describe(lexical_description())
+
+    def vectors_complete(self) -> bool:
+        """Whether every concept holds its vector."""
+        semantic = self.context.semantic
+        if semantic is None:
+            return True
+        with self.context.lock:
+            return semantic.count >= len(self.manifest.concepts)
+
+    def fill_vectors(self, progress: Callable[[int, int], None] | None) -> None:
+        """Embed the concepts without a vector (the cache first); see the protocol."""
+        semantic = self.context.semantic
+        if semantic is None:
+            return
+        from agentkernel.knowledgebase.okf.vectors import embed_concepts
+
+        manifest = self.manifest
+        with self.context.lock:
+            todo = [manifest.concepts[k] for k in semantic.missing(list(manifest.concepts))]
+        if not todo:
+            return
+        counted = None if progress is None else (lambda done: progress(done, len(todo)))
+        vectors = embed_concepts(semantic, todo, counted)  # outside the lock: slow
+        with self.context.lock:
+            for concept in todo:
+                vector = vectors.get(concept.id)
+                if vector is not None and manifest.concepts.get(concept.id) is concept:
+                    semantic.put(concept.id, vector)  # a concept replaced since keeps none
 
     def types(self) -> Counter[str]:
         """Concepts per type."""
@@ -95,7 +133,7 @@ class WalkView(ViewState):
     def schema(self) -> dict[str, Any]:
         """The search mode."""
         semantic = self.context.semantic
-        return {"search": lexical_description() if semantic is None else semantic.description}
+        return {"search": self.engine(dense=semantic is not None)}
 
     def refresh(self, *, raise_errors: bool) -> RefreshStats | None:
         """List the store and re-read what changed since the last walk.
@@ -122,7 +160,6 @@ class WalkView(ViewState):
     def _apply(self, result: ScanResult, known: dict[str, str], started: float) -> RefreshStats:
         manifest = self.manifest
         context = self.context
-        vectors = context.embed(result.concepts)  # outside the lock: embedding is slow
         with context.lock:
 
             def untouched(path: str) -> bool:
@@ -136,7 +173,7 @@ class WalkView(ViewState):
             changed = 0
             for concept in result.concepts:
                 if untouched(concept.path):
-                    manifest.put_concept(concept, vectors.get(concept.id))
+                    manifest.put_concept(concept)  # its vector: when search needs it
                     changed += 1
             for reserved in result.reserved:
                 if untouched(reserved.path):
@@ -153,18 +190,5 @@ class WalkView(ViewState):
                     "served"
                 )
             self.refresh_error = None
-            semantic = context.semantic
-            unembedded = (
-                [manifest.concepts[k] for k in semantic.missing(list(manifest.concepts))]
-                if semantic is not None
-                else []
-            )
-        if unembedded:  # left without a vector by an earlier failed embedding
-            healed = context.embed(unembedded)
-            with context.lock:
-                for concept in unembedded:
-                    held = manifest.concepts.get(concept.id)
-                    if held is concept and concept.id in healed:
-                        manifest.put_concept(concept, healed[concept.id])
         seconds = time.perf_counter() - started
         return RefreshStats(result.listed, result.reads, changed, dropped, seconds)

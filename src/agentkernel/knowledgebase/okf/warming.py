@@ -110,12 +110,15 @@ class Warming:
         with self._lock:
             return self._error
 
-    def readiness(self, vectors: int, vectors_total: int, hybrid: bool) -> Readiness:
+    def readiness(
+        self, vectors: int, vectors_total: int, complete: bool, hybrid: bool
+    ) -> Readiness:
         """The state now.
 
         Args:
             vectors: Concepts holding a vector.
             vectors_total: Concepts served.
+            complete: Whether every vector there is to hold is held.
             hybrid: Whether search wants vectors (an embedder was given).
 
         Returns:
@@ -131,7 +134,7 @@ class Warming:
             done=done,
             total=total,
             lexical_ready=lexical,
-            vectors_ready=lexical and (not hybrid or vectors >= vectors_total),
+            vectors_ready=lexical and (not hybrid or complete),
             vectors=vectors,
             vectors_total=vectors_total,
             error=error,

@@ -22,8 +22,9 @@ sees a whole file or none; it opens with a SHA-256 of its contents, and a file t
 match, does not decode, or holds anything but plain data (the decoder accepts no class but
 ``datetime``'s) is ignored with a WARNING and replaced after the walk. A cache folder that
 cannot be written costs the saving only. The folder is created ``0700`` and the file ``0600``,
-whatever the umask: it holds what the bundle holds. Search with an embedder (hybrid) and a truncated
-bundle (more than ``max_concepts``) walk as before, without this file.
+whatever the umask: it holds what the bundle holds. A truncated bundle (more than
+``max_concepts``) walks as before, without this file. Hybrid search keeps a file of its own (its
+index adds the phrase rule): the file holds no vector, the vector cache does.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def walk_warm(
         What ``walk`` returned.
     """
     root = cache_dir()
-    if root is None or manifest.vectors is not None or manifest.paths():
+    if root is None or manifest.paths():
         stats = walk()
         manifest.index.flush()  # the connect pays the analysis, not the first search
         return stats
