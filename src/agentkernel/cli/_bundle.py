@@ -11,6 +11,7 @@ does not depend on how the server was started.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -95,7 +96,8 @@ def add_embedder_argument(parser: argparse.ArgumentParser, *, lexical: bool = Tr
         "--embedder",
         metavar="PATH_OR_NAME",
         help="search hybrid with this embedder: 'default' (the packaged all-MiniLM-L6-v2; "
-        "the default when the embeddings extra is installed, except with --index), a "
+        "the default when the embeddings extra is installed; with --index, the embedder the "
+        "index was built with), a "
         "model folder, or http(s)://host/v1#model",
     )
     if lexical:
@@ -116,7 +118,8 @@ def chosen_embedder(args: argparse.Namespace) -> str | None:
 
     Hybrid search with the packaged default is the default when the ``embeddings`` extra and
     the model package are installed; ``--lexical`` turns it off. With ``--index`` the index
-    decides (its vectors are chosen by ``index --embedder``), so only ``--embedder`` asks.
+    decides: its vectors are searched with the embedder it was built with
+    (:func:`index_embedder`), ``--lexical`` searches it lexically.
 
     Args:
         args: Parsed arguments from a parser extended by :func:`add_embedder_argument`.
@@ -137,7 +140,40 @@ def chosen_embedder(args: argparse.Namespace) -> str | None:
         return None
     if given is not None:
         return given
-    return None if getattr(args, "index", None) else resolve(AUTO)
+    index = getattr(args, "index", None)
+    if index:
+        return index_embedder(index, getattr(args, "index_option", ()))
+    return resolve(AUTO)
+
+
+def index_embedder(index: str, options: Sequence[str]) -> str | None:
+    """The embedder a bundle index was built with, to search its vectors (``None``: lexical).
+
+    Args:
+        index: ``--index``.
+        options: ``--index-option`` values.
+
+    Returns:
+        The embedder its meta row names (or the packaged default when that made its vectors);
+        ``None`` for an index without vectors, or one whose model must be named (a model
+        folder: said on stderr), or one that cannot be read (opening it says why).
+    """
+    from agentkernel.knowledgebase.okf.bundleindex import dense
+    from agentkernel.knowledgebase.okf.bundleindex.source import index_source
+
+    try:
+        recorded = dense.read_model_record(index_source(index, index_options(options)).open())
+    except Exception:
+        return None
+    spec = dense.recorded_spec(recorded)
+    if recorded is not None and spec is None:
+        print(
+            f"agentkernel-kb: the bundle index {index} holds vectors of "
+            f"{recorded.get('model_id')}; name that model with --embedder to search them "
+            "(searching lexically)",
+            file=sys.stderr,
+        )
+    return spec
 
 
 def search_mode_line(manager: Any) -> str:
@@ -147,9 +183,10 @@ def search_mode_line(manager: Any) -> str:
         manager: The OKF manager searched.
 
     Returns:
-        ``NAME: search is ...``, from the schema's own ``search`` entry.
+        ``NAME: search is ...``: the engine that answered the latest search (as the schema
+        names it), else the schema's ``search`` entry.
     """
-    said = manager.schema().get("search", "")
+    said = getattr(manager, "answered_by", "") or manager.schema().get("search", "")
     return f"{manager.backend_name}: search is {said}" if said else ""
 
 
@@ -174,6 +211,7 @@ def open_bundles(
     cache_dir: str | None = None,
     index: str | None = None,
     index_option: Sequence[str] = (),
+    background: bool = False,
 ) -> list[OKFManager]:
     """Open bundles for a command, named by the one rule; read-only unless asked otherwise.
 
@@ -185,6 +223,7 @@ def open_bundles(
         cache_dir: ``--vector-cache``.
         index: ``--index``: the bundle index to serve from (one bundle only).
         index_option: ``--index-option KEY=VALUE`` values.
+        background: Load on threads (a server; see ``OKFManager``'s ``background``).
 
     Returns:
         Connected managers that never refresh on their own, in the order given.
@@ -224,6 +263,7 @@ def open_bundles(
                 refresh_seconds=None,
                 embedder=embedder,
                 cache_dir=cache_dir,
+                background=background,
                 **served,
             )
             for store, name in zip(stores, chosen, strict=True)

@@ -66,13 +66,17 @@ def add_source_arguments(parser: argparse.ArgumentParser, *, names: bool = True)
     add_index_argument(parser)
 
 
-def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
+def resolve_sources(
+    args: argparse.Namespace, *, writable: bool, background: bool = False
+) -> Sources:
     """Open what the arguments name.
 
     Args:
         args: Parsed arguments from a parser extended by :func:`add_source_arguments`.
         writable: Whether ``write_kb`` may be offered for bundle paths. With ``--config``
             and ``--agent`` the agent's roles decide instead (a producer or curator writes).
+        background: Load the bundles on threads (a server listens before they are read;
+            each says how far it is in ``readiness()``).
 
     Returns:
         The tools and their backends.
@@ -92,7 +96,7 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
     if args.config:
         if getattr(args, "names", None):
             raise AKConfigError("--name names bundle paths; with --config the databases are named.")
-        return _from_config(args.config, args.agent)
+        return _from_config(args.config, args.agent, background)
     if not args.paths:
         raise AKConfigError("Name a bundle (PATH) or a configuration (--config FILE).")
     return _from_paths(
@@ -104,6 +108,7 @@ def resolve_sources(args: argparse.Namespace, *, writable: bool) -> Sources:
         index=getattr(args, "index", None),
         index_option=getattr(args, "index_option", ()),
         whole=bool(getattr(args, "full", False)),
+        background=background,
     )
 
 
@@ -117,6 +122,7 @@ def _from_paths(
     index: str | None = None,
     index_option: Sequence[str] = (),
     whole: bool = False,
+    background: bool = False,
 ) -> Sources:
     from agentkernel._tooling.budget import DEFAULT_ANSWER_CHARS
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
@@ -129,6 +135,7 @@ def _from_paths(
         cache_dir=cache_dir,
         index=index,
         index_option=index_option,
+        background=background,
     )
     builder = KnowledgeBuilder(managers, answer_chars=None if whole else DEFAULT_ANSWER_CHARS)
     tools = builder.build(writable=writable)
@@ -141,13 +148,14 @@ def _writes(builder: KnowledgeBuilder, tools: list[Tool]) -> list[str]:
     return [name for name, kb in builder.backends.items() if kb.capabilities.writable]
 
 
-def _from_config(path: str, agent: str | None) -> Sources:
+def _from_config(path: str, agent: str | None, background: bool = False) -> Sources:
     from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
     from agentkernel.roles import OKFCapability
 
     capability = OKFCapability.from_config(path)
     if capability is None:
         raise AKConfigError(f"{path} has no okf block: nothing to serve.")
+    capability.background = background
     if agent is None:
         databases = capability.databases()
         runners = [r for db in databases if (r := capability.computations(db)) is not None]

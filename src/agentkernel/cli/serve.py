@@ -62,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
         if args.config and args.agent and _holds_a_store(args.config, args.agent):
             _serve_roles(args, agent=args.agent)
             return 0
-        sources = resolve_sources(args, writable=args.writable)
+        # a server listens at once: its bundles load on threads (readiness says how far)
+        sources = resolve_sources(args, writable=args.writable, background=True)
         hint = None
         if args.config and args.agent:
             hint = f"{args.agent}'s roles grant no writes"
@@ -120,6 +121,7 @@ def _serve_roles(args: argparse.Namespace, agent: str | None = None) -> None:
     capability = OKFCapability.from_config(args.config)
     if capability is None:
         raise AKConfigError(f"{args.config} has no okf block: nothing to serve.")
+    capability.background = True  # bundles load on threads: the server listens at once
     databases = capability.databases()
     stores = capability.stores
     # every store opened now: a bad one fails at startup, not at some caller's first request

@@ -64,6 +64,8 @@ class OKFCapability:
         self._sql: dict[str, SQLBackend] = {}
         self._runners: dict[str, Computations] = {}
         self._lock = threading.Lock()
+        self.background = False
+        """Open bundles loading on a thread (a server: it listens at once; see OKFManager)."""
 
     @classmethod
     def from_config(
@@ -328,6 +330,7 @@ class OKFCapability:
             embedder=self._relative(_embedder(entry), model=True),
             cache_dir=self._relative(entry.vector_cache),
             legacy_dates=entry.legacy_dates,
+            background=self.background,
         )
 
     def _relative(self, value: str | None, model: bool = False) -> str | None:

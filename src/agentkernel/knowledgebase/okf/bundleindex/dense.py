@@ -46,9 +46,87 @@ def model_record(semantic: SemanticIndex) -> dict[str, Any]:
         semantic: The dense index whose embedder made them.
 
     Returns:
-        ``{"model_id", "dimension"}``.
+        ``{"model_id", "dimension"}``, and ``"spec"`` when the embedder can be named on
+        another machine (:func:`portable_spec`), so a reader searches with it unasked.
     """
-    return {"model_id": semantic.embedder.model_id, "dimension": semantic.dimension}
+    embedder = semantic.embedder
+    record: dict[str, Any] = {"model_id": embedder.model_id, "dimension": semantic.dimension}
+    spec = portable_spec(embedder)
+    if spec is not None:
+        record["spec"] = spec
+    return record
+
+
+def portable_spec(embedder: Any) -> str | None:
+    """How any machine names this embedder: ``default``, or an endpoint's URL and model.
+
+    A model folder is a path on the indexer's machine: not recorded (a reader names it).
+
+    Args:
+        embedder: The embedder.
+
+    Returns:
+        A spec for :func:`~agentkernel.retrieval.embedders.load_embedder`, or ``None``.
+    """
+    from pathlib import Path
+
+    from agentkernel.retrieval.embedders import default_model_path
+
+    url, model = getattr(embedder, "url", None), getattr(embedder, "model", None)
+    if isinstance(url, str) and isinstance(model, str):
+        return f"{url}#{model}"  # no user info, no query: the URL as messages show it
+    path = getattr(embedder, "path", None)
+    try:
+        default = default_model_path()
+    except EmbedderError:
+        return None
+    return "default" if path is not None and Path(path) == default else None
+
+
+def recorded_spec(recorded: Mapping[str, Any] | None) -> str | None:
+    """The embedder a reader searches an index's vectors with, unless told otherwise.
+
+    Args:
+        recorded: The meta row's ``embedder`` (``None``: the index holds no vectors).
+
+    Returns:
+        The recorded spec; for an index recorded without one, ``default`` when its model is
+        the packaged default's; else ``None`` (the reader must name the embedder).
+    """
+    if not recorded:
+        return None
+    spec = recorded.get("spec")
+    if isinstance(spec, str) and spec.strip():
+        return spec
+    from agentkernel.retrieval.embedders import default_installed, load_embedder
+
+    if not default_installed():
+        return None
+    try:
+        default = load_embedder("default").model_id  # no weights read: ids and sizes only
+    except EmbedderError:
+        return None
+    return "default" if recorded.get("model_id") == default else None
+
+
+def read_model_record(dataset: Any) -> dict[str, Any] | None:
+    """The meta row's record of an index's vectors, read alone (one filtered scan).
+
+    Args:
+        dataset: A ``lance.LanceDataset``.
+
+    Returns:
+        The record, or ``None`` when the index holds no vectors.
+    """
+    import json
+
+    if not has_vectors(dataset):
+        return None
+    table = dataset.to_table(columns=["text"], filter=f"kind = '{rows.KIND_META}'")
+    texts = table.column("text").to_pylist()
+    meta = json.loads(texts[0] or "{}") if texts else {}
+    recorded = meta.get("embedder")
+    return recorded if isinstance(recorded, dict) else None
 
 
 def check_model(recorded: Mapping[str, Any] | None, semantic: SemanticIndex, where: str) -> None:
