@@ -15,10 +15,17 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from agentkernel.knowledgebase.errors import KnowledgeError
+from agentkernel.knowledgebase.model import Readiness, Record
 from agentkernel.knowledgebase.okf.warming import Warming
+
+if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf.concept import Concept
+    from agentkernel.knowledgebase.okf.views import BundleView
+    from agentkernel.retrieval.semantic import SemanticIndex
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +78,25 @@ class Loading:
         )
         self.thread.start()
 
+    def opening(self, connect: Callable[[Warming], None]) -> None:
+        """Open the view, keeping :attr:`warming` in step (the load's steps, its failure).
+
+        Args:
+            connect: Opens it, reporting its steps to the warming it is given.
+
+        Raises:
+            Exception: What ``connect`` raised (also kept: readiness says it).
+        """
+        warming = self.warming
+        try:
+            connect(warming)
+        except Exception as exc:
+            warming.fail(f"{type(exc).__name__}: {exc}")
+            raise
+        warming.recovered()
+        warming.end()
+        warming.loaded.set()
+
     def wait(self) -> None:
         """Wait until every operation can answer (at once after a foreground load).
 
@@ -110,6 +136,83 @@ class Loading:
             ).start()
         return False
 
+    def search(
+        self,
+        view: BundleView,
+        semantic: SemanticIndex | None,
+        lock: threading.RLock,
+        query: str,
+        limit: int,
+    ) -> tuple[list[tuple[Concept, float]], str, bool]:
+        """Search hybrid when every vector is held (filled first in the foreground), else lexically.
+
+        Args:
+            view: The manager's view.
+            semantic: Its dense index, ``None`` for lexical search.
+            lock: The manager's lock.
+            query: The query.
+            limit: The most results.
+
+        Returns:
+            The ranked concepts, what answered (:meth:`engine`), and whether the answer is
+            lexical though search is hybrid (still filling, or the embedder failing).
+        """
+        dense = semantic is not None and self.dense(view.vectors_complete, view.fill_vectors)
+        found = view.search(query, limit, dense=dense)
+        lexical = semantic is not None and (not dense or bool(semantic.degraded))
+        return found, self.engine(view, semantic, lock, dense), lexical
+
+    def engine(
+        self, view: BundleView, semantic: SemanticIndex | None, lock: threading.RLock, dense: bool
+    ) -> str:
+        """What answers a search, truthfully: the engines, or why lexically though hybrid.
+
+        Args:
+            view: The manager's view.
+            semantic: Its dense index.
+            lock: The manager's lock.
+            dense: Whether the search fused the vectors.
+
+        Returns:
+            For example ``lexical (BM25F) while the vectors are built (120/2000 so far);
+            hybrid once they are``.
+        """
+        if semantic is None or dense:
+            return view.engine(dense=dense)
+        lexical = view.engine(dense=False)
+        if semantic.degraded:
+            return f"{lexical} only: the vectors cannot be built ({semantic.degraded})"
+        state = self.readiness(view, semantic, lock)
+        return (
+            f"{lexical} while the vectors are built ({state.vectors}/{state.vectors_total} "
+            "so far); hybrid once they are"
+        )
+
+    def hybrid_now(self, view: BundleView, semantic: SemanticIndex | None) -> bool:
+        """Whether a search now fuses the vectors (in the foreground, it fills them first)."""
+        if semantic is None:
+            return False
+        return not self.background or view.vectors_complete()
+
+    def readiness(
+        self, view: BundleView, semantic: SemanticIndex | None, lock: threading.RLock
+    ) -> Readiness:
+        """The manager's readiness (see ``OKFManager.readiness``).
+
+        Args:
+            view: The manager's view.
+            semantic: Its dense index.
+            lock: The manager's lock.
+
+        Returns:
+            The state now.
+        """
+        vectors = semantic.count if semantic is not None else 0
+        with lock:
+            total = len(view.contents.concepts)
+            complete = view.vectors_complete()
+        return self.warming.readiness(vectors, total, complete, semantic is not None)
+
     def stop(self) -> None:
         """Stop loading: a fill under way ends after its current batch (``close()``)."""
         self._stopped = True
@@ -128,3 +231,18 @@ class Loading:
         finally:
             self.warming.end()
             self._filling.release()
+
+
+def with_search_note(rows: Sequence[Record], text: str) -> str:
+    """A search's rendering, opening with what answered when it was lexical though hybrid.
+
+    Args:
+        rows: The records rendered (a lexical answer's carry ``lexical_only``).
+        text: Their rendering.
+
+    Returns:
+        ``(search: ...)`` and the rendering, or the rendering alone.
+    """
+    metadata = rows[0].get("metadata") if rows else None
+    lexical = metadata.get("lexical_only") if isinstance(metadata, Mapping) else None
+    return f"(search: {lexical})\n{text}" if lexical else text

@@ -5,12 +5,13 @@ which: the walk (:mod:`~agentkernel.knowledgebase.okf.walkview`, an in-process m
 retrieval index; search and browse answer from it and only fetch reads a whole document) or,
 with ``index=URI``, a shared bundle index (:mod:`~agentkernel.knowledgebase.okf.lanceview`, a
 Lance dataset built by ``agentkernel-kb index``). ``connect()`` opens the view once, from
-``__init__``; afterwards an operation costs one clock comparison, except the call crossing
-the ``refresh_seconds`` boundary, which refreshes the walk (re-reading only the documents
-whose change token moved). An index is refreshed by a background thread
-(:mod:`~agentkernel.knowledgebase.okf.background`), within ``refresh_seconds``. A failed refresh
-keeps the last good state and records a diagnostic. Writes go through to the store, then to
-the view, before they are acknowledged (:mod:`~agentkernel.knowledgebase.okf.writing`).
+``__init__`` (or on a thread with ``background=True``, and only search fills the vectors:
+:mod:`~agentkernel.knowledgebase.okf.loading`); afterwards an operation costs one clock
+comparison, except the call crossing the ``refresh_seconds`` boundary, which refreshes the
+walk (re-reading only the documents whose change token moved). An index is refreshed by a
+background thread (:mod:`~agentkernel.knowledgebase.okf.background`), within
+``refresh_seconds``. A failed refresh keeps the last good state and records a diagnostic.
+Writes go through to the store, then to the view, before they are acknowledged (:mod:`~agentkernel.knowledgebase.okf.writing`).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from agentkernel.knowledgebase.okf.describing import (
     describe_bundle,
 )
 from agentkernel.knowledgebase.okf.fetching import fetched_record
-from agentkernel.knowledgebase.okf.loading import Loading
+from agentkernel.knowledgebase.okf.loading import Loading, with_search_note
 from agentkernel.knowledgebase.okf.manifest import BundleContents
 from agentkernel.knowledgebase.okf.options import check_options
 from agentkernel.knowledgebase.okf.records import (
@@ -207,15 +208,7 @@ class OKFManager(DocumentKnowledgeBase):
             KnowledgeError: The store refused the listing, or the index cannot be opened and
                 no fallback was asked for.
         """
-        warming = self._loading.warming
-        try:
-            self._connect(warming)
-        except Exception as exc:
-            warming.fail(f"{type(exc).__name__}: {exc}")
-            raise
-        warming.recovered()
-        warming.end()
-        warming.loaded.set()
+        self._loading.opening(self._connect)
 
     def _connect(self, warming: Warming) -> None:
         if self._index_uri is not None:
@@ -273,12 +266,7 @@ class OKFManager(DocumentKnowledgeBase):
             once every operation answers; vectors-ready once hybrid search holds every
             concept's vector (or at once, without an embedder).
         """
-        semantic = self._semantic
-        vectors = semantic.count if semantic is not None else 0
-        with self._lock:
-            total = len(self._served.concepts)
-            complete = self._view.vectors_complete()
-        return self._loading.warming.readiness(vectors, total, complete, semantic is not None)
+        return self._loading.readiness(self._view, self._semantic, self._lock)
 
     def served_index(self) -> dict[str, Any] | None:
         """The served bundle index's version and when it was indexed; ``None`` when walking.
@@ -322,7 +310,7 @@ class OKFManager(DocumentKnowledgeBase):
             namespaces,
             self.diagnostics,
             description=self._description,
-            semantic=self._hybrid_now(),
+            semantic=self._loading.hybrid_now(self._view, self._semantic),
         )
 
     # -- operations ---------------------------------------------------------------------
@@ -350,16 +338,12 @@ class OKFManager(DocumentKnowledgeBase):
             return []
         now = self._now()
         legacy = self._legacy_dates
-        view = self._view
-        dense = self._semantic is not None and self._loading.dense(
-            view.vectors_complete, view.fill_vectors
+        found, self.answered_by, lexical = self._loading.search(
+            self._view, self._semantic, self._lock, query, limit
         )
-        found = view.search(query, limit, dense=dense)
-        self.answered_by = self._engine(view, dense)
         rows = [summary_record(c, now, s, legacy_dates=legacy) for c, s in found]
-        if self._semantic is not None and (not dense or self._semantic.degraded):
-            for row in rows:  # the answer says it is lexical (format_results shows it)
-                row["metadata"]["lexical_only"] = self.answered_by
+        for row in rows if lexical else ():  # though hybrid: format_results says so
+            row["metadata"]["lexical_only"] = self.answered_by
         return rows
 
     def fetch(self, ids: Sequence[str], **kwargs: Any) -> list[Record]:
@@ -479,10 +463,7 @@ class OKFManager(DocumentKnowledgeBase):
             The text the agent sees; a search answered lexically though hybrid is
             configured (its vectors still being built) opens with a line saying so.
         """
-        text = format_records(rows)
-        metadata = rows[0].get("metadata") if rows else None
-        lexical = metadata.get("lexical_only") if isinstance(metadata, Mapping) else None
-        return f"(search: {lexical})\n{text}" if lexical else text
+        return with_search_note(rows, format_records(rows))
 
     def served_concepts(self) -> list[Concept]:
         """Return every concept served now (frontmatter and, from a walk, body head), in no order.
@@ -508,8 +489,8 @@ class OKFManager(DocumentKnowledgeBase):
                 self._store.label, self._served, types, len(self.diagnostics), self._bound()
             )
         schema.update(self._view.schema())
-        if self._semantic is not None and not self._hybrid_now():
-            schema["search"] = self._engine(self._view, dense=False)
+        if self._semantic is not None and not self._loading.hybrid_now(self._view, self._semantic):
+            schema["search"] = self._loading.engine(self._view, self._semantic, self._lock, False)
         if any(is_computation(kind) for kind in types):  # the scan only where one is held
             schema["computations"] = computations_of(self._view.all_concepts())
         if self.capabilities.writable:
@@ -534,25 +515,6 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _fill(self, progress: Callable[[int, int], None] | None) -> None:
         self._view.fill_vectors(progress)
-
-    def _hybrid_now(self) -> bool:
-        """Whether a search now fuses the vectors (in the foreground, it fills them first)."""
-        if self._semantic is None:
-            return False
-        return not self._loading.background or self._view.vectors_complete()
-
-    def _engine(self, view: BundleView, dense: bool) -> str:
-        """What answered a search, truthfully: the engines, or why lexically though hybrid."""
-        if self._semantic is None or dense:
-            return view.engine(dense=dense)
-        lexical = view.engine(dense=False)
-        if self._semantic.degraded:
-            return f"{lexical} only: the vectors cannot be built ({self._semantic.degraded})"
-        state = self.readiness()
-        return (
-            f"{lexical} while the vectors are built ({state.vectors}/{state.vectors_total} "
-            "so far); hybrid once they are"
-        )
 
     def _types(self) -> Counter[str]:
         """Concepts per type; equal counts in name order, whatever order they were loaded in."""

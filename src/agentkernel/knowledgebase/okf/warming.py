@@ -19,7 +19,7 @@ from agentkernel.knowledgebase.model import PROGRESS_LOGGER, Readiness
 progress_logger = logging.getLogger(PROGRESS_LOGGER)
 
 PROGRESS_EVERY = 5.0
-"""Seconds between two progress lines of one step."""
+"""Seconds between two progress lines of one step (a step that ends sooner logs none)."""
 
 
 class Warming:
@@ -41,6 +41,7 @@ class Warming:
         self._error = ""
         self._started = time.monotonic()
         self._logged = self._started
+        self._said = False  # whether the step under way has logged a progress line
 
     def begin(self, step: str, total: int = 0) -> None:
         """A step starts.
@@ -53,8 +54,7 @@ class Warming:
         with self._lock:
             self._step, self._done, self._total = step, 0, total
             self._started = self._logged = now
-        if total:
-            progress_logger.info("%s: %s: %d to do", self.name, _WHAT[step], total)
+            self._said = False
 
     def advance(self, done: int, total: int | None = None) -> None:
         """The step has done ``done`` units (of ``total``, when that became known).
@@ -72,7 +72,7 @@ class Warming:
                 self._total = total
             if now - self._logged < PROGRESS_EVERY:
                 return
-            self._logged = now
+            self._logged, self._said = now, True
             step, total_now, elapsed = self._step, self._total, now - self._started
         progress_logger.info("%s: %s", self.name, _progress_line(step, done, total_now, elapsed))
 
@@ -82,11 +82,20 @@ class Warming:
         with self._lock:
             step, done, elapsed = self._step, self._done, now - self._started
             self._step, self._done, self._total = "", 0, 0
-        if step and done:
-            rate = f" ({done / elapsed:.0f}/s)" if elapsed > 0 else ""
+            said, self._said = self._said, False
+        if not step or not (said or elapsed >= PROGRESS_EVERY):
+            return  # a step short enough to show no progress ends silently
+        if done:
             progress_logger.info(
-                "%s: %s: %d done in %.1f s%s", self.name, _WHAT[step], done, elapsed, rate
+                "%s: %s: %d done in %.1f s (%.0f/s)",
+                self.name,
+                _WHAT[step],
+                done,
+                elapsed,
+                done / elapsed if elapsed > 0 else 0.0,
             )
+        else:
+            progress_logger.info("%s: %s: done in %.1f s", self.name, _WHAT[step], elapsed)
 
     def fail(self, error: str) -> None:
         """Loading failed: the manager cannot answer until a reload succeeds.
