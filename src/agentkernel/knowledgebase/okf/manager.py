@@ -11,7 +11,8 @@ comparison, except the call crossing the ``refresh_seconds`` boundary, which ref
 walk (re-reading only the documents whose change token moved). An index is refreshed by a
 background thread (:mod:`~agentkernel.knowledgebase.okf.background`), within
 ``refresh_seconds``. A failed refresh keeps the last good state and records a diagnostic.
-Writes go through to the store, then to the view, before they are acknowledged (:mod:`~agentkernel.knowledgebase.okf.writing`).
+Writes go through to the store, then to the view, before they are acknowledged
+(:mod:`~agentkernel.knowledgebase.okf.writing`).
 """
 
 from __future__ import annotations
