@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -150,7 +151,13 @@ def test_metrics_name_the_served_index_version_and_its_age(tmp_path: Path) -> No
     entry = {"type": "local", "uri": str(ga4), "index": str(index), "consumer": ["reader"]}
     config.write_text(yaml.safe_dump({"okf": {"databases": {"ga4": entry}}}))
     with a.serving(a.cli_command("serve", "--config", str(config), "--http", ":0")) as server:
-        status, scraped = _get(server.url.removesuffix("/mcp") + "/metrics")
+        base = server.url.removesuffix("/mcp")
+        # the server listens before its index is open (it loads in the background)
+        deadline = time.monotonic() + 120
+        while _get(f"{base}/readyz")[0] != 200:
+            assert time.monotonic() < deadline, _get(f"{base}/readyz")
+            time.sleep(0.05)
+        status, scraped = _get(f"{base}/metrics")
     assert status == 200
     found = _samples(scraped)
     assert found[("agentkernel_database_index_version", (("database", "ga4"),))] >= 1
