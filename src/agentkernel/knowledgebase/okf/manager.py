@@ -168,8 +168,9 @@ class OKFManager(DocumentKnowledgeBase):
         if embedder is not None:
             from agentkernel.retrieval.semantic import SemanticIndex
 
-            # serving an index, the vectors come from it: the cache is read when a write embeds
-            semantic = SemanticIndex(embedder, cache_dir, preload_cache=index is None)
+            # the cache is read by the first lookup: fetch and browse never read it, and an
+            # index's vectors come from the index (the cache is read when a write embeds)
+            semantic = SemanticIndex(embedder, cache_dir, preload_cache=False)
         super().__init__(
             store, okf_capabilities(writable=True, semantic=semantic is not None), name or None
         )
