@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel.cli import build_parser, main
+from agentkernel.cli import build_parser
+from tests.cli.cli_support import run_cli
 from tests.support import okf_bundle
 
 GA4 = str(okf_bundle("ga4"))
@@ -54,15 +55,6 @@ CASES: list[tuple[list[str], int]] = [
 ]
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        status = main(argv)
-    except SystemExit as exc:  # argparse's usage errors
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_every_subcommand_has_a_bad_input_case() -> None:
     parser = build_parser()
     commands = set(parser._subparsers._group_actions[0].choices)  # type: ignore[union-attr]
@@ -74,7 +66,7 @@ def test_every_subcommand_has_a_bad_input_case() -> None:
 def test_a_bad_input_exits_by_the_one_rule(
     argv: list[str], status: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    got, out, err = _run(argv, capsys)
+    got, out, err = run_cli(argv, capsys)
     assert got == status, f"exit {got}\n--- stdout\n{out[-1500:]}\n--- stderr\n{err[-1500:]}"
     assert err.strip(), "the failure must be said on stderr"
     assert out.strip() == "", f"nothing on stdout for a failure: {out[-500:]!r}"
@@ -84,7 +76,7 @@ def test_a_bad_input_exits_by_the_one_rule(
 def test_a_partial_fetch_prints_what_it_found_and_exits_1(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    got, out, err = _run(["fetch", GA4, "references/metrics/purchasers,nope"], capsys)
+    got, out, err = run_cli(["fetch", GA4, "references/metrics/purchasers,nope"], capsys)
     assert got == 1 and out.startswith("[references/metrics/purchasers]")
     assert err.startswith("Not found: nope (")
 
@@ -107,14 +99,14 @@ def test_a_long_answer_is_cut_unless_full(
     long_note: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, body = long_note, LONG_BODY
-    got, out, err = _run(["fetch", str(root), "long"], capsys)
+    got, out, err = run_cli(["fetch", str(root), "long"], capsys)
     assert got == 0 and len(out) <= 20_001 and "[cut] " in out
     assert "--full" in err
-    got, out, _ = _run(["fetch", str(root), "long", "--full"], capsys)
+    got, out, _ = run_cli(["fetch", str(root), "long", "--full"], capsys)
     assert got == 0 and body.rstrip() in out and "[cut]" not in out
-    got, out, _ = _run(["ask", "long note", str(root)], capsys)
+    got, out, _ = run_cli(["ask", "long note", str(root)], capsys)
     assert got == 0 and "[cut] " in out and body.rstrip() not in out
-    got, out, _ = _run(["ask", "long note", str(root), "--full"], capsys)
+    got, out, _ = run_cli(["ask", "long note", str(root), "--full"], capsys)
     assert got == 0 and body.rstrip() in out and "[cut]" not in out
 
 
@@ -123,7 +115,7 @@ def test_a_cut_answer_is_said_on_stderr_and_read_on_with_a_command(
 ) -> None:
     root = long_note
     for argv in (["fetch", str(root), "long"], ["ask", "long note", str(root)]):
-        got, out, err = _run([*argv, "--lexical"], capsys)
+        got, out, err = run_cli([*argv, "--lexical"], capsys)
         assert got == 0, err
         (note,) = [line for line in out.splitlines() if line.startswith("[cut] ")]
         assert "fetch_kb(" not in note, note
@@ -132,7 +124,7 @@ def test_a_cut_answer_is_said_on_stderr_and_read_on_with_a_command(
         assert f"agentkernel-kb {argv[0]}: the answer is cut" in err and "--full" in err
         # the command the note names reads on from where the answer stopped
         ids = note.split(reading_on, 1)[1].split("'", 1)[0]
-        got, more, _ = _run(["fetch", str(root), f"long#offset={ids}", "--lexical"], capsys)
+        got, more, _ = run_cli(["fetch", str(root), f"long#offset={ids}", "--lexical"], capsys)
         start = int(ids)
         assert got == 0 and more.startswith(f"[long#offset={start}] characters {start} to ")
 

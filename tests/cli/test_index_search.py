@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel.cli import main
 from agentkernel.cli._bundle import index_embedder
 from agentkernel.retrieval import Embedder
 from agentkernel.retrieval.embedders import load_embedder
+from tests.cli.cli_support import run_cli
 from tests.support import okf_bundle, require_extra
 
 GA4 = str(okf_bundle("ga4"))
@@ -30,15 +30,6 @@ def minilm() -> Embedder:
     return load_embedder("default")
 
 
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        status = main(argv)
-    except SystemExit as exc:
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_an_index_built_with_an_embedder_is_searched_with_it(
     minilm: Embedder,
     tmp_path: Path,
@@ -47,18 +38,18 @@ def test_an_index_built_with_an_embedder_is_searched_with_it(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     index = str(tmp_path / "kb.lance")
-    status, _, err = run(["index", GA4, "--to", index, "--embedder", "default"], capsys)
+    status, _, err = run_cli(["index", GA4, "--to", index, "--embedder", "default"], capsys)
     assert status == 0, err
     assert index_embedder(index, []) == "default"  # the index names the embedder it was built with
     query = "power users"
-    status, out, err = run(["search", GA4, query, "--index", index, "-n", "3"], capsys)
+    status, out, err = run_cli(["search", GA4, query, "--index", index, "-n", "3"], capsys)
     assert status == 0, err
     assert err.splitlines()[-1].startswith(f"ga4: search is hybrid: {LANCE_BM25} and dense (st:")
     # the same concepts as the walk searching hybrid with that embedder
-    _, walked, _ = run(["search", GA4, query, "--embedder", "default", "-n", "3"], capsys)
+    _, walked, _ = run_cli(["search", GA4, query, "--embedder", "default", "-n", "3"], capsys)
     assert out == walked and out.startswith("- [references/metrics/")
     # --lexical asks for Lance's BM25 alone, and the label says so
-    status, out, err = run(["search", GA4, query, "--index", index, "--lexical"], capsys)
+    status, out, err = run_cli(["search", GA4, query, "--index", index, "--lexical"], capsys)
     assert status == 0 and err.splitlines()[-1] == f"ga4: search is {LANCE_BM25}"
 
 
@@ -68,7 +59,7 @@ def test_an_index_without_vectors_is_searched_lexically_and_says_which_engine(
     require_extra("lancedb", "lancedb")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     index = str(tmp_path / "kb.lance")
-    assert run(["index", GA4, "--to", index], capsys)[0] == 0
+    assert run_cli(["index", GA4, "--to", index], capsys)[0] == 0
     assert index_embedder(index, []) is None
-    status, _, err = run(["search", GA4, "purchasers", "--index", index], capsys)
+    status, _, err = run_cli(["search", GA4, "purchasers", "--index", index], capsys)
     assert status == 0 and err.splitlines()[-1] == f"ga4: search is {LANCE_BM25}"

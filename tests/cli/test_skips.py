@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel.cli import main
 from agentkernel.knowledgebase import KnowledgeBuilder
 from agentkernel.knowledgebase.okf.manager import OKFManager
 from agentkernel.storage.local import LocalDocumentStore
+from tests.cli.cli_support import run_cli
 from tests.support import REPO, require_extra
 
 EXAMPLE = REPO / "examples" / "cli" / "knowledgebase" / "openai" / "okf" / "bundle"
@@ -36,19 +36,10 @@ def bundle(tmp_path: Path) -> Path:
     return root
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        status = main(argv)
-    except SystemExit as exc:
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_check_reports_ignored_files_leaving_links_and_long_concepts(
     bundle: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = _run(["check", str(bundle)], capsys)
+    status, out, _ = run_cli(["check", str(bundle)], capsys)
     assert status == 1  # plain.md breaks rule 11.1
     ignored = [line for line in out.splitlines() if "not markdown" in line]
     assert len(ignored) == 1 and "ignored 2 file(s)" in ignored[0]
@@ -58,7 +49,7 @@ def test_check_reports_ignored_files_leaving_links_and_long_concepts(
 
 
 def test_fetch_of_a_skipped_file_says_why(bundle: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, err = _run(["fetch", str(bundle), "plain"], capsys)
+    status, out, err = run_cli(["fetch", str(bundle), "plain"], capsys)
     assert status == 1 and out == ""
     assert "'plain.md' exists but is not served: no YAML frontmatter" in err
 
@@ -69,11 +60,11 @@ def test_index_reports_skips_like_search(
     require_extra("lancedb", "lancedb")
     target = str(tmp_path / "kb.lance")
     for _ in range(2):  # the first build, then a run that reads nothing new
-        status, _, err = _run(["index", str(bundle), "--to", target, "--quiet"], capsys)
+        status, _, err = run_cli(["index", str(bundle), "--to", target, "--quiet"], capsys)
         assert status == 0
         assert "1 file(s) skipped (1 no YAML frontmatter)" in err
         assert f"agentkernel-kb check {bundle}" in err
-    status, _, err = _run(["search", str(bundle), "good"], capsys)
+    status, _, err = run_cli(["search", str(bundle), "good"], capsys)
     assert "1 file(s) skipped (1 no YAML frontmatter)" in err
 
 
