@@ -137,6 +137,7 @@ def test_a_loopback_server_without_authentication_answers_its_probes(tmp_path: P
 
 def test_metrics_name_the_served_index_version_and_its_age(tmp_path: Path) -> None:
     require_extra("lancedb", "lancedb")
+    require_extra("lance", "lancedb")  # the index is served through pylance
     import subprocess
     import sys
 
