@@ -156,10 +156,13 @@ def _serve_roles(args: argparse.Namespace, agent: str | None = None) -> None:
         return
     served = per_identity(agent)
     writes = [*capability.writable_for(agent)]
+    reached = [*capability.roles_of(agent)]
     held = stores.role_of(agent)
-    if held is not None and held[1] != "consumer":
-        writes.append(held[0])
-    mode = f"{len(served.tools)} tools over {', '.join(served_databases)}; " + (
+    if held is not None:
+        reached.append(held[0])
+        if held[1] != "consumer":
+            writes.append(held[0])
+    mode = f"{len(served.tools)} tools over {', '.join(reached)}; " + (
         f"{agent} writes to {', '.join(writes)}" if writes else f"{agent}'s roles grant no writes"
     )
     serve_from_args(
