@@ -237,7 +237,7 @@ class OKFManager(DocumentKnowledgeBase):
         )
 
     def reload(self) -> RefreshStats:
-        """Refresh now, whatever the clock says (a bundle index also says how far behind it is).
+        """Refresh now, whatever the clock says (an index: its newest version, at a poll's cost).
 
         Returns:
             What the refresh did.
