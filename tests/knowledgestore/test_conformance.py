@@ -3,13 +3,15 @@
 Real: the file store writes real files in a temporary folder; the bundle store the same files
 through a real ``LocalDocumentStore`` and through a real ``S3DocumentStore`` talking to the moto
 S3 API server on 127.0.0.1 (``tests/support/fixtures_s3.py``); the SQLite store a real database
-file with FTS5. Pages are removed "behind the store's back" the way a person would: deleting
+file with FTS5; the PostgreSQL store a real PostgreSQL 15 server on 127.0.0.1
+(``tests/support/fixtures_postgres.py``), each test in a schema of its own. Pages are removed "behind the store's back" the way a person would: deleting
 the file or the object, or deleting the row from another connection.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +27,7 @@ from agentkernel.knowledgestore import (
 from agentkernel.knowledgestore.memory_backend import InMemoryPageBackend
 from agentkernel.knowledgestore.pagebackend import Commit, PageWrite
 from agentkernel.knowledgestore.pages_store import PagesStore
+from agentkernel.knowledgestore.postgres_store import PostgreSQLKnowledgeStore
 from agentkernel.knowledgestore.testing import KnowledgeStoreConformance
 from agentkernel.storage.local import LocalDocumentStore
 
@@ -46,19 +49,28 @@ def _remove(store: KnowledgeStore, page_id: str) -> None:
         (_, token) = other.read([page_id])[page_id]
         other.commit(Commit(pages=(PageWrite(page_id, None, token),)))
         return
+    if isinstance(store, PostgreSQLKnowledgeStore):
+        import psycopg
+
+        with psycopg.connect(store.backend.url, autocommit=True) as other:
+            other.execute("DELETE FROM pages WHERE id = %s", (page_id,))
+        return
     assert isinstance(store, SQLiteKnowledgeStore)
     with sqlite3.connect(store.path) as other:
         other.execute("DELETE FROM pages WHERE id = ?", (page_id,))
 
 
 class TestShippedStores(KnowledgeStoreConformance):
-    @pytest.fixture(params=["file", "sqlite", "bundle-local", "bundle-s3", "memory"])
+    @pytest.fixture(params=["file", "sqlite", "bundle-local", "bundle-s3", "memory", "postgresql"])
     def make_store(
         self, request: pytest.FixtureRequest, tmp_path: Path
     ) -> Callable[..., KnowledgeStore]:
         if request.param == "bundle-s3":
             bucket = request.getfixturevalue("s3_bucket")
             endpoint = request.getfixturevalue("s3_endpoint")
+        if request.param == "postgresql":
+            server = request.getfixturevalue("postgres_server")
+            url = server.schema_url(f"t{uuid.uuid4().hex[:12]}")
 
         def make(page_types: list[PageType] | None = None) -> KnowledgeStore:
             if request.param == "file":
@@ -71,6 +83,8 @@ class TestShippedStores(KnowledgeStoreConformance):
 
                 documents = S3DocumentStore(bucket, "team/knowledge", endpoint_url=endpoint)
                 return BundleKnowledgeStore(documents, page_types)
+            if request.param == "postgresql":
+                return PostgreSQLKnowledgeStore(url, page_types)
             if request.param == "memory":
                 return PagesStore(InMemoryPageBackend(), page_types)
             return SQLiteKnowledgeStore(tmp_path / "knowledge.db", page_types)
