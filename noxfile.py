@@ -72,13 +72,13 @@ NOT_OWN = " and ".join(f"not {name}" for name in OWN_SESSION_TESTS)
 
 # No embeddings-torch: the default embedder and the Chroma fixture (tests/support/fixtures_chroma)
 # never import torch (tests/retrieval/test_semantic.py); the model session has it.
-CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,mcp,openai,langgraph,lancedb,embeddings"
+CORE_EXTRAS = "chromadb,neo4j,trino,sql,aws,postgres,mcp,openai,langgraph,lancedb,embeddings"
 # The unit session leaves out what is heavy to install (torch, chromadb, lancedb): their
 # tests skip there, naming the core session, which runs them.
-UNIT_EXTRAS = "neo4j,trino,sql,aws,mcp,openai,langgraph"
+UNIT_EXTRAS = "neo4j,trino,sql,aws,postgres,mcp,openai,langgraph"
 UNIT_TEST_DEPS = ["duckdb>=1.0", "duckdb-engine>=0.13", "sqlglot>=25"]
 # mypy's view of the SDKs: the small typed ones; the others are Any (pyproject's overrides).
-LINT_EXTRAS = "lint,mcp,neo4j"
+LINT_EXTRAS = "lint,mcp,neo4j,postgres"
 
 
 def _install_core(session: nox.Session) -> None:

@@ -17,6 +17,7 @@ OPTIONAL_SDKS = [
     "boto3",
     "botocore",
     "sqlalchemy",
+    "psycopg",
     "mcp",
     "agents",
     "openai",

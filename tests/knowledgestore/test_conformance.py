@@ -4,8 +4,9 @@ Real: the file store writes real files in a temporary folder; the bundle store t
 through a real ``LocalDocumentStore`` and through a real ``S3DocumentStore`` talking to the moto
 S3 API server on 127.0.0.1 (``tests/support/fixtures_s3.py``); the SQLite store a real database
 file with FTS5; the PostgreSQL store a real PostgreSQL 15 server on 127.0.0.1
-(``tests/support/fixtures_postgres.py``), each test in a schema of its own. Pages are removed "behind the store's back" the way a person would: deleting
-the file or the object, or deleting the row from another connection.
+(``tests/support/fixtures_postgres.py``), each test in a schema of its own. Pages are removed
+"behind the store's back" the way a person would: deleting the file or the object, or deleting
+the row from another connection.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """The knowledge_* tools as plain callables over real stores.
 
-Real: the tools run over a real file store (a temporary folder) and a real SQLite store; a
-store failure is produced by pointing the file store at a path that is a file.
+Real: the tools run over a real file store (a temporary folder), a real SQLite store and a
+real PostgreSQL store (a PostgreSQL 15 server on 127.0.0.1, a schema per test); a store
+failure is produced by pointing the file store at a path that is a file.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,10 +29,15 @@ def _tools(store: KnowledgeStore, **options: object) -> Tools:
     return {tool.__name__: tool for tool in create_knowledge_tools(store, **options)}  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["file", "sqlite"])
+@pytest.fixture(params=["file", "sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> KnowledgeStore:
     if request.param == "file":
         return FileKnowledgeStore(tmp_path / "knowledge")
+    if request.param == "postgresql":
+        from agentkernel.knowledgestore.postgres_store import PostgreSQLKnowledgeStore
+
+        server = request.getfixturevalue("postgres_server")
+        return PostgreSQLKnowledgeStore(server.schema_url(f"t{uuid.uuid4().hex[:12]}"))
     return SQLiteKnowledgeStore(tmp_path / "knowledge.db")
 
 

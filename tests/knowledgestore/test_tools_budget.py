@@ -1,13 +1,15 @@
-"""The curated store's tools within the answer budget, on both shipped stores.
+"""The curated store's tools within the answer budget, on the shipped stores.
 
 What is real: a ``FileKnowledgeStore`` folder and a ``SQLiteKnowledgeStore`` database in a
-temporary directory, and the ``knowledge_*`` tools called as a framework calls them; the
+temporary directory, a ``PostgreSQLKnowledgeStore`` on a PostgreSQL 15 server on 127.0.0.1, and the
+``knowledge_*`` tools called as a framework calls them; the
 agent's reading is done by following the ``[cut]`` notes' words.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -26,10 +28,15 @@ _READ_ON = re.compile(r'knowledge_read\(page="([^"]+)"\)')
 _FRAME = re.compile(r"\A\[[^\]\n]+#offset=(\d+)\] characters \d+ to \d+ of \d+ of [^\n]*:\n")
 
 
-@pytest.fixture(params=["file", "sqlite"])
+@pytest.fixture(params=["file", "sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> KnowledgeStore:
     if request.param == "file":
         return FileKnowledgeStore(tmp_path / "knowledge")
+    if request.param == "postgresql":
+        from agentkernel.knowledgestore.postgres_store import PostgreSQLKnowledgeStore
+
+        server = request.getfixturevalue("postgres_server")
+        return PostgreSQLKnowledgeStore(server.schema_url(f"t{uuid.uuid4().hex[:12]}"))
     return SQLiteKnowledgeStore(tmp_path / "knowledge.db")
 
 

@@ -5,7 +5,8 @@ or the MCP server of :func:`create_knowledge_server`), which work on a
 :class:`KnowledgeStore`, never on files: :class:`FileKnowledgeStore` keeps pages as markdown
 files (an OKF bundle) in a local folder, :class:`BundleKnowledgeStore` the same files in any
 ``DocumentStore`` (S3 included, shared by many writers), :class:`SQLiteKnowledgeStore` in
-SQLite, and your own storage plugs in as a :class:`PageBackend` under a :class:`PagesStore`
+SQLite, :class:`PostgreSQLKnowledgeStore` in PostgreSQL (the ``postgres`` extra), and your
+own storage plugs in as a :class:`PageBackend` under a :class:`PagesStore`
 (:class:`InMemoryPageBackend` is the reference and a test double; run
 :mod:`agentkernel.knowledgestore.testing` against it).
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
         PageWrite,
     )
     from agentkernel.knowledgestore.pages_store import PagesStore
+    from agentkernel.knowledgestore.postgres_store import PostgreSQLKnowledgeStore
     from agentkernel.knowledgestore.sqlite_store import SQLiteKnowledgeStore
     from agentkernel.knowledgestore.tools import create_knowledge_tools
     from agentkernel.mcp.store import create_knowledge_server, serve_knowledge_store
@@ -79,6 +81,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "agentkernel.knowledgestore.pages_store": ("PagesStore",),
     "agentkernel.knowledgestore.file_store": ("FileKnowledgeStore", "create_file_knowledge_store"),
     "agentkernel.knowledgestore.sqlite_store": ("SQLiteKnowledgeStore",),
+    "agentkernel.knowledgestore.postgres_store": ("PostgreSQLKnowledgeStore",),
     "agentkernel.knowledgestore.tools": ("create_knowledge_tools",),
     "agentkernel.mcp.store": ("create_knowledge_server", "serve_knowledge_store"),
     "agentkernel.knowledgestore.model": (
@@ -119,6 +122,7 @@ __all__ = [
     "PageType",
     "PageWrite",
     "PagesStore",
+    "PostgreSQLKnowledgeStore",
     "SQLiteKnowledgeStore",
     "SearchHit",
     "StoreAccessError",

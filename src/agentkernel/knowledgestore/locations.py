@@ -6,7 +6,8 @@ the configuration (``okf.stores`` in ``config.yaml``, :mod:`agentkernel.roles`).
 The locations are the ones bundles take (:meth:`agentkernel.storage.DocumentStore.from_uri`):
 a path or ``file:///path`` is a knowledge folder, ``s3://bucket/prefix`` keeps the pages in
 object storage; ``sqlite:///path/pages.sqlite`` (or a path with ``sqlite=True``) keeps them
-in SQLite.
+in SQLite; ``postgresql://user@host/database`` keeps them in PostgreSQL (the ``postgres``
+extra).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def open_store(
 
     Args:
         path: The knowledge folder (a path or ``file:///path``), ``s3://bucket/prefix``, or
-            ``sqlite:///path`` for a SQLite file; with ``sqlite`` a path is the SQLite file.
+            ``sqlite:///path`` for a SQLite file, ``postgresql://...`` for a PostgreSQL
+            database; with ``sqlite`` a path is the SQLite file.
         sqlite: Open a :class:`SQLiteKnowledgeStore` at ``path``.
         base_dir: Where a relative path resolves (the configuration file's folder).
 
@@ -56,6 +58,10 @@ def open_store(
                 f"A SQLite store needs 'sqlite:///absolute/path', got {location!r}."
             )
         return SQLiteKnowledgeStore(_resolved(file, base_dir))
+    if scheme in ("postgresql", "postgres"):
+        from agentkernel.knowledgestore.postgres_store import PostgreSQLKnowledgeStore
+
+        return PostgreSQLKnowledgeStore(location)
     if scheme == "s3":
         from agentkernel.knowledgestore.bundle_store import BundleKnowledgeStore
         from agentkernel.storage.base import DocumentStore
@@ -64,7 +70,7 @@ def open_store(
     if scheme not in ("", "file"):
         raise AKConfigError(
             f"Unknown store location {location!r}: use a folder path, file:///path, "
-            "s3://bucket/prefix or sqlite:///path/pages.sqlite."
+            "s3://bucket/prefix, sqlite:///path/pages.sqlite or postgresql://host/database."
         )
     if scheme == "file":
         host, _, rest = location[len("file://") :].partition("/")

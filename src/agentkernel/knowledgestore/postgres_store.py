@@ -139,9 +139,7 @@ def _conninfo(url: str) -> str:
 class PostgreSQLPageBackend(PageBackend):
     """The page backend of one PostgreSQL database (the tables in its ``search_path``)."""
 
-    def __init__(
-        self, url: str, *, statement_timeout: float = STATEMENT_TIMEOUT_SECONDS
-    ) -> None:
+    def __init__(self, url: str, *, statement_timeout: float = STATEMENT_TIMEOUT_SECONDS) -> None:
         """Remember where the database is; nothing is connected yet.
 
         Reading never creates nor changes a table: until the first write, a database without
@@ -304,7 +302,7 @@ class PostgreSQLPageBackend(PageBackend):
             raise self._error(exc) from exc
         return str(found[0]) if found else ""
 
-    def authors(self, page_id: str) -> str | None:
+    def author_of(self, page_id: str) -> str | None:
         """Who wrote the page's current version, as the commit named them (``None``: unknown).
 
         Args:
