@@ -132,7 +132,10 @@ class Loading:
         if self._filling.acquire(blocking=False):  # the load's fill ended; new concepts since
             self._filling.release()
             threading.Thread(
-                target=self._fill_now, args=(fill,), name=f"agentkernel-vectors {self.name}"
+                target=self._fill_now,
+                args=(fill,),
+                name=f"agentkernel-vectors {self.name}",
+                daemon=True,
             ).start()
         return False
 
