@@ -200,6 +200,13 @@ class Readiness:
         if self.error:
             return f"failed: {self.error}"
         if not self.warming:
+            if not self.lexical_ready:
+                return "loading"
+            if not self.vectors_ready:  # between two steps, or a refill about to start
+                return (
+                    f"vectors: {self.vectors}/{self.vectors_total} held; search is lexical "
+                    "until done"
+                )
             return "ready"
         if self.total:
             far = f"{self.done}/{self.total} ({100 * self.done // self.total}%)"

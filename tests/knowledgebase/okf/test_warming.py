@@ -235,3 +235,10 @@ def test_the_fill_logs_progress_with_counts_rate_and_time_left(
         re.fullmatch(rf"warehouse: embedding concepts: {concepts} done in [\d.]+ s \(\d+/s\)", x)
         for x in lines
     ), lines
+
+
+def test_readiness_between_two_steps_still_says_the_vectors_are_missing() -> None:
+    state = Readiness(vectors=3, vectors_total=9, vectors_ready=False)
+    assert state.ready
+    assert state.describe() == "vectors: 3/9 held; search is lexical until done"
+    assert Readiness(lexical_ready=False, vectors_ready=False).describe() == "loading"
