@@ -12,16 +12,8 @@ from __future__ import annotations
 import bisect
 import re
 
-from agentkernel.bundle._markdown_syntax import (
-    Chunk,
-    Reference,
-    decode,
-    is_valid_url,
-    normalize_label,
-    parse_destination,
-    parse_title,
-    skip_space,
-)
+from agentkernel.bundle import _markdown_syntax as syntax
+from agentkernel.bundle._markdown_syntax import Chunk, Reference
 
 _FENCE_OPEN = re.compile(r"(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"(#{1,6})(?:[ \t]+|$)")
@@ -33,12 +25,15 @@ _ORDERED = re.compile(r"([0-9]{1,9})([.)])(?=[ \t]|$)")
 _MAY_START_BLOCK = frozenset(" \t>#-*+_=`~0123456789")
 
 
-def _indent(line: str, at: int) -> tuple[int, int]:
-    """Columns of whitespace from ``at`` (a tab to the line's next stop of 4), and its end."""
+def _whitespace(line: str, at: int, most: int = 1 << 30) -> tuple[int, int]:
+    """Columns of leading whitespace from ``at`` (up to ``most``), and where they end.
+
+    A tab reaches the line's next stop of 4 and is taken whole.
+    """
     start = column = _column_of(line, at) if "\t" in line else at
     end = at
     length = len(line)
-    while end < length:
+    while end < length and column - start < most:
         char = line[end]
         if char == " ":
             column += 1
@@ -50,19 +45,14 @@ def _indent(line: str, at: int) -> tuple[int, int]:
     return column - start, end
 
 
+def _indent(line: str, at: int) -> tuple[int, int]:
+    """Columns of whitespace from ``at``, and where it ends."""
+    return _whitespace(line, at)
+
+
 def _skip_columns(line: str, at: int, columns: int) -> int:
-    """Where ``columns`` columns of leading whitespace from ``at`` end (a tab taken whole)."""
-    start = column = _column_of(line, at) if "\t" in line else at
-    while at < len(line) and column - start < columns:
-        char = line[at]
-        if char == " ":
-            column += 1
-        elif char == "\t":
-            column += 4 - (column % 4)
-        else:
-            break
-        at += 1
-    return at
+    """Where ``columns`` columns of leading whitespace from ``at`` end."""
+    return _whitespace(line, at, columns)[1]
 
 
 class Blocks:
@@ -320,11 +310,12 @@ class Blocks:
             if found is None:
                 break
             label, dest, end = found
-            key = normalize_label(label)
+            key = syntax.normalize_label(label)
             if key and key not in self.references:
                 written = text[dest[0] : dest[1]]
                 self.references[key] = Reference(
-                    decode(written), (chunk.origin(dest[0]), chunk.origin(dest[0]) + len(written))
+                    syntax.decode(written),
+                    (chunk.origin(dest[0]), chunk.origin(dest[0]) + len(written)),
                 )
             at = end
         return at
@@ -349,21 +340,21 @@ def _definition(text: str, at: int) -> tuple[str, tuple[int, int], int] | None:
     label = text[at + 1 : end]
     if not label.strip() or len(label) > 999:
         return None
-    pos = skip_space(text, end + 2, newline=True)
+    pos = syntax.skip_space(text, end + 2, newline=True)
     line_end = text.find("\n", pos)
-    dest = parse_destination(text, pos, len(text) if line_end < 0 else line_end)
+    dest = syntax.parse_destination(text, pos, len(text) if line_end < 0 else line_end)
     if dest is None:
         return None
     dest_start, dest_end, after = dest
     if dest_start == dest_end and text[pos] != "<":
         return None
-    if not is_valid_url(decode(text[dest_start:dest_end])):
+    if not syntax.is_valid_url(syntax.decode(text[dest_start:dest_end])):
         return None
     line_end = text.find("\n", after)
     line_end = len(text) if line_end < 0 else line_end
-    title_at = skip_space(text, after, newline=True)
+    title_at = syntax.skip_space(text, after, newline=True)
     if title_at > after:
-        title_end = parse_title(text, title_at)
+        title_end = syntax.parse_title(text, title_at)
         if title_end is not None:
             tail = text.find("\n", title_end)
             tail = len(text) if tail < 0 else tail
