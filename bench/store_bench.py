@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Both knowledge stores from 1,000 to 20,000 pages, side by side with SQLite FTS5.
+"""The knowledge stores from 1,000 to 20,000 pages, side by side with SQLite FTS5.
 
 The pages are Debian package descriptions (``bench/_corpus.py``): one ``entity`` page per
 package, title = the package name, ``description`` = its short description, ``tags`` = its
@@ -46,6 +46,12 @@ The peer is SQLite FTS5 queried directly (``porter unicode61`` tokenizer, ``bm25
 description and body weighted 10, 5 and 1, the query's words OR-ed): one ``INSERT`` per
 create, one ``SELECT`` by key per read, the same queries for search.
 
+``postgresql`` is :class:`PostgreSQLKnowledgeStore` on a throw-away PostgreSQL cluster started
+as the tests start theirs (``bench/_backends_servers.py``), a new database per run; its peer
+``pgfts`` is PostgreSQL's own text search over the same pages (a stored ``tsvector``, title,
+description and body weighted A, B and D, a GIN index, ``ts_rank_cd``, the query's words
+OR-ed): the measurement the store's search engine was chosen by. Neither has a paired pass.
+
 Usage:
     python bench/store_bench.py                      # 1,000 5,000 10,000 20,000
     python bench/store_bench.py --sizes 1000,5000    # what fits
@@ -57,6 +63,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import contextlib
 import datetime
 import itertools
 import json
@@ -93,7 +100,8 @@ QUERIES = 200
 EDITS = 100
 CHECKS = 5
 BATCH = 500
-SYSTEMS = ("file", "bundle", "sqlite", "fts5")
+SYSTEMS = ("file", "bundle", "sqlite", "fts5", "postgresql", "pgfts")
+POSTGRES_SYSTEMS = ("postgresql", "pgfts")  # run on one throw-away cluster (the tests' own)
 VARIANTS = ("plain", "linked")
 MENTIONS = 3  # linked variant: pages named in a description linked at most
 _NAME_WORD = re.compile(r"[a-z0-9][a-z0-9.+-]*[a-z0-9+]")
@@ -102,6 +110,8 @@ LABELS = {
     "bundle": "BundleKnowledgeStore (local)",
     "sqlite": "SQLiteKnowledgeStore",
     "fts5": "SQLite FTS5",
+    "postgresql": "PostgreSQLKnowledgeStore",
+    "pgfts": "PostgreSQL text search",
 }
 RESULTS_HEADING = "## Knowledge store at scale (store_bench.py)"
 
@@ -282,9 +292,14 @@ def _named_hit(search: Callable[[str], list[str]], present: Sequence[_corpus.Con
 # --------------------------------------------------------------------------- the stores
 
 
-def _open_store(kind: str, path: Path) -> Any:
+def _open_store(kind: str, path: Path | str) -> Any:
     from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 
+    if kind == "postgresql":  # path: the database's URL
+        from agentkernel.knowledgestore import PostgreSQLKnowledgeStore
+
+        return PostgreSQLKnowledgeStore(str(path))
+    path = Path(path)
     if kind == "bundle":  # the same files through a LocalDocumentStore, compare-and-swap writes
         from agentkernel.knowledgestore import BundleKnowledgeStore
         from agentkernel.storage.local import LocalDocumentStore
@@ -303,10 +318,18 @@ def _new_page(concept: _corpus.Concept, linker: _Linker | None = None) -> Any:
 
 
 def _store_worker(
-    kind: str, sizes: list[int], pages: list[_corpus.Concept], scratch: Path, variant: str
+    kind: str,
+    sizes: list[int],
+    pages: list[_corpus.Concept],
+    scratch: Path,
+    variant: str,
+    url: str | None = None,
 ) -> None:
     linker = _Linker() if variant == "linked" else None
-    path = scratch / ("knowledge.db" if kind == "sqlite" else "knowledge")
+    path: Path | str = scratch / ("knowledge.db" if kind == "sqlite" else "knowledge")
+    if kind == "postgresql":
+        assert url is not None, "the postgresql worker needs --postgres-url"
+        path = url
     pool = iter(pages[max(SIZES) :])
     rng = random.Random(SEED)
     loaded = 0
@@ -352,7 +375,8 @@ def _store_worker(
         check = _timed(lambda _, s=store: s.check(), range(CHECKS))
         report = store.check()
         store.close()
-        if size == sizes[0] and len(sizes) > 1:
+        paired = len(sizes) > 1 and isinstance(path, Path)  # not PostgreSQL's (a server's)
+        if size == sizes[0] and paired and isinstance(path, Path):
             _copy_store(kind, path, scratch / f"small-{path.name}")
         row = {
             "system": kind,
@@ -374,7 +398,7 @@ def _store_worker(
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
         print(json.dumps(row), flush=True)
-    if len(sizes) > 1:
+    if len(sizes) > 1 and isinstance(path, Path):
         _paired(kind, variant, sizes, pages, scratch / f"small-{path.name}", path, pool)
 
 
@@ -541,6 +565,86 @@ def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -
     db.close()
 
 
+_PG_FTS_SCHEMA = """
+CREATE TABLE pages (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, description TEXT NOT NULL, content TEXT NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', title), 'A')
+        || setweight(to_tsvector('english', description), 'B')
+        || setweight(to_tsvector('english', content), 'D')) STORED
+);
+CREATE INDEX pages_tsv ON pages USING GIN (tsv)
+"""
+
+
+def _pg_fts_worker(sizes: list[int], pages: list[_corpus.Concept], url: str) -> None:
+    """PostgreSQL's own text search over the same pages: the peer the store's engine is
+    chosen against (``ts_rank_cd`` over a weighted ``tsvector``, GIN, the words OR-ed)."""
+    import psycopg
+
+    db = psycopg.connect(url, autocommit=True)
+    db.execute(_PG_FTS_SCHEMA)
+    pool = iter(pages[max(SIZES) :])
+    rng = random.Random(SEED)
+
+    def values(concept: _corpus.Concept) -> tuple[str, str, str, str]:
+        return (_page_id(concept), concept.title, concept.description, _content(concept))
+
+    def insert(concept: _corpus.Concept) -> None:
+        db.execute("INSERT INTO pages VALUES (%s, %s, %s, %s)", values(concept))
+
+    def search(query: str) -> list[str]:
+        words = " | ".join(dict.fromkeys(re.findall(r"[a-z0-9]+", query.lower())))
+        rows = db.execute(
+            "SELECT id FROM pages, to_tsquery('english', %s) q WHERE tsv @@ q "
+            "ORDER BY ts_rank_cd(tsv, q) DESC LIMIT 10",
+            (words,),
+        )
+        return [row[0] for row in rows]
+
+    def read(page_id: str) -> Any:
+        return db.execute(
+            "SELECT id, title, description, content FROM pages WHERE id = %s", (page_id,)
+        ).fetchone()
+
+    loaded = 0
+    for size in sizes:
+        start = time.perf_counter()
+        with db.transaction(), db.cursor() as cursor:
+            cursor.executemany(
+                "INSERT INTO pages VALUES (%s, %s, %s, %s)", [values(c) for c in pages[loaded:size]]
+            )
+        db.execute("ANALYZE pages")
+        grow = time.perf_counter() - start
+        loaded = size
+        present = pages[:size]
+        read_times = _timed(read, [_page_id(c) for c in rng.sample(present, READS)])
+        queries = _queries(present)
+        ranked: list[list[str]] = []
+        search_times = _timed(lambda q, out=ranked: out.append(search(q)), [q for q, _ in queries])
+        cpu_start = time.process_time()
+        for query, _ in queries:
+            search(query)
+        search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
+        named = _named_hit(search, present)
+        create_times = _timed(insert, [next(pool) for _ in range(CREATES)])
+        row = {
+            "system": "pgfts",
+            "variant": "plain",
+            "size": size,
+            "grow_s": grow,
+            "create": _summary(create_times),
+            "read": _summary(read_times),
+            "search": _summary(search_times),
+            "search_cpu_ms": search_cpu,
+            **_hits(ranked, queries, _unique(queries, present)),
+            "hit10_named": named,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+        print(json.dumps(row), flush=True)
+    db.close()
+
+
 # --------------------------------------------------------------------------- the run
 
 
@@ -550,7 +654,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--sizes", default=",".join(str(s) for s in SIZES), help="comma-separated page counts"
     )
-    parser.add_argument("--systems", default=",".join(SYSTEMS), help="file,bundle,sqlite,fts5")
+    parser.add_argument(
+        "--systems", default=",".join(SYSTEMS), help="file,bundle,sqlite,fts5,postgresql,pgfts"
+    )
     parser.add_argument(
         "--variants", default=",".join(VARIANTS), help="plain,linked (FTS5 runs plain only)"
     )
@@ -558,6 +664,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--write-results", action="store_true", help="update bench/RESULTS.md")
     parser.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
     parser.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--postgres-url", help=argparse.SUPPRESS)
     return parser
 
 
@@ -565,12 +672,24 @@ def _worker(args: argparse.Namespace, sizes: list[int]) -> None:
     pages = _pages(args.data, CORPUS)
     if args.worker == "fts5":
         _fts_worker(sizes, pages, args.scratch)
+    elif args.worker == "pgfts":
+        _pg_fts_worker(sizes, pages, args.postgres_url)
     else:
-        _store_worker(args.worker, sizes, pages, args.scratch, args.variant)
+        _store_worker(args.worker, sizes, pages, args.scratch, args.variant, args.postgres_url)
+
+
+def _database(server: Any, name: str) -> str:
+    """A new, empty database on the bench's PostgreSQL cluster; its URL."""
+    import psycopg
+
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return server.url(name, driver="postgresql")
 
 
 def _run(
-    system: str, variant: str, args: argparse.Namespace, sizes: list[int]
+    system: str, variant: str, args: argparse.Namespace, sizes: list[int], server: Any = None
 ) -> list[dict[str, Any]]:
     scratch = Path(tempfile.mkdtemp(prefix=f"store-bench-{system}-{variant}-"))
     command = [
@@ -587,6 +706,8 @@ def _run(
         "--variant",
         variant,
     ]
+    if system in POSTGRES_SYSTEMS:
+        command += ["--postgres-url", _database(server, f"bench_{system}_{variant}")]
     _log(f"{LABELS[system]} ({variant}): {', '.join(f'{s:,}' for s in sizes)} pages ...")
     rows = []
     try:
@@ -626,11 +747,14 @@ TARGETS = {  # at 10,000 pages, p50 in ms
     ("sqlite", "search"): 5.0,
     ("file", "check"): 1000.0,
     ("sqlite", "check"): 1000.0,
+    ("postgresql", "create"): 10.0,
+    ("postgresql", "search"): 10.0,
+    ("postgresql", "edit"): 10.0,
 }
 
 
 def _row_label(system: str, variant: str) -> str:
-    return LABELS[system] if system == "fts5" else f"{LABELS[system]}, {variant}"
+    return LABELS[system] if system in ("fts5", "pgfts") else f"{LABELS[system]}, {variant}"
 
 
 def _ratio_table(
@@ -724,7 +848,7 @@ def render(rows: list[dict[str, Any]], sizes: list[int], context: dict[str, Any]
             lines.append(
                 f"- {_row_label(system, variant)} {op} p50 {_ms(value)} <= {_ms(limit)}: {verdict}"
             )
-        for system in ("file", "sqlite"):
+        for system in ("file", "sqlite", "postgresql"):
             row = at.get((system, variant, 10_000))
             if row is None:
                 continue
@@ -757,10 +881,17 @@ def main() -> None:
         return
     _pages(args.data, CORPUS)  # build the corpus once, before any timing
     rows: list[dict[str, Any]] = []
-    for variant in [v for v in args.variants.split(",") if v]:
-        for system in [s for s in args.systems.split(",") if s]:
-            if system != "fts5" or variant == "plain":
-                rows += _run(system, variant, args, sizes)
+    systems = [s for s in args.systems.split(",") if s]
+    with contextlib.ExitStack() as stack:
+        server = None
+        if set(systems) & set(POSTGRES_SYSTEMS):
+            from _backends_servers import postgres
+
+            server = stack.enter_context(postgres())
+        for variant in [v for v in args.variants.split(",") if v]:
+            for system in systems:
+                if system not in ("fts5", "pgfts") or variant == "plain":
+                    rows += _run(system, variant, args, sizes, server)
     meta = json.loads(
         (
             args.data / f"debian-{CORPUS}-s{SEED}-v{_corpus.CORPUS_VERSION}" / "corpus.json"
