@@ -348,6 +348,29 @@ def check_sql_admin(blocks: list[Any], work: Workdir, request: pytest.FixtureReq
     assert "n: 0" in "\n".join(out[1:]), out
 
 
+def check_pg_store(blocks: list[Any], work: Workdir, request: pytest.FixtureRequest) -> None:
+    """The PostgreSQL store's roles, a writer and a refused reader, on real PostgreSQL."""
+    import psycopg
+
+    roles, program, output = blocks
+    server = request.getfixturevalue("postgres_server")
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS knowledge")
+        conn.execute("CREATE DATABASE knowledge")
+    with psycopg.connect(server.conninfo("knowledge"), autocommit=True) as conn:
+        for statement in filter(None, (s.strip() for s in roles.body.split(";"))):
+            name = statement.split()[2] if statement.startswith("CREATE ROLE") else ""
+            if (
+                name
+                and conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+            ):
+                statement = statement.replace("CREATE ROLE", "ALTER ROLE", 1)  # made earlier
+            conn.execute(statement)
+    work.paths["db.internal"] = f"{server.host}:{server.port}"
+    out = work.run_python(program.body).stdout
+    assert out.splitlines() == output.body.strip().splitlines(), out
+
+
 # -- docs/deployment.md: Run it for a team ------------------------------------------------------
 
 

@@ -38,6 +38,7 @@ CHECKS: dict[str, Any] = {
     "index-refusal": scenarios.check_index_refusal,
     "sql-cap": scenarios.check_sql_cap,
     "sql-admin": scenarios.check_sql_admin,
+    "pg-store": scenarios.check_pg_store,
 }
 # what a check needs installed beyond the core (a skip locally, an error under CI)
 NEEDS = {
@@ -47,12 +48,14 @@ NEEDS = {
     "team": "mcp",
     "warehouse": "mcp",
     "sql-admin": "psycopg",
+    "pg-store": "psycopg",
 }
 MARKS = {
     "mcp-serve": [pytest.mark.s3],
     "warehouse": [pytest.mark.s3],
     "team": [pytest.mark.s3],
     "sql-admin": [pytest.mark.postgres],
+    "pg-store": [pytest.mark.postgres],
 }
 
 

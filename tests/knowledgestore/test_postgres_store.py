@@ -3,14 +3,17 @@
 Real: a PostgreSQL 15 server on 127.0.0.1 (``tests/support/fixtures_postgres.py``), each test
 in a schema of its own; the writers are real processes (``tests.knowledgestore._pg_writer``),
 each with two threads and a connection per thread; the reader is a real login role with only
-the privileges the docs grant it.
+the privileges the docs grant it; ``agentkernel-kb store serve postgresql://...`` runs as a
+subprocess spoken to by the official MCP client over stdio.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -20,7 +23,7 @@ from agentkernel.knowledgestore import PostgreSQLKnowledgeStore, StoreAccessErro
 from agentkernel.knowledgestore.locations import open_store
 from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageRecord, PageWrite
 from agentkernel.knowledgestore.postgres_store import PostgreSQLPageBackend
-from tests.support import REPO
+from tests.support import REPO, require_extra
 from tests.support.fixtures_postgres import PostgresServer
 
 READER = "kb_store_reader"
@@ -181,3 +184,40 @@ def test_a_postgresql_uri_opens_the_store(url: str) -> None:
     assert "user" not in repr(store) and "postgres@" not in repr(store)
     assert [info.id for info in PostgreSQLKnowledgeStore(url).list()] == ["concept/tides"]
     store.close()
+
+
+def test_store_serve_takes_a_postgresql_uri_and_never_shows_its_password(
+    url: str, tmp_path: Path
+) -> None:
+    require_extra("mcp", "mcp")
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    with_password = url.replace("postgres@", "postgres:s3cret-pw@", 1)
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "agentkernel-kb"),
+        args=["store", "serve", with_password, "--writable"],
+        env=dict(os.environ),
+    )
+    errors = tmp_path / "stderr.txt"
+
+    async def run() -> str:
+        with errors.open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as streams,
+                ClientSession(streams[0], streams[1]) as session,
+            ):
+                await session.initialize()
+                made = await session.call_tool(
+                    "knowledge_create",
+                    {"type": "concept", "slug": "tides", "title": "Tides", "content": "Water."},
+                )
+                return " ".join(getattr(part, "text", "") for part in made.content)
+
+    answer = anyio.run(run)
+    assert "concept/tides" in answer, answer
+    assert [info.id for info in PostgreSQLKnowledgeStore(url).list()] == ["concept/tides"]
+    said = errors.read_text()
+    assert "PostgreSQL database postgresql://127.0.0.1:" in said, said
+    assert "s3cret-pw" not in said

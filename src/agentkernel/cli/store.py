@@ -36,7 +36,8 @@ def register(subparsers: Any) -> None:
     add_options(
         serve,
         ("directory", "LOCATION",
-         "the knowledge folder, s3://bucket/prefix or sqlite:///path/pages.sqlite"),
+         "the knowledge folder, s3://bucket/prefix, sqlite:///path/pages.sqlite or "
+         "postgresql://user:password@host/database"),
         ("--sqlite", None, "keep pages in SQLite instead"),
         ("--writable", None,
          "offer the tools that change pages (create, edit, rewrite, supersede, log)"),
@@ -80,10 +81,11 @@ def run(args: argparse.Namespace) -> int:
             )
 
         tools = make("startup", {}).tool_names
-        mode = f"{len(tools)} tools over {_described(args)}; " + (
+        mode = f"{len(tools)} tools over {_described(args, store)}; " + (
             "writable" if args.writable else "read-only: pass --writable to offer the edits"
         )
-        run_server(args, make, name=args.server_name, mode=mode, databases={args.directory: store})
+        databases = {_location(args, store): store}
+        run_server(args, make, name=args.server_name, mode=mode, databases=databases)
     except KeyboardInterrupt:
         pass
     finally:
@@ -97,10 +99,20 @@ def _open(args: argparse.Namespace) -> Any:
     return open_store(args.directory, sqlite=args.sqlite)
 
 
-def _described(args: argparse.Namespace) -> str:
-    """What the startup line says the store is kept in."""
+def _location(args: argparse.Namespace, store: Any) -> str:
+    """The store's location as messages show it: a database URL without user or password."""
     location = str(args.directory)
+    if location.partition("://")[0].lower().split("+")[0] in ("postgresql", "postgres"):
+        return str(store.backend.label)
+    return location
+
+
+def _described(args: argparse.Namespace, store: Any) -> str:
+    """What the startup line says the store is kept in."""
+    location = _location(args, store)
     scheme = location.partition("://")[0].lower() if "://" in location else ""
+    if scheme == "postgresql":
+        return f"the PostgreSQL database {location}"
     if args.sqlite or scheme == "sqlite":
         return f"the SQLite file {location}"
     if scheme == "s3":
