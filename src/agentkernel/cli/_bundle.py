@@ -159,10 +159,10 @@ def index_embedder(index: str, options: Sequence[str]) -> str | None:
         folder: said on stderr), or one that cannot be read (opening it says why).
     """
     from agentkernel.knowledgebase.okf.bundleindex import dense
-    from agentkernel.knowledgebase.okf.bundleindex.source import index_source
+    from agentkernel.knowledgebase.okf.bundleindex.opener import index_opener
 
     try:
-        recorded = dense.read_model_record(index_source(index, index_options(options)).open())
+        recorded = dense.read_model_record(index_opener(index, index_options(options)).open())
     except Exception:
         return None
     spec = dense.recorded_spec(recorded)

@@ -20,7 +20,7 @@ require_extra("lancedb", "lancedb")
 from agentkernel.knowledgebase import OKFManager  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex import indexer  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.lancesdk import open_dataset  # noqa: E402
-from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex.opener import fully_indexed  # noqa: E402
 from agentkernel.knowledgebase.okf.lanceview import (  # noqa: E402
     INDEXING_GRACE_SECONDS,
     INDEXING_RETRY_SECONDS,

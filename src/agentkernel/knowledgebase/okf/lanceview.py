@@ -72,7 +72,7 @@ class LanceView(ViewState):
         from agentkernel._libc import release_memory
         from agentkernel.knowledgebase.okf.bundleindex import lancesdk
         from agentkernel.knowledgebase.okf.bundleindex.identity import check_serving
-        from agentkernel.knowledgebase.okf.bundleindex.source import index_source
+        from agentkernel.knowledgebase.okf.bundleindex.opener import index_opener
         from agentkernel.knowledgebase.okf.bundleindex.view import IndexView
 
         super().__init__(context)
@@ -86,7 +86,7 @@ class LanceView(ViewState):
         self._reading_vectors = threading.Lock()
         try:
             # the source keeps an object-store index's files in the node cache
-            self.source: Any = index_source(uri, self.options)
+            self.source: Any = index_opener(uri, self.options)
             view = IndexView(self.source.open())
         except Exception as exc:
             raise IndexUnavailable(lancesdk.one_line(exc)) from exc
@@ -325,7 +325,7 @@ class LanceView(ViewState):
 
     def _indexed(self, newer: Any, current: IndexView) -> bool:
         """Whether to serve ``newer``: fully indexed, or waited for long enough."""
-        from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed, index_names
+        from agentkernel.knowledgebase.okf.bundleindex.opener import fully_indexed, index_names
 
         if fully_indexed(newer, index_names(current.dataset)):
             return True

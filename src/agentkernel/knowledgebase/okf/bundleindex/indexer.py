@@ -488,7 +488,7 @@ _FOLD_ATTEMPTS = 3
 
 
 def _fully_indexed(table: Any) -> bool:
-    from agentkernel.knowledgebase.okf.bundleindex.source import fully_indexed
+    from agentkernel.knowledgebase.okf.bundleindex.opener import fully_indexed
 
     return fully_indexed(table.to_lance())
 

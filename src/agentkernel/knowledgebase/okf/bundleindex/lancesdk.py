@@ -75,7 +75,7 @@ def new_local_session() -> Any:
     return local_session()
 
 
-# options of the node cache (bundleindex.source), never passed to Lance
+# options of the node cache (bundleindex.opener), never passed to Lance
 CACHE_OPTIONS = ("node_cache", "node_cache_bytes")
 
 

@@ -1,6 +1,6 @@
 """Where a pod reads its bundle index from: the object store directly, or the node cache.
 
-:func:`index_source` decides from the URI and the options. An ``s3://`` index is read from
+:func:`index_opener` decides from the URI and the options. An ``s3://`` index is read from
 the node cache (:class:`~agentkernel.knowledgebase.okf.bundleindex.mirror.MirroredIndex`)
 unless the options say ``node_cache=off``; a local folder is read in place. Two options are
 this layer's own and never reach Lance:
@@ -95,7 +95,7 @@ def first_version(newest: Any, older: Iterable[Callable[[], Any]]) -> Any:
     return newest
 
 
-class IndexSource(Protocol):
+class IndexOpener(Protocol):
     """Opens the index's newest version, and a newer one when there is one."""
 
     def open(self) -> Any:
@@ -116,7 +116,7 @@ class IndexSource(Protocol):
         """
 
 
-class DirectSource:
+class DirectOpener:
     """Lance reads the index where it lives (a local folder, or the object store itself)."""
 
     def __init__(self, uri: str, options: Mapping[str, str]) -> None:
@@ -156,7 +156,7 @@ class DirectSource:
         return current.checkout_version(latest)
 
 
-class CachedSource:
+class CachedOpener:
     """The index's files are served from the node cache; the object store is asked what changed."""
 
     def __init__(self, uri: str, options: Mapping[str, str], root: str, max_bytes: int) -> None:
@@ -226,7 +226,7 @@ class CachedSource:
         return self.mirror.open(version, manifest, size)
 
 
-def index_source(uri: str, options: Mapping[str, str] | None) -> IndexSource:
+def index_opener(uri: str, options: Mapping[str, str] | None) -> IndexOpener:
     """Choose how a pod reads the index at ``uri``.
 
     Args:
@@ -255,5 +255,5 @@ def index_source(uri: str, options: Mapping[str, str] | None) -> IndexSource:
         )
     remote = lancesdk.describe(uri).startswith("s3://")
     if not remote or (root is not None and root.strip().lower() in _OFF):
-        return DirectSource(uri, lance_options)
-    return CachedSource(uri, lance_options, root or str(default_cache_root()), max_bytes)
+        return DirectOpener(uri, lance_options)
+    return CachedOpener(uri, lance_options, root or str(default_cache_root()), max_bytes)
