@@ -2,7 +2,7 @@
 
 Pure computation on the real engine (PyStemmer, numpy); nothing to start. Hypothesis generates
 the corpora and queries. The exhaustive comparisons switch the title rules off (the title
-field is named ``heading``, which the index does not read as a title).
+field is named ``heading``, which the index does not read as a title) and the head rule.
 """
 
 from __future__ import annotations
@@ -35,8 +35,9 @@ docs = st.lists(st.tuples(texts, texts), min_size=1, max_size=25)
 
 
 def plain(weights: dict[str, float] | None = None, **options: object) -> SearchIndex:
-    """An index without the title and phrase rules: pure BM25F."""
+    """An index without the title, phrase and head rules: pure BM25F."""
     options.setdefault("phrase_boost", 0.0)
+    options.setdefault("head_boost", 0.0)
     return SearchIndex(weights, title_field="heading", **options)  # type: ignore[arg-type]
 
 

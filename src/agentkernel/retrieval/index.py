@@ -24,6 +24,11 @@ On top of BM25 these rules order the results:
   being the fraction of the query's word pairs it holds: BM25 counts words but not their
   order, and a quoted line should find the page that says it. Each document keeps a filter
   of its adjacent word pairs (2 to 4 bytes a word).
+* **Said up front** (:mod:`.ranking`'s head rule). Among the best candidates by BM25 (at
+  least :data:`~.ranking.HEAD_POOL`), a document whose head fields (:data:`HEAD_FIELDS`:
+  title, aliases, tags, description) hold query words has its score multiplied by ``1 +
+  head_boost * share``, ``share`` being the part of the query's weight (times IDF) they
+  hold. Each document keeps the terms of its head fields (about 10 words).
 * **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
   ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
   current document of equal relevance, and is never filtered out.
@@ -46,12 +51,15 @@ from agentkernel.retrieval._bulk import (
 from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
 from agentkernel.retrieval._postings import Postings, TopQuery, top_pruned
 from agentkernel.retrieval._slots import Slots
-from agentkernel.retrieval.analysis import parse_query, title_key
+from agentkernel.retrieval.analysis import analyze, parse_query, title_key
 from agentkernel.retrieval.ranking import (
+    DEFAULT_HEAD_BOOST,
     DEFAULT_TITLE_BOOST,
+    HEAD_POOL,
     TIER_NONE,
     TIER_TITLE,
     Hit,
+    head_share,
     rank,
     title_match,
 )
@@ -77,6 +85,10 @@ word above the package whose text the query quotes (0.749 against 0.752 flat at 
 An exact or contained title match still ranks first through the title rules, not through
 BM25. An owner may pass other weights.
 """
+
+
+HEAD_FIELDS = ("title", "aliases", "tags", "description")
+"""The fields in which a document says what it is (the head rule reads them)."""
 
 
 DEFAULT_K1 = 0.4
@@ -129,6 +141,8 @@ class SearchIndex:
         phrase_pool: int | None = None,
         title_field: str = "title",
         vectorized: bool | None = None,
+        head_boost: float = DEFAULT_HEAD_BOOST,
+        head_fields: Sequence[str] = HEAD_FIELDS,
     ) -> None:
         """Create an empty index.
 
@@ -146,6 +160,9 @@ class SearchIndex:
             title_field: The field the title rules read.
             vectorized: Score with numpy (same results, faster on large indexes). ``None``
                 uses numpy when it is installed; ``False`` never does.
+            head_boost: How much query words in the head fields raise a score (0: the
+                head terms are neither kept nor looked at).
+            head_fields: The head fields.
         """
         self._weights = dict(DEFAULT_WEIGHTS if weights is None else weights)
         check_weights(self._weights.values())
@@ -156,6 +173,9 @@ class SearchIndex:
         self._phrase_pool = DEFAULT_PHRASE_POOL if phrase_pool is None else phrase_pool
         self._pairs: list[bytes] = []  # slot -> a bit set of its adjacent word pairs (a filter)
         self._title_field = title_field
+        self._head_boost = head_boost
+        self._head_fields = tuple(head_fields) if head_boost else ()
+        self._heads: list[tuple[str, ...]] = []  # slot -> the terms of its head fields
         self._vectorized = vectorized
         self._postings = Postings()
         self._doc_terms: list[tuple[str, ...] | None] = []  # None: in self._unlisted
@@ -233,15 +253,18 @@ class SearchIndex:
         documents = list(pending.values())
         titles = [self._title_of(fields) for fields, _status in documents]
         pairs = [pairs_of(fields) if self._phrase_boost else b"" for fields, _status in documents]
+        heads = [self._head_of(fields) for fields, _status in documents]
         statuses = [status for _fields, status in documents]
         if np is None or len(pending) < _BULK_AT:
             for i, (key, (fields, _status)) in enumerate(pending.items()):
                 counts, length = self._count(fields)
-                slot = self._place(key, statuses[i], titles[i], pairs[i], tuple(counts), length)
+                slot = self._place(
+                    key, statuses[i], titles[i], pairs[i], tuple(counts), length, heads[i]
+                )
                 self._post(slot, counts.items())
             return
         counted = count_batch(np, [fields for fields, _status in documents], self._weights)
-        self.file_counted(np, list(pending), statuses, titles, pairs, counted)
+        self.file_counted(np, list(pending), statuses, titles, pairs, counted, heads)
 
     def file_counted(
         self,
@@ -251,6 +274,7 @@ class SearchIndex:
         titles: list[frozenset[str]],
         pairs: list[bytes],
         counted: Counted,
+        heads: Sequence[tuple[str, ...]] | None = None,
     ) -> None:
         """Index new documents already analysed (a bulk count, or a saved copy of one).
 
@@ -261,13 +285,21 @@ class SearchIndex:
             titles: Their title keys (:meth:`_title_of`).
             pairs: Their word-pair filters (empty without the phrase rule).
             counted: Their terms, in the same order.
+            heads: The terms of their head fields (:meth:`_head_of`; ``None``: none).
         """
         listed = counted.doc_terms
-        slots: Sequence[int] | None = self._place_all(keys, statuses, titles, pairs, counted)
+        held: list[tuple[str, ...]] = list(heads) if heads is not None else [()] * len(keys)
+        slots: Sequence[int] | None = self._place_all(keys, statuses, titles, pairs, counted, held)
         if slots is None:
             slots = [
                 self._place(
-                    key, statuses[i], titles[i], pairs[i], listed[i] if listed else None, length
+                    key,
+                    statuses[i],
+                    titles[i],
+                    pairs[i],
+                    listed[i] if listed else None,
+                    length,
+                    held[i],
                 )
                 for i, (key, length) in enumerate(zip(keys, counted.lengths, strict=True))
             ]
@@ -295,6 +327,17 @@ class SearchIndex:
         title = fields.get(self._title_field)
         return title_key(title) if isinstance(title, str) else _NO_TITLE
 
+    def _head_of(self, fields: Fields) -> tuple[str, ...]:
+        """The distinct terms of a document's head fields (empty without the head rule)."""
+        texts: list[str] = []
+        for name in self._head_fields:
+            value = fields.get(name)
+            if isinstance(value, str):
+                texts.append(value)
+            elif value:
+                texts.extend(str(item) for item in value)
+        return tuple(dict.fromkeys(analyze(" ".join(texts)))) if texts else ()
+
     def _place(
         self,
         key: Hashable,
@@ -303,6 +346,7 @@ class SearchIndex:
         pairs: bytes,
         terms: tuple[str, ...] | None,
         length: float,
+        head: tuple[str, ...] = (),
     ) -> int:
         """Give a new document its slot and everything but its postings; return the slot."""
         slot = self._slots.take(key)
@@ -312,11 +356,13 @@ class SearchIndex:
             self._doc_length.append(length)
             self._title_key.append(title_key)
             self._pairs.append(pairs)
+            self._heads.append(head)
         else:
             self._doc_terms[slot] = terms
             self._doc_length[slot] = length
             self._title_key[slot] = title_key
             self._pairs[slot] = pairs
+            self._heads[slot] = head
         if state:
             self._status[slot] = state
         self._total_length += length
@@ -332,6 +378,7 @@ class SearchIndex:
         titles: list[frozenset[str]],
         pairs: list[bytes],
         counted: Counted,
+        heads: list[tuple[str, ...]],
     ) -> range | None:
         """:meth:`_place` for many documents at the end of the slots (``None``: a slot is free)."""
         slots = self._slots.extend(keys)
@@ -342,6 +389,7 @@ class SearchIndex:
         self._doc_length.extend(counted.lengths)
         self._title_key.extend(titles)
         self._pairs.extend(pairs)
+        self._heads.extend(heads)
         self._status.update(
             (slot, state) for slot, state in zip(slots, states, strict=True) if state
         )
@@ -415,6 +463,7 @@ class SearchIndex:
                     del count[term]
         self._title_key[slot] = _NO_TITLE
         self._pairs[slot] = b""
+        self._heads[slot] = ()
         self._scorer.set_length(slot, 0.0)
         postings = self._postings
         terms = self._doc_terms[slot]
@@ -475,6 +524,10 @@ class SearchIndex:
         exact, contained = self._title_matches(frozenset(query_key))
         needles = query_pairs(query) if self._phrase_boost else []
         pool = max(limit + 8, self._phrase_pool) if needles else limit + 8
+        weighted: dict[str, float] = {}
+        if self._head_boost:
+            pool = max(pool, HEAD_POOL)
+            weighted = {term: weight * self._idf(term) for term, weight in terms.items()}
         while True:
             raw = self._top(terms, pool)
             candidates = dict(raw)
@@ -483,11 +536,11 @@ class SearchIndex:
                     candidates[slot] = self._score(slot, terms)
             if needles:
                 raise_by_pairs(self._pairs, candidates, needles, self._phrase_boost)
-            ranked = self._rank(candidates, exact, contained, limit)
+            ranked = self._rank(candidates, exact, contained, limit, weighted)
             complete = len(raw) < pool or len(self._slots) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
             # title matches (all already candidates) can rise above what they scored (the
-            # phrase rule lifts candidates only: it re-ranks the pool)
+            # phrase and head rules lift candidates only: they re-rank the pool)
             if complete or (
                 len(ranked) >= limit
                 and (ranked[limit - 1].tier or ranked[limit - 1].score >= raw[-1][1])
@@ -537,9 +590,11 @@ class SearchIndex:
         exact: set[int],
         contained: dict[int, float],
         limit: int,
+        weighted: dict[str, float],
     ) -> list[Hit]:
         """The best ``limit`` candidate slots by the one rule set (:func:`.ranking.rank`)."""
         status = self._status
+        heads = self._heads
         rows = [
             (
                 slot,
@@ -549,10 +604,11 @@ class SearchIndex:
                 status.get(slot),
                 None,  # no trust tier in this engine's documents
                 None,  # ties: slot order
+                head_share(weighted, heads[slot]) if weighted else 0.0,
             )
             for slot, score in candidates.items()
         ]
-        return rank(rows, limit, title_boost=self._title_boost)
+        return rank(rows, limit, title_boost=self._title_boost, head_boost=self._head_boost)
 
     def _idf(self, term: str) -> float:
         count = len(self._slots)

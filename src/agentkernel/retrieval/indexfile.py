@@ -2,10 +2,11 @@
 
 :func:`export_state` turns an index into lists, strings and byte strings (numbers packed
 little-endian), which any serialiser holds; :func:`import_state` fills an empty index from
-them without analysing a word: the same postings, lengths, title keys, statuses and word-pair
-filters, documents in the same order, so the index ranks exactly as the one exported. The
-state records the engine settings it was analysed under (field weights, title field, the
-phrase rule on or off); :func:`import_state` refuses a state of other settings.
+them without analysing a word: the same postings, lengths, title keys, head terms, statuses
+and word-pair filters, documents in the same order, so the index ranks exactly as the one
+exported. The state records the engine settings it was analysed under (field weights, title
+field, head fields, the phrase rule on or off); :func:`import_state` refuses a state of
+other settings.
 
 The OKF warm start (:mod:`agentkernel.knowledgebase.okf.warmstart`) keeps this state on disk
 so that a process finding its bundle unchanged does not re-analyse it.
@@ -20,7 +21,7 @@ from agentkernel.retrieval._arrays import numpy_or_none
 from agentkernel.retrieval._bulk import Counted
 from agentkernel.retrieval.index import SearchIndex
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 """Bumped whenever the layout of the state changes."""
 
 
@@ -31,12 +32,14 @@ def settings_of(index: SearchIndex) -> dict[str, Any]:
         index: The index.
 
     Returns:
-        Field weights, title field and whether word pairs are kept, as plain data.
+        Field weights, title field, head fields and whether word pairs are kept, as plain
+        data.
     """
     return {
         "version": STATE_VERSION,
         "weights": sorted(index._weights.items()),
         "title_field": index._title_field,
+        "head_fields": list(index._head_fields),
         "pairs": bool(index._phrase_boost),
     }
 
@@ -68,6 +71,7 @@ def export_state(index: SearchIndex) -> dict[str, Any]:
         "statuses": [index._status.get(slot) for slot in live],
         "titles": [sorted(index._title_key[slot]) for slot in live],
         "pairs": [index._pairs[slot] for slot in live] if index._phrase_boost else [],
+        "heads": [list(index._heads[slot]) for slot in live] if index._head_fields else [],
         "lengths": np.asarray([index._doc_length[s] for s in live], dtype="<f8").tobytes(),
         "terms": terms,
         "sizes": sizes.astype("<i4").tobytes(),
@@ -105,12 +109,13 @@ def import_state(index: SearchIndex, state: dict[str, Any]) -> None:
     pairs: list[bytes] = list(state["pairs"]) or [b""] * count
     statuses: list[str | None] = list(state["statuses"])
     titles = [frozenset(title) for title in state["titles"]]
+    heads = [tuple(head) for head in state["heads"]] or [()] * count
     total = int(sizes.sum()) if len(sizes) else 0
     if (
         len(sizes) != len(terms)
         or len(docs) != total
         or len(tfs) != total
-        or not len(lengths) == len(pairs) == len(statuses) == len(titles) == count
+        or not len(lengths) == len(pairs) == len(statuses) == len(titles) == len(heads) == count
         or (total and (int(docs.min()) < 0 or int(docs.max()) >= count))
         or len(set(keys)) != count
     ):
@@ -119,4 +124,4 @@ def import_state(index: SearchIndex, state: dict[str, Any]) -> None:
     entry_term = np.repeat(np.arange(len(terms), dtype=np.int32), sizes)
     starts = np.concatenate(([0], np.cumsum(sizes))).tolist()
     counted = Counted(terms, lengths, None, entry_term, docs, tfs, starts)
-    index.file_counted(np, keys, statuses, titles, pairs, counted)
+    index.file_counted(np, keys, statuses, titles, pairs, counted, heads)
