@@ -25,10 +25,10 @@ On top of BM25 these rules order the results:
   order, and a quoted line should find the page that says it. Each document keeps a filter
   of its adjacent word pairs (2 to 4 bytes a word).
 * **Said up front** (:mod:`.ranking`'s head rule). Among the best candidates by BM25 (at
-  least :data:`~.ranking.HEAD_POOL`), a document whose head fields (:data:`HEAD_FIELDS`:
-  title, aliases, tags, description) hold query words has its score multiplied by ``1 +
-  head_boost * share``, ``share`` being the part of the query's weight (times IDF) they
-  hold. Each document keeps the terms of its head fields (about 10 words).
+  least :data:`~.ranking.HEAD_POOL`), a document whose head fields
+  (:data:`~.ranking.HEAD_FIELDS`: title, aliases, tags, description) hold query words has
+  its score multiplied by ``1 + head_boost * share``, ``share`` being the part of the
+  query's term weight they hold. Each document keeps the terms of its head fields.
 * **Status.** A document added with a status in :data:`STATUS_PENALTY` (``deprecated``,
   ``superseded``, ``retired``) has its score multiplied by the penalty: it ranks below a
   current document of equal relevance, and is never filtered out.
@@ -51,15 +51,17 @@ from agentkernel.retrieval._bulk import (
 from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
 from agentkernel.retrieval._postings import Postings, TopQuery, top_pruned
 from agentkernel.retrieval._slots import Slots
-from agentkernel.retrieval.analysis import analyze, parse_query, title_key
+from agentkernel.retrieval.analysis import parse_query, title_key
 from agentkernel.retrieval.ranking import (
     DEFAULT_HEAD_BOOST,
     DEFAULT_TITLE_BOOST,
+    HEAD_FIELDS,
     HEAD_POOL,
     TIER_NONE,
     TIER_TITLE,
     Hit,
     head_share,
+    head_terms,
     rank,
     title_match,
 )
@@ -85,10 +87,6 @@ word above the package whose text the query quotes (0.749 against 0.752 flat at 
 An exact or contained title match still ranks first through the title rules, not through
 BM25. An owner may pass other weights.
 """
-
-
-HEAD_FIELDS = ("title", "aliases", "tags", "description")
-"""The fields in which a document says what it is (the head rule reads them)."""
 
 
 DEFAULT_K1 = 0.4
@@ -329,14 +327,7 @@ class SearchIndex:
 
     def _head_of(self, fields: Fields) -> tuple[str, ...]:
         """The distinct terms of a document's head fields (empty without the head rule)."""
-        texts: list[str] = []
-        for name in self._head_fields:
-            value = fields.get(name)
-            if isinstance(value, str):
-                texts.append(value)
-            elif value:
-                texts.extend(str(item) for item in value)
-        return tuple(dict.fromkeys(analyze(" ".join(texts)))) if texts else ()
+        return head_terms(fields, self._head_fields)
 
     def _place(
         self,
@@ -527,7 +518,7 @@ class SearchIndex:
         weighted: dict[str, float] = {}
         if self._head_boost:
             pool = max(pool, HEAD_POOL)
-            weighted = {term: weight * self._idf(term) for term, weight in terms.items()}
+            weighted = terms
         while True:
             raw = self._top(terms, pool)
             candidates = dict(raw)

@@ -14,7 +14,7 @@ mode (the in-memory engine, the Lance bundle index, hybrid fusion, the curated s
   pass: documents further down are not looked at), a document whose *head* (the fields in
   which it says what it is: title, aliases, tags, description) holds query words has its
   score multiplied by ``1 + head_boost * head``, ``head`` being the share of the query's
-  weight (each word's weight times its IDF) found there. A long body mentions many words in
+  term weight found there (:func:`head_share`). A long body mentions many words in
   passing; the head says what the document is about, and that is what a question asks for.
 * **Status.** A ``deprecated``, ``superseded`` or ``retired`` document has its score
   multiplied by :data:`STATUS_PENALTY`: it ranks below a current document of equal relevance
@@ -33,6 +33,8 @@ from collections.abc import Container, Hashable, Iterable, Mapping
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from agentkernel.retrieval.analysis import analyze
+
 TIER_NONE = 0
 TIER_ALIAS = 1
 TIER_TITLE = 2
@@ -44,11 +46,13 @@ TRUST_RANK: dict[str, int] = {"human-reviewed": 2, "machine-confirmed": 1}
 """Tie-break among equal tier and score; any other trust tier (``unverified``, none) is 0."""
 
 DEFAULT_TITLE_BOOST = 0.5
-DEFAULT_HEAD_BOOST = 1.0
-"""The measured strength of the head rule: chosen on the dev question sets only
-(``bench/questions.jsonl`` and ``bench/dev_questions_debian.jsonl``; 0.25 to 3 tried, 1 and
-1.5 best on both); the held-out set (``bench/heldout_questions.jsonl``) is only reported
-(``bench/RESULTS.md``, issue 40)."""
+DEFAULT_HEAD_BOOST = 2.0
+"""The measured strength of the head rule, chosen on the dev question sets only
+(``bench/questions.jsonl`` and ``bench/dev_questions_debian.jsonl``: 0.25 to 3 tried, 1.5 to 3
+best on both, shares weighed with and without IDF); the held-out set
+(``bench/heldout_questions.jsonl``) is only reported (``bench/RESULTS.md``, issue 40)."""
+HEAD_FIELDS = ("title", "aliases", "tags", "description")
+"""The fields in which a document says what it is (the head rule reads them)."""
 HEAD_POOL = 20
 """The head rule re-scores at least this many of the best documents by relevance, so a
 search for 3 results and one for 10 look at the same candidates."""
@@ -125,20 +129,44 @@ def title_match(title_key: frozenset[str], query_key: frozenset[str]) -> tuple[i
     return TIER_NONE, len(title_key) / len(query_key)
 
 
-def head_share(weighted: Mapping[str, float], head: Container[str]) -> float:
-    """The share of a query's weight a document's head fields hold.
+def head_terms(fields: Mapping[str, Any], names: Iterable[str] = HEAD_FIELDS) -> tuple[str, ...]:
+    """The distinct terms of a document's head fields, as the engine analyses documents.
 
     Args:
-        weighted: Each query term's weight times its IDF (terms no document holds left out).
-        head: The terms of the document's head fields (title, aliases, tags, description).
+        fields: Field name to text or to a list of texts (aliases, tags).
+        names: The head fields.
+
+    Returns:
+        The terms, in order of first appearance.
+    """
+    texts: list[str] = []
+    for name in names:
+        value = fields.get(name)
+        if isinstance(value, str):
+            texts.append(value)
+        elif value:
+            texts.extend(str(item) for item in value)
+    return tuple(dict.fromkeys(analyze(" ".join(texts)))) if texts else ()
+
+
+def head_share(weights: Mapping[str, float], head: Container[str]) -> float:
+    """The share of a query's term weight a document's head fields hold.
+
+    IDF is left out on purpose: measured on the dev questions, the plain share ranked as well
+    or better, and an engine that does not expose IDF (Lance's BM25) computes the same share.
+
+    Args:
+        weights: The query's terms and their weights (:func:`~.analysis.parse_query`), terms
+            no document holds left out.
+        head: The terms of the document's head fields (:func:`head_terms`).
 
     Returns:
         A share in ``[0, 1]`` (0 for a query of no weight).
     """
-    total = sum(weighted.values())
+    total = sum(weights.values())
     if total <= 0.0:
         return 0.0
-    return sum(value for term, value in weighted.items() if term in head) / total
+    return sum(value for term, value in weights.items() if term in head) / total
 
 
 def rank(

@@ -33,13 +33,22 @@ from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
 from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval.analysis import parse_query
-from agentkernel.retrieval.ranking import Candidate, Hit, rank, title_match
+from agentkernel.retrieval.ranking import (
+    HEAD_POOL,
+    Candidate,
+    Hit,
+    head_share,
+    head_terms,
+    rank,
+    title_match,
+)
 
 logger = logging.getLogger(__name__)
 
 _CACHE_ROWS = 4096
 _POOL_EXTRA = 16
 _RANK_COLUMNS = ["id", "kind", "status", "trust", "title_key"]
+_HEAD_COLUMNS = ["title", "description", "tags", "frontmatter"]  # the head rule's fields
 _IN_BATCH = 500
 _LOAD_BATCH = 8192
 _LOAD_COLUMNS = ["path", "kind", "type"]
@@ -172,9 +181,9 @@ class IndexView(DocumentTree):
             (queries.Occur.SHOULD, queries.MatchQuery(term, "terms", boost=weight))
             for term, weight in weights.items()
         ]
-        pool = limit + _POOL_EXTRA
+        pool = max(limit + _POOL_EXTRA, HEAD_POOL)
         found = self.dataset.to_table(
-            columns=[*_RANK_COLUMNS, "_score"],
+            columns=[*_RANK_COLUMNS, *_HEAD_COLUMNS, "_score"],
             full_text_query=queries.BooleanQuery(clauses),
             limit=pool,
         ).to_pylist()
@@ -182,7 +191,7 @@ class IndexView(DocumentTree):
         if query_key:
             where = f"title_key = '{_escape(' '.join(sorted(query_key)))}'"
             found += self.dataset.to_table(
-                columns=_RANK_COLUMNS, filter=where, limit=64
+                columns=[*_RANK_COLUMNS, *_HEAD_COLUMNS], filter=where, limit=64
             ).to_pylist()
         candidates: dict[str, Candidate] = {}
         for row in found:
@@ -192,7 +201,10 @@ class IndexView(DocumentTree):
             title = frozenset((row["title_key"] or "").split())
             tier, share = title_match(title, query_key)
             score = float(row.get("_score") or 0.0)
-            candidates[cid] = Candidate(cid, score, tier, share, row["status"], row.get("trust"))
+            head = head_share(weights, head_terms(_head_fields(row)))
+            candidates[cid] = Candidate(
+                cid, score, tier, share, row["status"], row.get("trust"), head=head
+            )
         return rank(candidates.values(), limit)
 
     # -- internals ------------------------------------------------------------------------
@@ -405,3 +417,17 @@ def in_filters(column: str, values: list[str]) -> Iterator[tuple[str, int]]:
         batch = values[start : start + _IN_BATCH]
         listed = ", ".join(f"'{_escape(v)}'" for v in batch)
         yield f"{column} IN ({listed})", len(batch)
+
+
+def _head_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A concept row's head fields, as the walk indexes them (aliases from the frontmatter)."""
+    try:
+        aliases = json.loads(row["frontmatter"] or "{}").get("aliases")
+    except (ValueError, AttributeError):
+        aliases = None
+    return {
+        "title": row["title"] or "",
+        "aliases": [str(a) for a in aliases] if isinstance(aliases, list) else str(aliases or ""),
+        "tags": row["tags"] or [],
+        "description": row["description"] or "",
+    }
