@@ -24,8 +24,8 @@ On top of BM25 these rules order the results:
   being the fraction of the query's word pairs it holds: BM25 counts words but not their
   order, and a quoted line should find the page that says it. Each document keeps a filter
   of its adjacent word pairs (2 to 4 bytes a word).
-* **Said up front** (:mod:`.ranking`'s head rule). Among the best candidates by BM25 (at
-  least :data:`~.ranking.HEAD_POOL`), a document whose head fields
+* **Said up front** (:mod:`.ranking`'s head rule). Among the best
+  :data:`~.ranking.HEAD_POOL` documents by BM25 (a second pass), a document whose head fields
   (:data:`~.ranking.HEAD_FIELDS`: title, aliases, tags, description) hold query words has
   its score multiplied by ``1 + head_boost * share``, ``share`` being the part of the
   query's term weight they hold. Each document keeps the terms of its head fields.
@@ -527,7 +527,8 @@ class SearchIndex:
                     candidates[slot] = self._score(slot, terms)
             if needles:
                 raise_by_pairs(self._pairs, candidates, needles, self._phrase_boost)
-            ranked = self._rank(candidates, exact, contained, limit, weighted)
+            headed = {slot for slot, _score in raw[:HEAD_POOL]} if weighted else set()
+            ranked = self._rank(candidates, exact, contained, limit, weighted, headed)
             complete = len(raw) < pool or len(self._slots) <= pool
             # a document outside the pool scored at most the pool's last raw score, and only
             # title matches (all already candidates) can rise above what they scored (the
@@ -582,8 +583,14 @@ class SearchIndex:
         contained: dict[int, float],
         limit: int,
         weighted: dict[str, float],
+        headed: set[int],
     ) -> list[Hit]:
-        """The best ``limit`` candidate slots by the one rule set (:func:`.ranking.rank`)."""
+        """The best ``limit`` candidate slots by the one rule set (:func:`.ranking.rank`).
+
+        The head rule reads ``weighted`` (the query's terms) for the ``headed`` slots only:
+        the best :data:`~.ranking.HEAD_POOL` by BM25, whatever the limit, so a longer
+        result list starts with the shorter one.
+        """
         status = self._status
         heads = self._heads
         rows = [
@@ -595,7 +602,7 @@ class SearchIndex:
                 status.get(slot),
                 None,  # no trust tier in this engine's documents
                 None,  # ties: slot order
-                head_share(weighted, heads[slot]) if weighted else 0.0,
+                head_share(weighted, heads[slot]) if slot in headed else 0.0,
             )
             for slot, score in candidates.items()
         ]

@@ -54,8 +54,8 @@ best on both, shares weighed with and without IDF); the held-out set
 HEAD_FIELDS = ("title", "aliases", "tags", "description")
 """The fields in which a document says what it is (the head rule reads them)."""
 HEAD_POOL = 20
-"""The head rule re-scores at least this many of the best documents by relevance, so a
-search for 3 results and one for 10 look at the same candidates."""
+"""The head rule re-scores this many of the best documents by relevance, whatever the
+number of results asked for, so a longer result list starts with the shorter one."""
 
 
 class Hit(NamedTuple):

@@ -194,14 +194,17 @@ class IndexView(DocumentTree):
                 columns=[*_RANK_COLUMNS, *_HEAD_COLUMNS], filter=where, limit=64
             ).to_pylist()
         candidates: dict[str, Candidate] = {}
-        for row in found:
+        for position, row in enumerate(found):
             cid = row["id"]
             if row["kind"] != rows.KIND_CONCEPT or cid not in self._ids or cid in candidates:
                 continue  # a row of a later version than the one served, or seen already
             title = frozenset((row["title_key"] or "").split())
             tier, share = title_match(title, query_key)
             score = float(row.get("_score") or 0.0)
-            head = head_share(weights, head_terms(_head_fields(row)))
+            # the head rule re-scores the best HEAD_POOL by BM25 (the rows come best first)
+            head = (
+                head_share(weights, head_terms(_head_fields(row))) if position < HEAD_POOL else 0.0
+            )
             candidates[cid] = Candidate(
                 cid, score, tier, share, row["status"], row.get("trust"), head=head
             )
