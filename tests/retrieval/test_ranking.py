@@ -11,11 +11,14 @@ from pathlib import Path
 from agentkernel.knowledgestore import SQLiteKnowledgeStore
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.ranking import (
+    HEAD_POOL,
     TIER_ALIAS,
     TIER_NONE,
     TIER_TITLE,
     Candidate,
     fused,
+    head_share,
+    head_terms,
     rank,
     status_factor,
     title_match,
@@ -84,3 +87,58 @@ def test_the_curated_store_orders_by_the_same_rules(tmp_path: Path) -> None:
     )
     hits = store.search("orders")
     assert [h.title for h in hits][:2] == ["Orders", "Order facts"]
+
+
+def test_query_words_in_the_head_fields_raise_a_score_by_their_share() -> None:
+    head = head_terms({"title": "wget", "tags": ["web"], "description": "retrieves files"})
+    assert {"wget", "web", "file", "retriev"} <= set(head)  # analysed as documents are
+    assert head_share({"file": 0.5, "=files": 0.5, "web": 1.0, "http": 2.0}, head) == 0.5
+    assert head_share({}, head) == 0.0
+    [hit] = rank([Candidate("w", 3.0, head=0.5)], head_boost=2.0)
+    assert hit.score == 3.0 * (1 + 2.0 * 0.5)
+
+
+def test_the_document_that_says_what_it_is_ranks_above_one_that_mentions_it() -> None:
+    index = SearchIndex()
+    index.add(
+        "web/wget",
+        {
+            "title": "wget",
+            "description": "retrieves files from the web",  # what it is, said up front
+            "body": "A network utility to fetch pages over HTTP, HTTPS and FTP. It resumes "
+            "broken transfers, follows links to make local copies of whole sites, converts "
+            "links for offline viewing, honours robots exclusion, and runs from scripts and "
+            "cron jobs without a display or any interaction, in the background.",
+        },
+    )
+    index.add(
+        "net/mirror-tools",
+        {
+            "title": "mirror-tools",
+            "description": "keep a copy of remote sites in sync",
+            "body": "Files changed on the web are retrieved from the web again.",  # in passing
+        },
+    )
+    for n in range(30):  # other packages, so that the words above are rare
+        index.add(f"misc/p{n}", {"title": f"p{n}", "body": f"package number {n}"})
+    hits = index.search("a tool that retrieves files from the web", 2)
+    assert [h.key for h in hits] == ["web/wget", "net/mirror-tools"]
+
+
+def test_a_longer_result_list_starts_with_the_shorter_one() -> None:
+    index = SearchIndex()
+    for n in range(3 * HEAD_POOL):
+        # every document holds the query's words; the few with them up front come last by BM25
+        up_front = n % 7 == 0
+        index.add(
+            f"d{n}",
+            {
+                "title": f"item {n}",
+                "description": "orders shipped late" if up_front else "a record",
+                "body": " ".join(["orders shipped late"] * (1 + n % 5)) + " filler" * n,
+            },
+        )
+    query = "which orders shipped late"
+    longest = [h.key for h in index.search(query, 3 * HEAD_POOL)]
+    for limit in (1, 3, 10, HEAD_POOL, 2 * HEAD_POOL):
+        assert [h.key for h in index.search(query, limit)] == longest[:limit]
