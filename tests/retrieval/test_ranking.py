@@ -17,7 +17,7 @@ from agentkernel.retrieval.ranking import (
     TIER_TITLE,
     Candidate,
     fused,
-    head_share,
+    head_scorer,
     head_terms,
     rank,
     status_factor,
@@ -92,8 +92,8 @@ def test_the_curated_store_orders_by_the_same_rules(tmp_path: Path) -> None:
 def test_query_words_in_the_head_fields_raise_a_score_by_their_share() -> None:
     head = head_terms({"title": "wget", "tags": ["web"], "description": "retrieves files"})
     assert {"wget", "web", "file", "retriev"} <= set(head)  # analysed as documents are
-    assert head_share({"file": 0.5, "=files": 0.5, "web": 1.0, "http": 2.0}, head) == 0.5
-    assert head_share({}, head) == 0.0
+    assert head_scorer({"file": 0.5, "=files": 0.5, "web": 1.0, "http": 2.0})(head) == 0.5
+    assert head_scorer({})(head) == 0.0
     [hit] = rank([Candidate("w", 3.0, head=0.5)], head_boost=2.0)
     assert hit.score == 3.0 * (1 + 2.0 * 0.5)
 

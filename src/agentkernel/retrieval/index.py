@@ -60,7 +60,7 @@ from agentkernel.retrieval.ranking import (
     TIER_NONE,
     TIER_TITLE,
     Hit,
-    head_share,
+    head_scorer,
     head_terms,
     rank,
     title_match,
@@ -593,6 +593,7 @@ class SearchIndex:
         """
         status = self._status
         heads = self._heads
+        share_of = head_scorer(weighted)
         rows = [
             (
                 slot,
@@ -602,7 +603,7 @@ class SearchIndex:
                 status.get(slot),
                 None,  # no trust tier in this engine's documents
                 None,  # ties: slot order
-                head_share(weighted, heads[slot]) if slot in headed else 0.0,
+                share_of(heads[slot]) if slot in headed else 0.0,
             )
             for slot, score in candidates.items()
         ]

@@ -37,7 +37,7 @@ from agentkernel.retrieval.ranking import (
     HEAD_POOL,
     Candidate,
     Hit,
-    head_share,
+    head_scorer,
     head_terms,
     rank,
     title_match,
@@ -194,6 +194,7 @@ class IndexView(DocumentTree):
                 columns=[*_RANK_COLUMNS, *_HEAD_COLUMNS], filter=where, limit=64
             ).to_pylist()
         candidates: dict[str, Candidate] = {}
+        share_of = head_scorer(weights)
         for position, row in enumerate(found):
             cid = row["id"]
             if row["kind"] != rows.KIND_CONCEPT or cid not in self._ids or cid in candidates:
@@ -202,9 +203,7 @@ class IndexView(DocumentTree):
             tier, share = title_match(title, query_key)
             score = float(row.get("_score") or 0.0)
             # the head rule re-scores the best HEAD_POOL by BM25 (the rows come best first)
-            head = (
-                head_share(weights, head_terms(_head_fields(row))) if position < HEAD_POOL else 0.0
-            )
+            head = share_of(head_terms(_head_fields(row))) if position < HEAD_POOL else 0.0
             candidates[cid] = Candidate(
                 cid, score, tier, share, row["status"], row.get("trust"), head=head
             )
