@@ -34,7 +34,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from agentkernel.retrieval.analysis import analyze
+from agentkernel.retrieval.analysis import SURFACE, analyze
 
 TIER_NONE = 0
 TIER_ALIAS = 1
@@ -133,7 +133,7 @@ def title_match(title_key: frozenset[str], query_key: frozenset[str]) -> tuple[i
 
 
 def head_terms(fields: Mapping[str, Any], names: Iterable[str] = HEAD_FIELDS) -> tuple[str, ...]:
-    """The distinct terms of a document's head fields, as the engine analyses documents.
+    """The distinct stems of a document's head fields, as the engine analyses documents.
 
     Args:
         fields: Field name to text or to a list of texts (aliases, tags).
@@ -149,7 +149,11 @@ def head_terms(fields: Mapping[str, Any], names: Iterable[str] = HEAD_FIELDS) ->
             texts.append(value)
         elif value:
             texts.extend(str(item) for item in value)
-    return tuple(dict.fromkeys(analyze(" ".join(texts)))) if texts else ()
+    if not texts:
+        return ()
+    # stems only: a word's surface form would count an exact spelling twice (its stem is
+    # there too), lifting a title that repeats a query word over one that answers it
+    return tuple(dict.fromkeys(t for t in analyze(" ".join(texts)) if not t.startswith(SURFACE)))
 
 
 def head_scorer(weights: Mapping[str, float]) -> Callable[[Iterable[str]], float]:
