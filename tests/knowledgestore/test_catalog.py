@@ -1,12 +1,14 @@
 """The stores' in-memory catalog: kept current across processes, equal to a rebuild, ranked.
 
 Real: every test uses real stores on real files in a temporary folder (a markdown folder, or a
-SQLite database file); "another process" is a real Python subprocess writing through its own
+SQLite database file), or a real PostgreSQL 15 server on 127.0.0.1 (a schema per test);
+"another process" is a real Python subprocess writing through its own
 store, and "a person" edits the files directly. No mocks.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import sqlite3
@@ -14,9 +16,11 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -34,6 +38,10 @@ from agentkernel.knowledgestore._catalog import IndexLines, render_catalog
 from agentkernel.knowledgestore._pages import TypeRegistry
 from agentkernel.knowledgestore.model import PageInfo, linked_ids
 from agentkernel.knowledgestore.pages_store import PagesStore
+from agentkernel.knowledgestore.postgres_store import (
+    PostgreSQLKnowledgeStore,
+    PostgreSQLPageBackend,
+)
 from tests.support import REPO
 
 ROOT = REPO
@@ -41,21 +49,29 @@ ROOT = REPO
 Factory = Callable[[], KnowledgeStore]
 
 
-@pytest.fixture(params=["file", "sqlite"])
+@pytest.fixture(params=["file", "sqlite", "postgresql"])
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+def _open(kind: str, path: str) -> KnowledgeStore:
+    if kind == "file":
+        return FileKnowledgeStore(path)
+    if kind == "postgresql":
+        return PostgreSQLKnowledgeStore(path)
+    return SQLiteKnowledgeStore(path)
+
+
 @pytest.fixture
-def make(kind: str, tmp_path: Path) -> Iterator[Factory]:
+def make(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Factory]:
     """Open a new store object on the same folder or database each time it is called."""
     opened: list[KnowledgeStore] = []
-    path = tmp_path / ("knowledge" if kind == "file" else "knowledge.db")
+    path = str(tmp_path / ("knowledge" if kind == "file" else "knowledge.db"))
+    if kind == "postgresql":
+        path = request.getfixturevalue("postgres_server").schema_url(f"t{uuid.uuid4().hex[:12]}")
 
     def factory() -> KnowledgeStore:
-        store: KnowledgeStore = (
-            FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
-        )
+        store = _open(kind, path)
         opened.append(store)
         return store
 
@@ -71,17 +87,25 @@ def _tool(store: KnowledgeStore, name: str) -> Callable[..., str]:
 def _store_path(store: KnowledgeStore) -> str:
     if isinstance(store, FileKnowledgeStore):
         return str(store.knowledge_dir)
+    if isinstance(store, PostgreSQLKnowledgeStore):
+        backend = store.backend
+        assert isinstance(backend, PostgreSQLPageBackend)
+        return backend.url
     assert isinstance(store, SQLiteKnowledgeStore)
     return store.path
 
 
+def _kind(store: KnowledgeStore) -> str:
+    if isinstance(store, FileKnowledgeStore):
+        return "file"
+    return "postgresql" if isinstance(store, PostgreSQLKnowledgeStore) else "sqlite"
+
+
 def _in_another_process(store: KnowledgeStore, code: str) -> None:
     """Run ``code`` in a fresh Python process, with ``store`` opened there as ``other``."""
-    kind = "file" if isinstance(store, FileKnowledgeStore) else "sqlite"
     prelude = f"""
-        from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
-        path = {_store_path(store)!r}
-        other = FileKnowledgeStore(path) if {kind!r} == "file" else SQLiteKnowledgeStore(path)
+        from tests.knowledgestore.test_catalog import _open
+        other = _open({_kind(store)!r}, {_store_path(store)!r})
     """
     script = textwrap.dedent(prelude) + textwrap.dedent(code) + "\nother.close()\n"
     done = subprocess.run(
@@ -134,10 +158,35 @@ def _person_edits(store: KnowledgeStore) -> None:
         )
         (folder / "concepts" / "waves.md").unlink()
     else:
-        assert isinstance(store, SQLiteKnowledgeStore)
-        with sqlite3.connect(store.path) as db:
+        with _behind(store) as db:
             db.execute("DELETE FROM pages WHERE id = 'concept/waves'")
             db.execute("UPDATE pages SET content = 'Weak tides.' WHERE id = 'concept/spring'")
+
+
+class _Behind:
+    """Another tool's connection to a store's database (SQLite's ``?`` marks, on either)."""
+
+    def __init__(self, store: KnowledgeStore) -> None:
+        self._pg = isinstance(store, PostgreSQLKnowledgeStore)
+        if self._pg:
+            import psycopg
+
+            self._conn: Any = psycopg.connect(_store_path(store), autocommit=True)
+        else:
+            assert isinstance(store, SQLiteKnowledgeStore)
+            self._conn = sqlite3.connect(store.path, isolation_level=None)
+
+    def execute(self, statement: str, values: tuple[object, ...] = ()) -> None:
+        self._conn.execute(statement.replace("?", "%s") if self._pg else statement, values)
+
+
+@contextlib.contextmanager
+def _behind(store: KnowledgeStore) -> Iterator[_Behind]:
+    db = _Behind(store)
+    try:
+        yield db
+    finally:
+        db._conn.close()
 
 
 def _state(store: KnowledgeStore) -> dict[str, object]:
@@ -441,8 +490,7 @@ def _by_hand(store: KnowledgeStore, slug: str, content: str | None) -> None:
             temp.write_text(f"---\ntype: concept\ntitle: {slug}\n---\n\n{disk}\n", "utf-8")
             temp.replace(page)
         return
-    assert isinstance(store, SQLiteKnowledgeStore)
-    with sqlite3.connect(store.path) as db:
+    with _behind(store) as db:
         db.execute("DELETE FROM pages WHERE id = ?", (f"concept/{slug}",))
         if content is not None:
             db.execute(
