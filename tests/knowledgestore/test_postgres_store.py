@@ -221,3 +221,33 @@ def test_store_serve_takes_a_postgresql_uri_and_never_shows_its_password(
     said = errors.read_text()
     assert "PostgreSQL database postgresql://127.0.0.1:" in said, said
     assert "s3cret-pw" not in said
+
+
+def _cut_every_other_connection(server: PostgresServer) -> int:
+    """Terminate every client connection but this one, as a server restart or a pooler does."""
+    with psycopg.connect(server.conninfo(), autocommit=True) as conn:
+        cut = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"
+        ).fetchone()
+    return int(cut[0]) if cut else 0
+
+
+def test_a_connection_cut_between_calls_is_replaced_and_nothing_is_lost(
+    url: str, postgres_server: PostgresServer
+) -> None:
+    store = PostgreSQLKnowledgeStore(url)
+    store.create("concept", "tides", "Tides", "Water moves.")
+    assert _cut_every_other_connection(postgres_server) >= 1
+    assert [hit.id for hit in store.search("water")] == ["concept/tides"]
+    _cut_every_other_connection(postgres_server)
+    store.edit("concept/tides", "moves", "rises")
+    _cut_every_other_connection(postgres_server)
+    store.create("concept", "moon", "Moon", "It pulls the [tides](concept/tides).")
+
+    again = PostgreSQLKnowledgeStore(url)
+    page = again.read("concept/tides")
+    assert page is not None and page.content == "Water rises."
+    assert [info.id for info in again.list()] == ["concept/moon", "concept/tides"]
+    store.close()
+    again.close()

@@ -25,8 +25,8 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from typing_extensions import override
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from agentkernel.retrieval.embedders import Embedder
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 STATEMENT_TIMEOUT_SECONDS = 30.0
 """The default bound on one statement (a write waiting for the store's lock included)."""
@@ -161,6 +163,9 @@ class PostgreSQLPageBackend(PageBackend):
         self._rev = -1  # the newest revision polled; -1: nothing polled yet
         self._polled: dict[str, tuple[PageRecord, str]] = {}  # rows the last poll selected
         self._in_transaction = False
+        self._sent: list[str] = []  # the ids of the commits the open transaction applied
+        self._transaction: psycopg.Connection[Any] | None = None  # the open transaction's
+        self._pruned = False  # whether old commit ids were forgotten since this object opened
 
     @property
     def url(self) -> str:
@@ -219,23 +224,36 @@ class PostgreSQLPageBackend(PageBackend):
 
     # -- reading -------------------------------------------------------------------------
 
-    @override
-    def poll(self) -> Mapping[str, str | None]:
+    def _reading(self, query: Callable[[psycopg.Connection[Any]], _T], empty: _T) -> _T:
+        """Run a read (``empty`` before the tables exist), again if the connection had died.
+
+        A connection that died between calls (a server restart, a pooler's idle timeout) is
+        replaced once; never inside a change's transaction.
+        """
         import psycopg
 
-        try:
-            conn = self._connection()
-            if not self._tables(conn):
-                return {}
-            # one statement, one snapshot: rows and deletions above the newest revision seen
-            rows = conn.execute(
+        for attempt in range(2):
+            try:
+                conn = self._connection()
+                return query(conn) if self._tables(conn) else empty
+            except psycopg.Error as exc:
+                error = self._error(exc)
+                if attempt or self._in_transaction or not isinstance(error, ConnectionError):
+                    raise error from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @override
+    def poll(self) -> Mapping[str, str | None]:
+        # one statement, one snapshot: rows and deletions above the newest revision seen
+        rows: list[tuple[Any, ...]] = self._reading(
+            lambda conn: conn.execute(
                 f"SELECT {_COLUMNS} FROM pages WHERE rev > %(rev)s UNION ALL "
                 "SELECT id, NULL, NULL, NULL, NULL, NULL, rev FROM page_deletions "
                 "WHERE rev > %(rev)s AND %(rev)s >= 0 ORDER BY rev",
                 {"rev": self._rev},
-            ).fetchall()
-        except psycopg.Error as exc:
-            raise self._error(exc) from exc
+            ).fetchall(),
+            [],
+        )
         changed: dict[str, str | None] = {}
         self._polled = {}
         for values in rows:  # in revision order: the newest word on a page wins
@@ -252,54 +270,40 @@ class PostgreSQLPageBackend(PageBackend):
 
     @override
     def read(self, page_ids: Sequence[str]) -> Mapping[str, tuple[PageRecord, str]]:
-        import psycopg
-
         found = {i: self._polled[i] for i in page_ids if i in self._polled}
         rest = [i for i in page_ids if i not in found]
         self._polled = {}
-        if not rest:
-            return found
-        try:
-            conn = self._connection()
-            if not self._tables(conn):
-                return found
+
+        def select(conn: psycopg.Connection[Any]) -> list[Any]:
+            rows: list[tuple[Any, ...]] = []
             for start in range(0, len(rest), _CHUNK):
                 part = rest[start : start + _CHUNK]
-                for values in conn.execute(
-                    f"SELECT {_COLUMNS} FROM pages WHERE id = ANY(%s)", (part,)
-                ):
-                    found[values[0]] = (_record(values), str(values[-1]))
-        except psycopg.Error as exc:
-            raise self._error(exc) from exc
+                query = f"SELECT {_COLUMNS} FROM pages WHERE id = ANY(%s)"
+                rows += conn.execute(query, (part,)).fetchall()
+            return rows
+
+        selected: list[tuple[Any, ...]] = self._reading(select, []) if rest else []
+        for values in selected:
+            found[values[0]] = (_record(values), str(values[-1]))
         return found
 
     @override
     def recent_log(self, limit: int) -> builtins.list[LogEntry]:
-        import psycopg
-
-        try:
-            conn = self._connection()
-            if not self._tables(conn):
-                return []
-            rows = conn.execute(
+        rows: list[tuple[Any, ...]] = self._reading(
+            lambda conn: conn.execute(
                 "SELECT date, operation, what, pages FROM log ORDER BY seq DESC LIMIT %s",
                 (max(0, limit),),
-            ).fetchall()
-        except psycopg.Error as exc:
-            raise self._error(exc) from exc
+            ).fetchall(),
+            [],
+        )
         return [LogEntry(d, op, what, tuple(json.loads(p))) for d, op, what, p in rows]
 
     @override
     def overview(self) -> str:
-        import psycopg
-
-        try:
-            conn = self._connection()
-            if not self._tables(conn):
-                return ""
-            found = conn.execute("SELECT value FROM meta WHERE key = 'overview'").fetchone()
-        except psycopg.Error as exc:
-            raise self._error(exc) from exc
+        found = self._reading(
+            lambda conn: conn.execute("SELECT value FROM meta WHERE key = 'overview'").fetchone(),
+            None,
+        )
         return str(found[0]) if found else ""
 
     def author_of(self, page_id: str) -> str | None:
@@ -308,15 +312,12 @@ class PostgreSQLPageBackend(PageBackend):
         Args:
             page_id: ``type/slug``.
         """
-        import psycopg
-
-        try:
-            conn = self._connection()
-            if not self._tables(conn):
-                return None
-            found = conn.execute("SELECT author FROM pages WHERE id = %s", (page_id,)).fetchone()
-        except psycopg.Error as exc:
-            raise self._error(exc) from exc
+        found = self._reading(
+            lambda conn: conn.execute(
+                "SELECT author FROM pages WHERE id = %s", (page_id,)
+            ).fetchone(),
+            None,
+        )
         return None if found is None else found[0]
 
     # -- writing -------------------------------------------------------------------------
@@ -327,30 +328,66 @@ class PostgreSQLPageBackend(PageBackend):
         """One transaction holding the store's advisory lock: writers everywhere queue."""
         import psycopg
 
-        created = False
+        conn, created = self._begin()
+        self._in_transaction, self._transaction = True, conn
+        self._sent = []
         try:
+            yield
+        except BaseException:
+            self._in_transaction = False
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+            if created:
+                self._has_tables = False  # the rollback undid the tables' creation
+            raise
+        self._in_transaction = False
+        try:
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            if created:
+                self._has_tables = False
+            if isinstance(exc, psycopg.OperationalError) and self._sent and self._landed():
+                return  # the answer to COMMIT was lost, not the commit
+            raise self._error(exc) from exc
+
+    def _begin(self) -> tuple[psycopg.Connection[Any], bool]:
+        """Open the transaction and take the lock (on a fresh connection if the old one died)."""
+        import psycopg
+
+        for attempt in range(2):
             conn = self._connection()
-            with conn.transaction():
+            try:
+                conn.execute("BEGIN")
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                created = False
                 if not self._tables(conn):
                     conn.execute(_SCHEMA)
+                    self._has_tables = created = True
+                if not self._pruned:
                     conn.execute(
                         f"DELETE FROM commits WHERE at < now() - interval '{_COMMITS_KEPT}'"
                     )
-                    self._has_tables = created = True
-                self._in_transaction = True
-                try:
-                    yield
-                finally:
-                    self._in_transaction = False
-        except psycopg.Error as exc:
-            if created:
-                self._has_tables = False  # the rollback undid the tables' creation
-            raise self._error(exc) from exc
-        except BaseException:
-            if created:
+                    self._pruned = True
+                return conn, created
+            except psycopg.Error as exc:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
                 self._has_tables = False
-            raise
+                error = self._error(exc)
+                if attempt or not isinstance(error, ConnectionError):
+                    raise error from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _landed(self) -> bool:
+        """Whether the commits sent in the transaction whose COMMIT went unanswered were kept."""
+        self._drop()
+        with contextlib.suppress(Exception):
+            conn = self._connection()
+            found = conn.execute(
+                "SELECT count(*) FROM commits WHERE id = ANY(%s)", (self._sent,)
+            ).fetchone()
+            return bool(found and found[0] == len(self._sent))
+        return False
 
     @override
     def commit(self, commit: Commit) -> Mapping[str, str]:
@@ -359,11 +396,15 @@ class PostgreSQLPageBackend(PageBackend):
                 return self.commit(commit)
         import psycopg
 
-        conn = self._connection()
+        conn = self._conn
+        if conn is None or conn.closed or conn is not self._transaction:  # lost mid-change
+            raise ConnectionError(f"the connection to {self.label} was lost during the change")
         try:
-            return self._apply(conn, commit)
+            tokens = self._apply(conn, commit)
         except psycopg.Error as exc:
             raise self._error(exc) from exc
+        self._sent.append(commit.id)
+        return tokens
 
     def _apply(self, conn: psycopg.Connection[Any], commit: Commit) -> dict[str, str]:
         done = conn.execute("SELECT tokens FROM commits WHERE id = %s", (commit.id,)).fetchone()
