@@ -33,6 +33,7 @@ from typing_extensions import override
 
 from agentkernel.errors import AKConfigError, WriteConflictError
 from agentkernel.knowledgestore._memory import make_entry
+from agentkernel.knowledgestore._tables import LINKS_TABLE, PAGE_COLUMNS
 from agentkernel.knowledgestore.errors import StoreAccessError
 from agentkernel.knowledgestore.model import PageType
 from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageBackend, PageRecord
@@ -56,27 +57,13 @@ _CHUNK = 1000
 
 _SCHEMA = f"""
 CREATE SEQUENCE IF NOT EXISTS page_revs;
-CREATE TABLE IF NOT EXISTS pages (
-    id TEXT PRIMARY KEY,
-    type TEXT NOT NULL,
-    slug TEXT NOT NULL,
-    title TEXT NOT NULL,
-    fields TEXT NOT NULL,
-    content TEXT NOT NULL,
-    status TEXT NOT NULL,
-    description TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS pages ({PAGE_COLUMNS}
     author TEXT,
     rev BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS pages_by_rev ON pages (rev);
 CREATE TABLE IF NOT EXISTS page_deletions (id TEXT PRIMARY KEY, rev BIGINT NOT NULL);
-CREATE INDEX IF NOT EXISTS page_deletions_by_rev ON page_deletions (rev);
-CREATE TABLE IF NOT EXISTS links (
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    PRIMARY KEY (source, target)
-);
-CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
+CREATE INDEX IF NOT EXISTS page_deletions_by_rev ON page_deletions (rev);{LINKS_TABLE}
 CREATE TABLE IF NOT EXISTS log (
     seq BIGSERIAL PRIMARY KEY,
     date TEXT NOT NULL,

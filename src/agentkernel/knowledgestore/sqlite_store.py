@@ -30,6 +30,7 @@ from typing_extensions import override
 
 from agentkernel.errors import WriteConflictError
 from agentkernel.knowledgestore._memory import make_entry
+from agentkernel.knowledgestore._tables import LINKS_TABLE, PAGE_COLUMNS
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import PageType
 from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageBackend, PageRecord
@@ -41,24 +42,10 @@ if TYPE_CHECKING:
 _SETUP_SECONDS = 30.0
 """How long opening waits for another process that is setting the database up."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS pages (
-    id TEXT PRIMARY KEY,
-    type TEXT NOT NULL,
-    slug TEXT NOT NULL,
-    title TEXT NOT NULL,
-    fields TEXT NOT NULL,
-    content TEXT NOT NULL,
-    status TEXT NOT NULL,
-    description TEXT NOT NULL,
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS pages ({PAGE_COLUMNS}
     rev INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS links (
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    PRIMARY KEY (source, target)
-);
-CREATE INDEX IF NOT EXISTS links_by_target ON links (target);
+);{LINKS_TABLE}
 CREATE TABLE IF NOT EXISTS log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     date TEXT NOT NULL,

@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from agentkernel._tooling.result import ToolResult
 from agentkernel.config import AKConfig, OKFConfig, OKFDatabaseConfig, load_config
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 ROLES = ("consumer", "producer", "curator")
 _WRITING_ROLES = ("producer", "curator")
+_Entry = TypeVar("_Entry")
 
 
 class OKFCapability:
@@ -257,12 +258,10 @@ class OKFCapability:
         Raises:
             AKConfigError: No attester is registered under that name.
         """
-        spec = self._okf.attesters.get(name)
-        if spec is None:
-            raise AKConfigError(
-                f"No attester {name!r} in okf.attesters: {sorted(self._okf.attesters)}"
-            )
-        return spec
+        attesters = self._okf.attesters
+        return _configured(
+            attesters, name, f"No attester {name!r} in okf.attesters: {sorted(attesters)}"
+        )
 
     def database_config(self, database: str) -> OKFDatabaseConfig:
         """A database's configuration.
@@ -276,12 +275,12 @@ class OKFCapability:
         Raises:
             AKConfigError: The database is not configured.
         """
-        entry = self._okf.databases.get(database)
-        if entry is None:
-            raise AKConfigError(
-                f"No okf database named {database!r}. Configured: {list(self._okf.databases)}"
-            )
-        return entry
+        databases = self._okf.databases
+        return _configured(
+            databases,
+            database,
+            f"No okf database named {database!r}. Configured: {list(databases)}",
+        )
 
     # -- first touch ---------------------------------------------------------------------
 
@@ -355,6 +354,26 @@ class OKFCapability:
         # A custom store is constructed from its location, as configured in `uri`.
         factory = cast("Callable[[str], DocumentStore]", store_class)
         return factory(entry.uri)
+
+
+def _configured(table: Mapping[str, _Entry], name: str, missing: str) -> _Entry:
+    """Return the entry ``name`` of a table of the okf block.
+
+    Args:
+        table: The table (``okf.databases``, ``okf.attesters``).
+        name: The entry's name.
+        missing: The error's message when there is no such entry.
+
+    Returns:
+        The entry.
+
+    Raises:
+        AKConfigError: No entry is named ``name``.
+    """
+    entry = table.get(name)
+    if entry is None:
+        raise AKConfigError(missing)
+    return entry
 
 
 def _resolved_index(index: str | None, base_dir: Path | None) -> str | None:

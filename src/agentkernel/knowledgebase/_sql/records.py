@@ -79,7 +79,9 @@ def row_to_record(names: Sequence[str], row: Sequence[Any], number: int, source:
         The record.
     """
     values = [json_safe(v) for v in row]
-    text = " | ".join(f"{name}: {_text(value)}" for name, value in zip(names, values, strict=False))
+    text = " | ".join(
+        f"{name}: {cell_text(value)}" for name, value in zip(names, values, strict=False)
+    )
     return {
         "text": text,
         "metadata": {
@@ -91,7 +93,15 @@ def row_to_record(names: Sequence[str], row: Sequence[Any], number: int, source:
     }
 
 
-def _text(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """Return one SQL value as a record's text shows it (``NULL``, ``true``/``false``, or ``str``).
+
+    Args:
+        value: A value as the database driver returned it.
+
+    Returns:
+        The text.
+    """
     if value is None:
         return "NULL"
     if isinstance(value, bool):

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentkernel._tooling.budget import cut_lines
 from agentkernel._tooling.result import ToolResult
 from agentkernel.errors import AKConfigError, AKError, echo
+from agentkernel.knowledgebase._sql.records import cell_text
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.okf.computation.attest import (
@@ -492,7 +493,7 @@ def _render(
     body = (
         "\n".join(
             "- "
-            + " | ".join(f"{c}: {_value(v)}" for c, v in zip(receipt.columns, row, strict=False))
+            + " | ".join(f"{c}: {cell_text(v)}" for c, v in zip(receipt.columns, row, strict=False))
             for row in receipt.rows
         )
         or "(no rows)"
@@ -506,11 +507,3 @@ def _render(
                 "narrow the parameters to see them."
             )
     return f"{head}\nResult ({receipt.row_count} rows):\n{body}"
-
-
-def _value(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
