@@ -536,33 +536,41 @@ def _fts_worker(sizes: list[int], pages: list[_corpus.Concept], scratch: Path) -
         db.execute("COMMIT")
         grow = time.perf_counter() - start
         loaded = size
-        present = pages[:size]
-        ids = [_page_id(c) for c in rng.sample(present, READS)]
-        read_times = _timed(read, ids)
-        queries = _queries(present)
-        ranked: list[list[str]] = []
-        search_times = _timed(lambda q, out=ranked: out.append(search(q)), [q for q, _ in queries])
-        cpu_start = time.process_time()
-        for query, _ in queries:
-            search(query)
-        search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
-        named = _named_hit(search, present)
-        create_times = _timed(insert, [next(pool) for _ in range(CREATES)])
-        row = {
-            "system": "fts5",
-            "variant": "plain",
-            "size": size,
-            "grow_s": grow,
-            "create": _summary(create_times),
-            "read": _summary(read_times),
-            "search": _summary(search_times),
-            "search_cpu_ms": search_cpu,
-            **_hits(ranked, queries, _unique(queries, present)),
-            "hit10_named": named,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        }
-        print(json.dumps(row), flush=True)
+        fresh = [next(pool) for _ in range(CREATES)]
+        row = _peer_row(pages[:size], rng, read, search, fresh, insert)
+        print(json.dumps({"system": "fts5", "size": size, "grow_s": grow, **row}), flush=True)
     db.close()
+
+
+def _peer_row(
+    present: Sequence[_corpus.Concept],
+    rng: random.Random,
+    read: Callable[[str], Any],
+    search: Callable[[str], list[str]],
+    fresh: list[_corpus.Concept],
+    insert: Callable[[_corpus.Concept], None],
+) -> dict[str, Any]:
+    """Time a peer engine's reads, searches and inserts on the pages ``present``."""
+    read_times = _timed(read, [_page_id(c) for c in rng.sample(present, READS)])
+    queries = _queries(present)
+    ranked: list[list[str]] = []
+    search_times = _timed(lambda q, out=ranked: out.append(search(q)), [q for q, _ in queries])
+    cpu_start = time.process_time()
+    for query, _ in queries:
+        search(query)
+    search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
+    named = _named_hit(search, present)
+    create_times = _timed(insert, fresh)
+    return {
+        "variant": "plain",
+        "create": _summary(create_times),
+        "read": _summary(read_times),
+        "search": _summary(search_times),
+        "search_cpu_ms": search_cpu,
+        **_hits(ranked, queries, _unique(queries, present)),
+        "hit10_named": named,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 _PG_FTS_SCHEMA = """
@@ -617,31 +625,9 @@ def _pg_fts_worker(sizes: list[int], pages: list[_corpus.Concept], url: str) -> 
         db.execute("ANALYZE pages")
         grow = time.perf_counter() - start
         loaded = size
-        present = pages[:size]
-        read_times = _timed(read, [_page_id(c) for c in rng.sample(present, READS)])
-        queries = _queries(present)
-        ranked: list[list[str]] = []
-        search_times = _timed(lambda q, out=ranked: out.append(search(q)), [q for q, _ in queries])
-        cpu_start = time.process_time()
-        for query, _ in queries:
-            search(query)
-        search_cpu = (time.process_time() - cpu_start) * 1000 / len(queries)
-        named = _named_hit(search, present)
-        create_times = _timed(insert, [next(pool) for _ in range(CREATES)])
-        row = {
-            "system": "pgfts",
-            "variant": "plain",
-            "size": size,
-            "grow_s": grow,
-            "create": _summary(create_times),
-            "read": _summary(read_times),
-            "search": _summary(search_times),
-            "search_cpu_ms": search_cpu,
-            **_hits(ranked, queries, _unique(queries, present)),
-            "hit10_named": named,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        }
-        print(json.dumps(row), flush=True)
+        fresh = [next(pool) for _ in range(CREATES)]
+        row = _peer_row(pages[:size], rng, read, search, fresh, insert)
+        print(json.dumps({"system": "pgfts", "size": size, "grow_s": grow, **row}), flush=True)
     db.close()
 
 
