@@ -33,7 +33,7 @@ from typing_extensions import override
 
 from agentkernel.errors import AKConfigError, WriteConflictError
 from agentkernel.knowledgestore._memory import make_entry
-from agentkernel.knowledgestore._tables import LINKS_TABLE, PAGE_COLUMNS
+from agentkernel.knowledgestore._sqlbackend import LINKS_TABLE, PAGE_COLUMNS, own_transaction
 from agentkernel.knowledgestore.errors import StoreAccessError
 from agentkernel.knowledgestore.model import PageType
 from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageBackend, PageRecord
@@ -377,10 +377,8 @@ class PostgreSQLPageBackend(PageBackend):
         return False
 
     @override
+    @own_transaction
     def commit(self, commit: Commit) -> Mapping[str, str]:
-        if not self._in_transaction:
-            with self.writing():
-                return self.commit(commit)
         import psycopg
 
         conn = self._conn

@@ -30,7 +30,7 @@ from typing_extensions import override
 
 from agentkernel.errors import WriteConflictError
 from agentkernel.knowledgestore._memory import make_entry
-from agentkernel.knowledgestore._tables import LINKS_TABLE, PAGE_COLUMNS
+from agentkernel.knowledgestore._sqlbackend import LINKS_TABLE, PAGE_COLUMNS, own_transaction
 from agentkernel.knowledgestore.errors import KnowledgeStoreError
 from agentkernel.knowledgestore.model import PageType
 from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageBackend, PageRecord
@@ -307,10 +307,8 @@ class SQLitePageBackend(PageBackend):
         self._pending.clear()
 
     @override
+    @own_transaction
     def commit(self, commit: Commit) -> Mapping[str, str]:
-        if not self._in_transaction:
-            with self.writing():
-                return self.commit(commit)
         db = self._conn
         assert db is not None  # writing() opened it
         for write in commit.pages:
