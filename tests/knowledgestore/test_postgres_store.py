@@ -251,3 +251,20 @@ def test_a_connection_cut_between_calls_is_replaced_and_nothing_is_lost(
     assert [info.id for info in again.list()] == ["concept/moon", "concept/tides"]
     store.close()
     again.close()
+
+
+def test_a_configured_store_with_a_postgresql_uri_serves_the_roles(url: str) -> None:
+    from agentkernel.roles import OKFCapability
+
+    stores = {"team": {"uri": url, "consumer": ["reader"], "producer": ["writer"]}}
+    okf = OKFCapability.from_config({"okf": {"stores": stores}})
+    assert okf is not None
+    writer = {t.__name__: t for t in okf.tools_for("writer")}
+    reader = {t.__name__: t for t in okf.tools_for("reader")}
+
+    assert writer["knowledge_create"]("concept", "tides", "Tides", "Twice a day.") == (
+        "Created concept/tides."
+    )
+    assert "concept/tides" in reader["knowledge_search"]("twice")
+    assert isinstance(okf.stores.store("team"), PostgreSQLKnowledgeStore)
+    assert [info.id for info in PostgreSQLKnowledgeStore(url).list()] == ["concept/tides"]
