@@ -18,7 +18,6 @@ Writes go through to the store, then to the view, before they are acknowledged
 from __future__ import annotations
 
 import logging
-import math
 import posixpath
 import threading
 import time
@@ -52,6 +51,7 @@ from agentkernel.knowledgebase.okf.records import (
     reserved_record,
     summary_record,
 )
+from agentkernel.knowledgebase.okf.refreshing import RefreshSchedule
 from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
 from agentkernel.knowledgebase.okf.walkview import WalkView
@@ -179,19 +179,16 @@ class OKFManager(DocumentKnowledgeBase):
         self._index_options = dict(index_options or {})
         self._index_fallback = index_fallback
         self._description = description
-        self._refresh_seconds = None if refresh_seconds is None else float(refresh_seconds)
+        self._schedule = RefreshSchedule(refresh_seconds, clock)
         self._max_concepts = max_concepts
         self._write_actor = write_actor or "agentkernel/okf"
         self._write_prefix = clean_path(write_prefix.strip().strip("/"))
         self._clock = clock
         self._legacy_dates = legacy_dates
         self._lock = threading.RLock()
-        self._refresh_lock = threading.Lock()
         self._context = ViewContext(store, self._lock, clock, self._limits(), semantic)
         self._view: BundleView = WalkView(self._context)
-        self._next_refresh = math.inf
         self._poller: BackgroundRefresh | None = None  # a bundle index's refresh thread
-        self.last_refresh: RefreshStats | None = None
         self.answered_by = ""
         """What answered the latest search (the engines, or why lexically), as the schema says."""
         self._loading = Loading(self.backend_name, background=background)
@@ -216,13 +213,13 @@ class OKFManager(DocumentKnowledgeBase):
         if self._index_uri is not None:
             warming.begin("index")
             if self._open_index():
-                if self._refresh_seconds is not None:
+                if self._schedule.seconds is not None:
                     from agentkernel.knowledgebase.okf.background import BackgroundRefresh
 
-                    self._next_refresh = self._clock() + self._refresh_seconds
+                    self._schedule.start()
                     self._poller = BackgroundRefresh(
                         self._poll,
-                        self._refresh_seconds,
+                        self._schedule.seconds,
                         self._clock,
                         self._index_uri,
                         self._poller,
@@ -280,6 +277,11 @@ class OKFManager(DocumentKnowledgeBase):
         """
         index = self._view.schema().get("index")
         return dict(index) if isinstance(index, dict) else None
+
+    @property
+    def last_refresh(self) -> RefreshStats | None:
+        """What the latest refresh did; ``None`` before the first."""
+        return self._schedule.last
 
     @property
     def legacy_dates(self) -> bool:
@@ -507,7 +509,7 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _tick(self) -> None:
         self._loading.wait()
-        if self._clock() >= self._next_refresh:
+        if self._schedule.due():
             self._refresh(raise_errors=False)
 
     @property
@@ -551,20 +553,7 @@ class OKFManager(DocumentKnowledgeBase):
         )
 
     def _refresh(self, *, raise_errors: bool, polled: bool = False) -> RefreshStats | None:
-        if not self._refresh_lock.acquire(blocking=raise_errors or polled):
-            return None  # another caller is refreshing; keep serving the current state
-        try:
-            stats = self._view.refresh(raise_errors=raise_errors)
-            if stats is not None:
-                self.last_refresh = stats
-            return stats
-        finally:
-            if self._refresh_seconds is not None:
-                # a view waiting for something (an index's new version) asks sooner; a call
-                # refreshes a polled index only when its thread fell a whole interval behind
-                retry = math.inf if polled else self._view.retry_after or math.inf
-                self._next_refresh = self._clock() + min(self._refresh_seconds, retry)
-            self._refresh_lock.release()
+        return self._schedule.run(self._view, raise_errors=raise_errors, polled=polled)
 
     def _poll(self) -> tuple[bool, float | None]:
         """One refresh of the background thread: whether it switched, when to poll again."""
