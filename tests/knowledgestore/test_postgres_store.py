@@ -4,7 +4,8 @@ Real: a PostgreSQL 15 server on 127.0.0.1 (``tests/support/fixtures_postgres.py`
 in a schema of its own; the writers are real processes (``tests.knowledgestore._pg_writer``),
 each with two threads and a connection per thread; the reader is a real login role with only
 the privileges the docs grant it; ``agentkernel-kb store serve postgresql://...`` runs as a
-subprocess spoken to by the official MCP client over stdio.
+subprocess spoken to by the official MCP client over stdio; "without psycopg" is a fresh
+interpreter whose import system refuses psycopg.
 """
 
 from __future__ import annotations
@@ -268,3 +269,29 @@ def test_a_configured_store_with_a_postgresql_uri_serves_the_roles(url: str) -> 
     assert "concept/tides" in reader["knowledge_search"]("twice")
     assert isinstance(okf.stores.store("team"), PostgreSQLKnowledgeStore)
     assert [info.id for info in PostgreSQLKnowledgeStore(url).list()] == ["concept/tides"]
+
+
+def test_without_psycopg_opening_the_store_names_the_extra() -> None:
+    blocked = """
+import sys
+
+class _NoPsycopg:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == "psycopg":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, _NoPsycopg())
+from agentkernel.knowledgestore import PostgreSQLKnowledgeStore
+try:
+    PostgreSQLKnowledgeStore("postgresql://kb@db.internal/knowledge")
+except ImportError as exc:
+    print(type(exc).__name__)
+    print(exc)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", blocked], capture_output=True, text=True, check=True
+    )
+    kind, message = done.stdout.splitlines()[:2]
+    assert kind == "MissingExtraError"
+    assert "pip install 'agentkernel[postgres]'" in message

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from typing_extensions import override
 
-from agentkernel.errors import AKConfigError, WriteConflictError
+from agentkernel.errors import AKConfigError, WriteConflictError, missing_extra
 from agentkernel.knowledgestore._memory import make_entry
 from agentkernel.knowledgestore._sqlbackend import LINKS_TABLE, PAGE_COLUMNS, own_transaction
 from agentkernel.knowledgestore.errors import StoreAccessError
@@ -141,7 +141,12 @@ class PostgreSQLPageBackend(PageBackend):
 
         Raises:
             AKConfigError: Not a ``postgresql://`` URL.
+            MissingExtraError: psycopg is not installed (the ``postgres`` extra).
         """
+        try:
+            import psycopg  # noqa: F401 - the SDK is needed from the first call on
+        except ImportError as exc:
+            raise missing_extra("psycopg", "postgres", feature="PostgreSQLKnowledgeStore") from exc
         self._conninfo = _conninfo(url)
         self.label = _label(url)
         self._timeout_ms = int(statement_timeout * 1000)
