@@ -1,7 +1,7 @@
 """A writer process for the concurrency tests.
 
 Run from the repository as ``python -m tests.knowledgestore._writer KIND PATH PREFIX COUNT
-[MODE]``, KIND being ``file`` or ``sqlite``:
+[MODE]``, KIND being ``file``, ``sqlite`` or ``postgresql`` (PATH: the database's URL):
 
 - ``create`` (the default): create and log COUNT pages ``concept/PREFIX-N``;
 - ``edit``: COUNT times, add the line ``PREFIX N.`` before ``END.`` in ``concept/shared``;
@@ -35,6 +35,17 @@ def _stop_before_rename() -> None:
     _fs.os.replace = paused  # type: ignore[attr-defined]
 
 
+def open_kind(kind: str, path: str | Path) -> KnowledgeStore:
+    """The store of ``kind`` at ``path`` (a folder, a SQLite file or a PostgreSQL URL)."""
+    if kind == "file":
+        return FileKnowledgeStore(path)
+    if kind == "postgresql":
+        from agentkernel.knowledgestore.postgres_store import PostgreSQLKnowledgeStore
+
+        return PostgreSQLKnowledgeStore(str(path))
+    return SQLiteKnowledgeStore(path)
+
+
 def main() -> None:
     kind, path, prefix, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     mode = sys.argv[5] if len(sys.argv) > 5 else "create"
@@ -42,9 +53,7 @@ def main() -> None:
         _stop_before_rename()
         _fs.atomic_write(Path(path), f"Written by {prefix}.\n")
         return
-    store: KnowledgeStore = (
-        FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
-    )
+    store = open_kind(kind, path)
     if mode == "hang":
         _stop_before_rename()
         store.create("concept", f"{prefix}-0", f"{prefix} 0", "A page.")

@@ -1,7 +1,8 @@
 """Real processes write into one store at the same time, or die mid-write; nothing is lost.
 
 Real: Python processes (``tests.knowledgestore._writer``), each with its own store object on
-the same folder (file store) or database file (SQLite store): two creating and logging 200
+the same folder (file store), database file (SQLite store) or PostgreSQL database (a real
+PostgreSQL 15 server on 127.0.0.1, a schema per test): two creating and logging 200
 pages each, three editing one page, and writers killed with ``SIGKILL`` mid-write (one stopped
 between writing its temporary file and renaming it, one killed at an arbitrary point of a
 stream of large pages).
@@ -13,12 +14,15 @@ import re
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from subprocess import Popen
+from typing import Any
 
 import pytest
 
-from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore, SQLiteKnowledgeStore
+from agentkernel.knowledgestore import FileKnowledgeStore, KnowledgeStore
+from tests.knowledgestore._writer import open_kind
 from tests.support import REPO
 
 ROOT = REPO
@@ -48,18 +52,26 @@ def _temp_files(folder: Path) -> list[Path]:
 
 
 def _open(kind: str, path: Path) -> KnowledgeStore:
-    return FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
+    return open_kind(kind, path)
 
 
-@pytest.mark.parametrize("kind", ["file", "sqlite"])
-def test_two_processes_creating_200_pages_each_lose_nothing(kind: str, tmp_path: Path) -> None:
-    path = tmp_path / ("knowledge" if kind == "file" else "knowledge.db")
+def _location(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
+    """Where a store of ``kind`` lives: a folder, a SQLite file, or a PostgreSQL URL."""
+    if kind == "postgresql":
+        server = request.getfixturevalue("postgres_server")
+        return server.schema_url(f"t{uuid.uuid4().hex[:12]}")
+    return tmp_path / ("knowledge" if kind == "file" else "knowledge.db")
+
+
+@pytest.mark.parametrize("kind", ["file", "sqlite", "postgresql"])
+def test_two_processes_creating_200_pages_each_lose_nothing(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    path = _location(kind, tmp_path, request)
     writers = [_writer(kind, path, prefix, COUNT) for prefix in ("alpha", "beta")]
     _wait(writers)
 
-    store: KnowledgeStore = (
-        FileKnowledgeStore(path) if kind == "file" else SQLiteKnowledgeStore(path)
-    )
+    store = _open(kind, path)
     expected = {f"concept/{p}-{n}" for p in ("alpha", "beta") for n in range(COUNT)}
     assert {info.id for info in store.list()} == expected
     index_ids = set(re.findall(r"\]\((concept/[a-z0-9-]+)\)", store.index()))
@@ -84,9 +96,11 @@ def test_two_processes_creating_200_pages_each_lose_nothing(kind: str, tmp_path:
     store.close()
 
 
-@pytest.mark.parametrize("kind", ["file", "sqlite"])
-def test_three_processes_editing_one_page_lose_no_edit(kind: str, tmp_path: Path) -> None:
-    path = tmp_path / ("knowledge" if kind == "file" else "knowledge.db")
+@pytest.mark.parametrize("kind", ["file", "sqlite", "postgresql"])
+def test_three_processes_editing_one_page_lose_no_edit(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    path = _location(kind, tmp_path, request)
     store = _open(kind, path)
     store.create("concept", "shared", "Shared", "Edits:\nEND.")
     editors = [_writer(kind, path, prefix, 40, "edit") for prefix in ("alpha", "beta", "gamma")]
@@ -145,9 +159,11 @@ def test_the_next_write_never_removes_a_live_writers_temp_file(tmp_path: Path) -
     assert _temp_files(folder) == []
 
 
-@pytest.mark.parametrize("kind", ["file", "sqlite"])
-def test_a_writer_killed_mid_stream_loses_no_acknowledged_page(kind: str, tmp_path: Path) -> None:
-    path = tmp_path / ("knowledge" if kind == "file" else "knowledge.db")
+@pytest.mark.parametrize("kind", ["file", "sqlite", "postgresql"])
+def test_a_writer_killed_mid_stream_loses_no_acknowledged_page(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    path = _location(kind, tmp_path, request)
     writer = _writer(kind, path, "stream", 10_000, "stream")
     assert writer.stdout is not None
     acknowledged = [writer.stdout.readline().strip() for _ in range(5)]
