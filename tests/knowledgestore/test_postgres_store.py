@@ -23,7 +23,7 @@ from agentkernel.errors import WriteConflictError
 from agentkernel.knowledgestore import PostgreSQLKnowledgeStore, StoreAccessError
 from agentkernel.knowledgestore.locations import open_store
 from agentkernel.knowledgestore.pagebackend import Commit, LogEntry, PageRecord, PageWrite
-from agentkernel.knowledgestore.postgres_store import PostgreSQLPageBackend
+from agentkernel.knowledgestore.postgres_store import WRITE_LOCK_KEY, PostgreSQLPageBackend
 from tests.support import REPO, require_extra
 from tests.support.fixtures_postgres import PostgresServer
 
@@ -295,3 +295,21 @@ except ImportError as exc:
     kind, message = done.stdout.splitlines()[:2]
     assert kind == "MissingExtraError"
     assert "pip install 'agentkernel[postgres]'" in message
+
+
+def test_a_writer_that_waits_past_the_statement_timeout_gives_up_and_changes_nothing(
+    url: str, postgres_server: PostgresServer
+) -> None:
+    store = PostgreSQLKnowledgeStore(url, statement_timeout=0.5)
+    store.create("concept", "tides", "Tides", "Water moves.")
+    with psycopg.connect(postgres_server.conninfo()) as holder:  # a writer that never ends
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+        with pytest.raises(StoreAccessError, match="took too long"):
+            store.edit("concept/tides", "moves", "rises")
+        holder.rollback()
+    page = store.read("concept/tides")
+    assert page is not None and page.content == "Water moves."
+    store.edit("concept/tides", "moves", "rises")  # the lock is free again
+    page = PostgreSQLKnowledgeStore(url).read("concept/tides")
+    assert page is not None and page.content == "Water rises."
+    store.close()

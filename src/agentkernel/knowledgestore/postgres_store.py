@@ -51,7 +51,10 @@ _T = TypeVar("_T")
 STATEMENT_TIMEOUT_SECONDS = 30.0
 """The default bound on one statement (a write waiting for the store's lock included)."""
 
-_LOCK_KEY = 0x616B_6B62  # the store's advisory lock: "akkb"
+WRITE_LOCK_KEY = 0x616B_6B62  # "akkb"
+"""The advisory lock every change of the store holds (``pg_advisory_xact_lock``): a session
+that takes it holds every writer off, as a consistent copy may need."""
+
 _CHUNK = 1000
 """Ids per ``= ANY(...)`` of a read."""
 
@@ -80,13 +83,13 @@ CREATE TABLE IF NOT EXISTS commits (
 );
 CREATE OR REPLACE FUNCTION pages_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock({_LOCK_KEY});
+    PERFORM pg_advisory_xact_lock({WRITE_LOCK_KEY});
     NEW.rev := nextval('page_revs');
     RETURN NEW;
 END $$;
 CREATE OR REPLACE FUNCTION pages_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_advisory_xact_lock({_LOCK_KEY});
+    PERFORM pg_advisory_xact_lock({WRITE_LOCK_KEY});
     INSERT INTO page_deletions (id, rev) VALUES (OLD.id, nextval('page_revs'))
     ON CONFLICT (id) DO UPDATE SET rev = excluded.rev;
     RETURN OLD;
@@ -350,7 +353,7 @@ class PostgreSQLPageBackend(PageBackend):
             conn = self._connection()
             try:
                 conn.execute("BEGIN")
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
                 created = False
                 if not self._tables(conn):
                     conn.execute(_SCHEMA)
