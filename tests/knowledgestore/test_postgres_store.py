@@ -313,3 +313,21 @@ def test_a_writer_that_waits_past_the_statement_timeout_gives_up_and_changes_not
     page = PostgreSQLKnowledgeStore(url).read("concept/tides")
     assert page is not None and page.content == "Water rises."
     store.close()
+
+
+def test_rows_changed_by_another_tool_on_another_search_path_show_up(
+    url: str, postgres_server: PostgresServer, schema: str
+) -> None:
+    store = PostgreSQLKnowledgeStore(url)
+    store.create("concept", "tides", "Tides", "Water moves.")
+    store.create("concept", "waves", "Waves", "Wind on water.")
+    assert len(store.search("water")) == 2
+    with psycopg.connect(postgres_server.conninfo(), autocommit=True) as other:  # public path
+        other.execute(f'DELETE FROM "{schema}".pages WHERE id = %s', ("concept/waves",))
+        other.execute(
+            f"UPDATE \"{schema}\".pages SET content = 'Water rises.' WHERE id = 'concept/tides'"
+        )
+    assert [info.id for info in store.list()] == ["concept/tides"]
+    page = store.read("concept/tides")
+    assert page is not None and page.content == "Water rises."
+    store.close()

@@ -10,10 +10,11 @@ revision the change was computed from (a page's change token is its revision), e
 protocol's retryable :class:`~agentkernel.errors.WriteConflictError` names the page.
 
 Every write of a row takes the next value of one sequence (a trigger, which also takes the
-lock, so a row another tool writes is stamped the same way, and revisions become visible in
-the order they were taken); a poll is one indexed select of the rows and deletions above the
-newest revision it saw. Search is the package's retrieval engine over the pages the store
-keeps current from those polls.
+lock and resolves names in the store's schema, so a row another tool writes is stamped the same
+way whatever its ``search_path``, and revisions become visible in the order they were taken);
+a poll is one indexed select of the rows and deletions above the newest revision it saw.
+Search is the package's retrieval engine over the pages the store keeps current from those
+polls (PostgreSQL's own text search was measured and not chosen: docs/knowledge-store.md).
 
 Requires the ``postgres`` extra (``psycopg``), imported only by this module.
 """
@@ -81,13 +82,15 @@ CREATE TABLE IF NOT EXISTS commits (
     tokens TEXT NOT NULL,
     at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
-CREATE OR REPLACE FUNCTION pages_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION pages_stamp() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock({WRITE_LOCK_KEY});
     NEW.rev := nextval('page_revs');
     RETURN NEW;
 END $$;
-CREATE OR REPLACE FUNCTION pages_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION pages_deleted() RETURNS trigger LANGUAGE plpgsql
+SET search_path FROM CURRENT AS $$
 BEGIN
     PERFORM pg_advisory_xact_lock({WRITE_LOCK_KEY});
     INSERT INTO page_deletions (id, rev) VALUES (OLD.id, nextval('page_revs'))
