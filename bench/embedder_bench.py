@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The torch-free default embedder (ONNX Runtime) against the sentence-transformers (torch)
-path, one run.
+"""The default embedder (ONNX Runtime) against another checkout's and the torch path, one run.
 
-Every measurement runs in fresh processes, the two paths alternating, on the same texts:
+Every measurement runs in fresh processes, the paths alternating round by round, on the same
+texts:
 
 * **load**: import and load the packaged all-MiniLM-L6-v2 (tokenizer, weights, session),
   fresh process (median of runs);
@@ -11,18 +11,23 @@ Every measurement runs in fresh processes, the two paths alternating, on the sam
   inflated by waiting for a core on a busy machine);
 * **throughput**: the Debian corpus's concept texts (title, description, body head, and the
   name alone, as the index embeds them; ``--concepts`` of the 10,000), texts per second;
+* **first hybrid search** (``--first-search``): ``agentkernel-kb search`` over the whole
+  10,000-concept Debian bundle with ``--embedder default`` and an empty vector cache, fresh
+  process: every concept embedded before the answer (the command's progress report on
+  stderr, a summary line when stderr is no terminal), wall time;
 * **search end to end**: ``agentkernel-kb search BUNDLE 'power users' --embedder default``
   over the example bundle, cold (empty vector cache) and warm, wall time of the process;
 * **install size**: the distributions each path installs beyond the core.
 
-``--other CHECKOUT`` adds that checkout's default embedder (main's numpy forward pass) as
-another row, its throughput over the first ``--other-concepts`` concepts. ``--torch-python``
-runs the torch path with another interpreter (one that has sentence-transformers); every
-worker keeps this process's ``PYTHONPATH`` after the checkout's ``src``.
+Paths (``--paths``): ``this`` (this checkout's default), ``float32`` (this checkout's
+``default-float32``), ``one-thread`` (this checkout's default on one thread, queries only),
+``torch`` (sentence-transformers; ``--torch-python`` names an interpreter that has it) and,
+with ``--other CHECKOUT``, ``other`` (that checkout's default, e.g. a worktree of main). The
+ratio this / other is taken per round, from adjacent runs, and given with its spread.
 
 Usage:
     python bench/embedder_bench.py                       # 300 concepts, 145 questions
-    python bench/embedder_bench.py --concepts 10000      # the whole corpus (slow on 2 cores)
+    python bench/embedder_bench.py --concepts 10000 --other /path/to/main --first-search
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -48,9 +54,10 @@ import json, sys, time
 mode, job = sys.argv[1], json.loads(sys.stdin.read())
 started = time.perf_counter()
 from agentkernel.retrieval.embedders import default_model_path
-if mode == "default":
+if mode in ("default", "float32"):
     from agentkernel.retrieval.minilm import MiniLMEmbedder
-    embedder = MiniLMEmbedder(default_model_path(), threads=job.get("threads", 2))
+    options = {"precision": "float32"} if mode == "float32" else {}
+    embedder = MiniLMEmbedder(default_model_path(), threads=job.get("threads", 2), **options)
 else:
     from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
     embedder = SentenceTransformerEmbedder(default_model_path())
@@ -68,7 +75,8 @@ t = time.perf_counter(); cpu = time.process_time()
 embedder.embed(texts)
 wall, cpu = time.perf_counter() - t, time.process_time() - cpu
 times.sort(); cpus.sort()
-print(json.dumps({"load": loaded, "p50": times[len(times) // 2] if times else 0.0,
+print(json.dumps({"model": embedder.model_id, "load": loaded,
+                  "p50": times[len(times) // 2] if times else 0.0,
                   "cpu_p50": cpus[len(cpus) // 2] if cpus else 0.0,
                   "rate": len(texts) / wall if texts else 0.0, "cpu": cpu, "wall": wall}))
 """
@@ -101,7 +109,7 @@ def _pythonpath(src: Path) -> str:
 
 def run_worker(
     mode: str, job: dict[str, object], src: Path = SRC, python: str = sys.executable
-) -> dict[str, float]:
+) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": _pythonpath(src), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
         [python, "-c", WORKER, mode],
@@ -111,7 +119,7 @@ def run_worker(
         env=env,
         check=True,
     )
-    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -128,20 +136,65 @@ def dist_mb(name: str) -> float:
     return total / 1e6
 
 
-def search_seconds(cache: Path, *flags: str) -> float:
+def search_seconds(
+    cache: Path, *flags: str, bundle: Path = EXAMPLE, src: Path = SRC, query: str = "power users"
+) -> tuple[float, str]:
+    """Wall seconds of one ``agentkernel-kb search`` in a fresh process; its last stderr line."""
     # cold means cold: the lexical warm start is kept beside the vectors (empty at first)
     lexical = str(cache.with_name(cache.name + "-lexical"))
     env = {
         **os.environ,
-        "PYTHONPATH": _pythonpath(SRC),
+        "PYTHONPATH": _pythonpath(src),
         "HF_HUB_OFFLINE": "1",
         "AGENTKERNEL_LEXICAL_CACHE": lexical,
     }
-    args = [sys.executable, "-m", "agentkernel.cli", "search", str(EXAMPLE), "power users"]
+    args = [sys.executable, "-m", "agentkernel.cli", "search", str(bundle), query]
     args += [*flags, "--vector-cache", str(cache)]
     started = time.perf_counter()
-    subprocess.run(args, capture_output=True, text=True, env=env, check=True)
-    return time.perf_counter() - started
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    return time.perf_counter() - started, said[-1] if said else ""
+
+
+def _spread(values: list[float], digits: int = 2) -> str:
+    """The median, and the range when there is more than one value."""
+    median = statistics.median(values)
+    if len(values) == 1:
+        return f"{median:.{digits}f}"
+    return f"{median:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def first_searches(bundle: Path, args: argparse.Namespace) -> list[str]:
+    """The first hybrid search over the whole bundle, empty caches, each checkout in turn."""
+    trees = [("this", SRC)] + ([("other", args.other / "src")] if args.other else [])
+    times: dict[str, list[float]] = {name: [] for name, _ in trees}
+    said: dict[str, str] = {}
+    for round_ in range(args.rounds):
+        for name, src in trees:
+            with tempfile.TemporaryDirectory() as scratch:
+                _log(f"round {round_ + 1}: first hybrid search, {name}")
+                seconds, last = search_seconds(
+                    Path(scratch) / "vectors",
+                    "--embedder",
+                    "default",
+                    bundle=bundle,
+                    src=src,
+                    query="which package gives me a spell checker",
+                )
+                _log(f"  {seconds:.1f} s; stderr: {last[:100]}")
+                times[name].append(seconds)
+                said[name] = last
+    lines = [
+        "",
+        f"| first hybrid search, {bundle.name} (10,000 concepts), empty caches | seconds "
+        "(median, range) | last progress line on stderr |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {n} | {_spread(t, 1)} | {said[n][:90]} |" for n, t in times.items()]
+    if args.other:
+        ratios = [o / t for t, o in zip(times["this"], times["other"], strict=True)]
+        lines.append(f"\nfirst search time other / this: {_spread(ratios)}x per round")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,10 +204,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="fresh processes per path")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data", type=Path, default=HERE / ".data", help="Debian corpus cache")
-    parser.add_argument("--other", type=Path, help="another checkout's root (main): its numpy")
-    parser.add_argument("--other-concepts", type=int, default=1000)
+    parser.add_argument("--paths", default="this,one-thread,torch", help="comma-separated")
+    parser.add_argument("--other", type=Path, help="another checkout's root (main)")
+    parser.add_argument("--other-concepts", type=int, help="default: --concepts")
     parser.add_argument("--torch-python", default=sys.executable, help="python with torch")
     parser.add_argument("--no-search", action="store_true", help="skip the end-to-end searches")
+    parser.add_argument(
+        "--first-search", action="store_true", help="time the first hybrid search at 10,000"
+    )
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
 
@@ -163,40 +220,43 @@ def main(argv: list[str] | None = None) -> int:
     from agentkernel.retrieval.embedders import document_texts
 
     corpus = _corpus.prepare(args.data, 10_000, 10, 13, _corpus.stderr_log)
-    concepts = corpus.concepts[: args.concepts]
-    texts = list(
-        dict.fromkeys(
-            t for c in concepts for t in document_texts(c.title, c.description, c.body[:2000])
+
+    def texts_of(count: int) -> list[str]:
+        return list(
+            dict.fromkeys(
+                t
+                for c in corpus.concepts[:count]
+                for t in document_texts(c.title, c.description, c.body[:2000])
+            )
         )
-    )
+
+    concepts = corpus.concepts[: args.concepts]
+    texts = texts_of(args.concepts)
     questions = (HERE / "questions.jsonl").read_text().splitlines()
     queries = [json.loads(line)["question"] for line in questions if line.strip()]
     queries = queries[: args.queries]
     job = {"texts": texts, "queries": queries, "threads": args.threads}
-    results: dict[str, list[dict[str, float]]] = {"onnx": [], "onnx, 1 thread": [], "torch": []}
+    paths = [p.strip() for p in args.paths.split(",") if p.strip()]
     if args.other:
-        results["other (main)"] = []
-        other_texts = list(
-            dict.fromkeys(
-                t
-                for c in concepts[: args.other_concepts]
-                for t in document_texts(c.title, c.description, c.body[:2000])
-            )
-        )
+        paths.insert(1, "other")
+    results: dict[str, list[dict[str, Any]]] = {path: [] for path in paths}
+    other_job = {**job, "texts": texts_of(args.other_concepts or args.concepts)}
     for round_ in range(args.rounds):
-        for mode in results:
+        for mode in paths:
             _log(f"round {round_ + 1}: {mode}, {len(texts)} texts, {len(queries)} queries")
             try:
-                if mode == "other (main)":
-                    other_job = {**job, "texts": other_texts}
+                if mode == "other":
                     results[mode].append(run_worker("default", other_job, args.other / "src"))
-                elif mode == "onnx, 1 thread":  # queries only
+                elif mode == "one-thread":  # queries only
                     one_job = {**job, "texts": [], "threads": 1}
                     results[mode].append(run_worker("default", one_job))
                 elif mode == "torch":
                     results[mode].append(run_worker(mode, job, python=args.torch_python))
+                elif mode == "float32":
+                    results[mode].append(run_worker("float32", job))
                 else:
                     results[mode].append(run_worker("default", job))
+                _log(f"  {results[mode][-1]['rate']:.1f} texts/s")
             except subprocess.CalledProcessError as exc:
                 _log(f"{mode} failed: {exc.stderr[-300:]}")
     lines = [
@@ -205,42 +265,48 @@ def main(argv: list[str] | None = None) -> int:
         f"{load_before[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end, "
         f"on {os.cpu_count()} CPUs",
         "",
-        "| path | load (s) | query p50 wall (ms) | query p50 CPU (ms) | texts/s | CPU s / wall s |",
-        "|---|---|---|---|---|---|",
+        "| path | model id | load (s) | query p50 wall (ms) | query p50 CPU (ms) | texts/s "
+        "(median, range) | CPU s / wall s |",
+        "|---|---|---|---|---|---|---|",
     ]
     for mode, rows in results.items():
         if not rows:
-            lines.append(f"| {mode} | not installed | | | | |")
+            lines.append(f"| {mode} | not installed | | | | | |")
             continue
         load = statistics.median(r["load"] for r in rows)
         p50 = statistics.median(r["p50"] for r in rows) * 1000
         cpu50 = statistics.median(r.get("cpu_p50", 0.0) for r in rows) * 1000
-        rate = statistics.median(r["rate"] for r in rows)
+        rate = _spread([r["rate"] for r in rows], 1) if rows[0]["rate"] else ""
         cpu = statistics.median(r["cpu"] for r in rows)
         wall = statistics.median(r["wall"] for r in rows)
         lines.append(
-            f"| {mode} | {load:.2f} | {p50:.1f} | {cpu50:.1f} | {rate:.1f} | "
-            f"{cpu:.0f} / {wall:.0f} |"
+            f"| {mode} | {rows[0].get('model', '')} | {load:.2f} | {p50:.1f} | {cpu50:.1f} | "
+            f"{rate} | {cpu:.0f} / {wall:.0f} |"
         )
-    if results["onnx"] and results["torch"]:
-        ratio = statistics.median(r["rate"] for r in results["onnx"]) / statistics.median(
-            r["rate"] for r in results["torch"]
-        )
-        lines.append(f"\nthroughput onnx / torch: {ratio:.2f}x")
-    if results["onnx"] and results.get("other (main)"):
-        ratio = statistics.median(r["p50"] for r in results["onnx"]) / statistics.median(
-            r["p50"] for r in results["other (main)"]
-        )
-        lines.append(f"query p50 wall, onnx / other (main): {ratio:.2f}x")
+    lines.append("")
+    for mode in ("other", "float32", "torch"):
+        pairs = list(zip(results.get("this", []), results.get(mode, []), strict=False))
+        if pairs and all(o["rate"] for _, o in pairs):
+            ratios = [t["rate"] / o["rate"] for t, o in pairs]
+            cpus = [o["cpu"] / t["cpu"] for t, o in pairs]
+            lines.append(
+                f"throughput this / {mode}: {_spread(ratios)}x per round; "
+                f"CPU {mode} / this: {_spread(cpus)}x"
+            )
+        if pairs:
+            ratios = [t["p50"] / o["p50"] for t, o in pairs]
+            lines.append(f"query p50 wall this / {mode}: {_spread(ratios)}x")
+    if args.first_search:
+        lines += first_searches(corpus.bundle, args)
     if not args.no_search:
         with tempfile.TemporaryDirectory() as scratch:
             cache = Path(scratch) / "vectors"
-            cold = search_seconds(cache, "--embedder", "default")
+            cold = search_seconds(cache, "--embedder", "default")[0]
             warm = statistics.median(
-                search_seconds(cache, "--embedder", "default") for _ in range(3)
+                search_seconds(cache, "--embedder", "default")[0] for _ in range(3)
             )
-            default_cold = search_seconds(Path(scratch) / "vectors2")
-            lexical = statistics.median(search_seconds(cache, "--lexical") for _ in range(3))
+            default_cold = search_seconds(Path(scratch) / "vectors2")[0]
+            lexical = statistics.median(search_seconds(cache, "--lexical")[0] for _ in range(3))
         lines += [
             "",
             "| agentkernel-kb search, example bundle, fresh process | seconds |",

@@ -100,14 +100,60 @@ def test_the_vectors_are_sentence_transformers_vectors(minilm: MiniLMEmbedder) -
     from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
 
     reference = SentenceTransformerEmbedder(default_model_path())
-    assert minilm.model_id == reference.model_id  # caches and indexes stay valid
+    float32 = load_embedder("default-float32")
+    assert isinstance(float32, MiniLMEmbedder)
+    assert float32.model_id == reference.model_id  # caches and indexes stay valid
     texts = [*bench_texts(), "", "  padded  ", "x" * 3000, "ÜBER straße 東京 🙂"]
     assert len(texts) > 150
-    ours = minilm.embed_array(texts)
+    ours = float32.embed_array(texts)
     theirs = np.asarray(reference.embed(texts), dtype=np.float32)
     cosines = np.sum(ours * theirs, axis=1)
     worst = int(np.argmin(cosines))
     assert float(cosines[worst]) >= 0.9999, texts[worst][:80]
+
+
+def test_the_8_bit_default_keeps_the_float_vectors_under_its_own_model_id() -> None:
+    default, float32 = load_embedder("default"), load_embedder("default-float32")
+    assert isinstance(default, MiniLMEmbedder) and default.precision == "int8"
+    assert isinstance(float32, MiniLMEmbedder) and float32.precision == "float32"
+    # never mixed: a cache or an index of one is not the other's
+    assert default.model_id == float32.model_id + ":int8"
+    texts = [*bench_texts(), "", "  padded  ", "x" * 3000, "ÜBER straße 東京 🙂"]
+    cosines = np.sum(default.embed_array(texts) * float32.embed_array(texts), axis=1)
+    worst = int(np.argmin(cosines))
+    assert float(cosines[worst]) >= 0.97, texts[worst][:80]
+    assert float(np.median(cosines)) >= 0.99
+
+
+def test_an_8_bit_vector_depends_on_its_text_alone(minilm: MiniLMEmbedder) -> None:
+    # the 8-bit products scale their input by its largest value: a text in a pass with
+    # others would take theirs into account (a long one, a padded one)
+    texts = ["power users", "Highly active users\nUsers with 20 sessions", "y " * 400, ""]
+    alone = np.stack([minilm.embed_array([text])[0] for text in texts])
+    for batch in (texts, texts[::-1], [*texts, "x" * 3000, "sales " * 50]):
+        got = minilm.embed_array(batch)
+        for text, row in zip(batch, got, strict=False):
+            if text in texts:
+                assert np.array_equal(row, alone[texts.index(text)]), text[:40]
+
+
+def test_the_8_bit_weights_are_derived_the_same_way_every_time() -> None:
+    from agentkernel.retrieval._bertonnx import WEIGHT_LEVELS, quantize_columns, read_safetensors
+
+    tensors = read_safetensors(default_model_path() / "model.safetensors")
+    weight = tensors["encoder.layer.0.intermediate.dense.weight"]
+    levels, scales = quantize_columns(weight)
+    again, again_scales = quantize_columns(np.array(weight))
+    assert levels.tobytes() == again.tobytes() and scales.tobytes() == again_scales.tobytes()
+    assert levels.dtype == np.int8 and levels.shape == weight.shape[::-1]
+    assert int(np.abs(levels.astype(np.int16)).max()) == WEIGHT_LEVELS  # 7 bits: no saturation
+    error = np.abs(levels * scales - weight.T)
+    assert bool(np.all(error <= scales * 0.5001))
+
+
+def test_an_unknown_precision_is_refused() -> None:
+    with pytest.raises(ValueError, match="precision"):
+        MiniLMEmbedder(default_model_path(), precision="int4")
 
 
 def test_a_batch_and_one_text_alone_give_the_same_unit_vectors(minilm: MiniLMEmbedder) -> None:
@@ -129,12 +175,14 @@ def test_a_query_on_two_threads_is_the_query_on_one(minilm: MiniLMEmbedder) -> N
         assert np.allclose(two, alone, atol=1e-6)
 
 
-def test_texts_of_one_length_batch_like_texts_alone(minilm: MiniLMEmbedder) -> None:
+@pytest.mark.parametrize("precision", ["int8", "float32"])
+def test_texts_of_one_length_batch_like_texts_alone(precision: str) -> None:
+    embedder = MiniLMEmbedder(default_model_path(), precision=precision)
     texts = ["power users", "count buyers", "sales totals"]  # the same number of word pieces
-    minilm.load()
-    assert len({len(ids) for ids in minilm._tokenize(texts)}) == 1
-    batch = minilm.embed_array(texts)
-    alone = np.stack([minilm.embed_array([text])[0] for text in texts])
+    embedder.load()
+    assert len({len(ids) for ids in embedder._tokenize(texts)}) == 1
+    batch = embedder.embed_array(texts)
+    alone = np.stack([embedder.embed_array([text])[0] for text in texts])
     assert float(np.min(np.sum(alone * batch, axis=1))) >= 0.9999
 
 

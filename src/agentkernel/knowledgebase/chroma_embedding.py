@@ -25,6 +25,9 @@ from agentkernel.retrieval.embedders import Embedder, EmbedderError, default_mod
 DEFAULT = "default"
 """The one embedder a stored configuration may name, and rebuild: the packaged model."""
 
+FLOAT32_DEFAULT = "default-float32"
+"""The packaged model in float32, rebuilt for a collection whose vectors it made."""
+
 
 @register_embedding_function
 class EmbedderFunction(EmbeddingFunction[Documents]):
@@ -91,13 +94,15 @@ class EmbedderFunction(EmbeddingFunction[Documents]):
                 f"the agentkernel embedder {stored!r} is passed to "
                 "ChromaManager(embedder=...), not rebuilt from the collection"
             )
-        embedder = load_embedder(DEFAULT)
-        if embedder.model_id != stored:
-            raise ValueError(
-                f"the collection's vectors come from {stored!r}, the installed default model "
-                f"is {embedder.model_id!r}: pass the original embedder or re-embed"
-            )
-        return EmbedderFunction(embedder)
+        # a collection made before the default ran on 8-bit products keeps its float32 model
+        candidates = [load_embedder(name) for name in (DEFAULT, FLOAT32_DEFAULT)]
+        for embedder in candidates:
+            if embedder.model_id == stored:
+                return EmbedderFunction(embedder)
+        raise ValueError(
+            f"the collection's vectors come from {stored!r}, the installed default model "
+            f"is {candidates[0].model_id!r}: pass the original embedder or re-embed"
+        )
 
 
 def _is_default(embedder: Embedder) -> bool:

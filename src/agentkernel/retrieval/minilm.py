@@ -30,6 +30,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,14 @@ CHUNK_TOKENS = 4096
 
 CHUNK_TEXTS = 64
 """Texts at most in one forward pass."""
+
+INT8 = "int8"
+"""The default precision: the dense products after attention on 8-bit integers."""
+
+FLOAT32 = "float32"
+"""Every product in float32: sentence-transformers' vectors, under its model id."""
+
+PRECISIONS = (INT8, FLOAT32)
 
 _EXTRA = ("onnxruntime",)
 
@@ -64,18 +73,25 @@ class MiniLMEmbedder:
         384
     """
 
-    def __init__(self, path: str | Path, *, threads: int = 2) -> None:
+    def __init__(self, path: str | Path, *, threads: int = 2, precision: str = INT8) -> None:
         """Judge the folder and read its configuration (the weights wait for the first embed).
 
         Args:
             path: The model folder.
-            threads: Threads one forward pass runs on (the session's own pool; the
-                process's settings are left alone). 1 embeds on the calling thread only.
+            threads: Threads the embedder computes on (the session's own pool; the
+                process's settings are left alone): one text's pass, or several texts of a
+                batch at once. 1 embeds on the calling thread only.
+            precision: :data:`INT8` (the default: 8-bit products after attention, ~2x the
+                throughput, its own model id) or :data:`FLOAT32` (sentence-transformers'
+                vectors and model id).
 
         Raises:
             EmbedderError: The folder is not a BERT mean-pooling model, could run code, or
                 the ``embeddings`` extra (``onnxruntime``) is missing.
+            ValueError: ``precision`` is neither :data:`INT8` nor :data:`FLOAT32`.
         """
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
         folder = Path(path)
         if not folder.is_dir():
             raise EmbedderError(
@@ -105,7 +121,10 @@ class MiniLMEmbedder:
         self._load_lock = threading.Lock()
         self._session: Any = None
         self.dimension: int = int(config["hidden_size"])
+        self.precision = precision
         self.model_id: str = f"st:{model_name(folder)}:{self.dimension}:{fingerprint(folder)}"
+        if precision == INT8:
+            self.model_id += f":{INT8}"
         self.threads = max(1, int(threads))
         self.path = folder
 
@@ -124,7 +143,7 @@ class MiniLMEmbedder:
 
             folder = self.path
             tensors = read_safetensors(folder / "model.safetensors")
-            model, weights = bert_model(self._config, tensors)
+            model, weights = bert_model(self._config, tensors, quantized=self.precision == INT8)
             try:
                 onnxruntime = _import_onnxruntime()
 
@@ -176,13 +195,36 @@ class MiniLMEmbedder:
             ids = self._tokenize(texts)
             order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
             out = np.empty((len(ids), self.dimension), dtype=np.float32)
-            for chunk in _chunks(order, [len(i) for i in ids]):
-                out[chunk] = self._forward([ids[i] for i in chunk])
+            if self.precision == INT8:
+                self._each_alone(ids, order, out)
+            else:
+                for chunk in _chunks(order, [len(i) for i in ids]):
+                    out[chunk] = self._forward([ids[i] for i in chunk])
         except EmbedderError:
             raise
         except Exception as exc:
             raise EmbedderError(f"embedding failed: {type(exc).__name__}: {exc}") from exc
         return out
+
+    def _each_alone(self, ids: list[list[int]], order: list[int], out: np.ndarray) -> None:
+        """Embed each text in a pass of its own, ``threads`` texts at a time, longest first.
+
+        The 8-bit products scale their input by its largest value: in a pass of several
+        texts that value would come from any of them, so a text's vector would depend on
+        the texts beside it (cosine ~0.995 to itself alone). Alone, it depends on the text
+        only, as a query's does. Nothing is padded either.
+        """
+
+        def embed(index: int) -> None:
+            out[index] = self._forward([ids[index]])[0]
+
+        if self.threads == 1 or len(order) == 1:
+            for index in order:
+                embed(index)
+            return
+        with ThreadPoolExecutor(self.threads, thread_name_prefix="minilm") as pool:
+            for done in [pool.submit(embed, index) for index in order]:
+                done.result()
 
     def _tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's word-piece ids, as sentence-transformers prepares them."""
