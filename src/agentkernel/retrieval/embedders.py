@@ -17,6 +17,7 @@ in :mod:`~agentkernel.retrieval.embedding`, which none of them imports back.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from agentkernel.retrieval.embedding import (
     MAX_EMBED_CHARS,
@@ -159,10 +160,11 @@ def load_embedder(
         )
     from agentkernel.retrieval import minilm
 
-    options = {} if threads is None else {"threads": threads}
+    options: dict[str, Any] = {} if threads is None else {"threads": threads}
     if text.casefold() in DEFAULT_NAMES:
-        precision = minilm.FLOAT32 if text.casefold() in FLOAT32_NAMES else minilm.INT8
-        return minilm.MiniLMEmbedder(default_model_path(), precision=precision, **options)
+        if text.casefold() in FLOAT32_NAMES:
+            options["precision"] = minilm.FLOAT32
+        return minilm.MiniLMEmbedder(default_model_path(), **options)
     folder = Path(text).expanduser()
     if folder.is_dir():
         from agentkernel.retrieval._modelfolder import check_folder

@@ -6,10 +6,16 @@ and normalisation. :class:`MiniLMEmbedder` reads its tokenizer with
 ``model.safetensors`` into memory and runs, with ``onnxruntime``, a graph written at load time
 from the folder's ``config.json`` (:mod:`agentkernel.retrieval._bertonnx`; no ONNX file is
 shipped or written). It computes what sentence-transformers does (strip each text, truncate
-to ``max_seq_length`` word pieces, mean over the real tokens, unit length): the vectors agree
-with sentence-transformers' to float rounding (cosine >= 0.9999, tested), so it keeps the
-model id sentence-transformers gives the same folder and every cached vector and built index
-stays valid.
+to ``max_seq_length`` word pieces, mean over the real tokens, unit length).
+
+Two precisions. :data:`INT8`, the default, runs each layer's three dense products after
+attention on 7-bit weights derived from the float ones at load (deterministically, in memory:
+nothing is written or downloaded) and 8-bit inputs: about twice the throughput, vectors within
+cosine ~0.995 of the float model's (median over the Debian bench texts; retrieval quality
+measured unchanged, ``bench/RESULTS.md``), under their own model id (``...:int8``) so they
+are never mixed with float vectors. :data:`FLOAT32` agrees with sentence-transformers to
+float rounding (cosine >= 0.9999, tested) and keeps the model id sentence-transformers gives
+the same folder, so caches and indexes made with either stay valid.
 
 Any folder of the same shape loads (a BERT ``config.json`` with absolute positions and GELU,
 a BERT WordPiece ``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only
@@ -20,8 +26,10 @@ The session runs ONNX Runtime's fused CPU operators (attention, residual plus la
 GELU) on :attr:`MiniLMEmbedder.threads` threads of its own (nothing process-wide is set).
 Its threads sleep while they wait, never spin: spinning between a query's operators saved
 ~0.5 ms on an idle machine but doubled the query's time (4.5 to 8.6 ms) once other processes
-kept both cores busy, and an idle embedder takes no CPU either way. A batch is embedded in
-length-sorted chunks, padded to each chunk's longest text and masked.
+kept both cores busy, and an idle embedder takes no CPU either way. In float32 a batch is
+embedded in length-sorted chunks, padded to each chunk's longest text and masked; in 8 bits
+each text has a pass of its own (its vector then depends on it alone), ``threads`` texts at
+a time, longest first.
 """
 
 from __future__ import annotations
