@@ -14,11 +14,12 @@ around GELU (the exact, erf form), and another ``SkipLayerNormalization``. The d
 products are ``Gemm`` with the weights as stored, ``(out, in)`` (``transB``): ONNX Runtime
 packs them once when the session starts.
 
-With ``quantized``, the three dense products of each layer after attention (its output
-projection and the feed-forward pair, three quarters of a layer's weights) run on 8-bit
-integers: ``DynamicQuantizeMatMul`` quantizes its input per call (unsigned 8-bit over the
-whole input tensor) and multiplies it by weights :func:`quantize_columns` derives here from the
-float weights, the same bytes on every run. The rest stays float32.
+With ``quantized``, every dense product of a layer runs on 8-bit integers: the query, key
+and value projections (``QAttention`` after ``DynamicQuantizeLinear``), the output projection
+and the feed-forward pair (``DynamicQuantizeMatMul``). Each quantizes its input per call
+(unsigned 8-bit, one scale over the whole input) and multiplies it by weights
+:func:`quantize_columns` derives here from the float weights, the same bytes on every run.
+Attention's softmax, the layer norms, GELU and pooling stay float32.
 """
 
 from __future__ import annotations
@@ -114,9 +115,9 @@ def bert_model(
     Args:
         config: The model's ``config.json`` (hidden size, heads, layers, layer norm epsilon).
         tensors: Its weights by name (:func:`read_safetensors`), with or without ``bert.``.
-        quantized: Run the dense products after attention on 8-bit integers (see the
-            module's docstring); the vectors then differ from the float model's (cosine
-            ~0.995), so they need their own model id.
+        quantized: Run the dense products on 8-bit integers (see the module's
+            docstring); the vectors then differ from the float model's (cosine ~0.994),
+            so they need their own model id.
 
     Returns:
         The model's bytes, and the arrays of its external initializers by name (for
@@ -185,17 +186,32 @@ def bert_model(
         p = f"encoder.layer.{i}."
         qkv = [get(f"{p}attention.self.{n}.weight", hidden, hidden) for n in _QKV]
         qkv_bias = [get(f"{p}attention.self.{n}.bias", hidden) for n in _QKV]
-        attended = graph.node(
-            "Attention",
-            [
-                graph.node("Reshape", [x, shape3]),
-                graph.weight(f"{p}qkv", np.concatenate(qkv).T),
-                graph.weight(f"{p}qkv_bias", np.concatenate(qkv_bias)),
-                mask_index,
-            ],
-            domain=_MS,
-            num_heads=heads,
-        )
+        x3 = graph.node("Reshape", [x, shape3])
+        bias = graph.weight(f"{p}qkv_bias", np.concatenate(qkv_bias))
+        if quantized:
+            levels, scales = quantize_columns(np.concatenate(qkv))
+            q8, q8_scale, q8_zero = _outputs3(graph.node("DynamicQuantizeLinear", [x3], outputs=3))
+            attended = graph.node(
+                "QAttention",
+                [
+                    q8,
+                    graph.weight(f"{p}qkv.q", levels),
+                    bias,
+                    q8_scale,
+                    graph.weight(f"{p}qkv.scale", scales),
+                    mask_index,
+                    q8_zero,
+                ],
+                domain=_MS,
+                num_heads=heads,
+            )
+        else:
+            attended = graph.node(
+                "Attention",
+                [x3, graph.weight(f"{p}qkv", np.concatenate(qkv).T), bias, mask_index],
+                domain=_MS,
+                num_heads=heads,
+            )
         attended = graph.node("Reshape", [attended, flat_shape])
         x = norm(x, dense(attended, f"{p}attention.output."), f"{p}attention.output.")
         up = graph.node("Gelu", [dense(x, f"{p}intermediate.")], domain=_MS)
@@ -209,6 +225,10 @@ def bert_model(
 
 def _outputs(name: str) -> tuple[str, str]:
     return name, f"{name}:1"
+
+
+def _outputs3(name: str) -> tuple[str, str, str]:
+    return name, f"{name}:1", f"{name}:2"
 
 
 def _pooled(graph: GraphBuilder, x: str) -> str:

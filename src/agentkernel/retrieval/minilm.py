@@ -8,10 +8,10 @@ from the folder's ``config.json`` (:mod:`agentkernel.retrieval._bertonnx`; no ON
 shipped or written). It computes what sentence-transformers does (strip each text, truncate
 to ``max_seq_length`` word pieces, mean over the real tokens, unit length).
 
-Two precisions. :data:`INT8`, the default, runs each layer's three dense products after
-attention on 7-bit weights derived from the float ones at load (deterministically, in memory:
-nothing is written or downloaded) and 8-bit inputs: about twice the throughput, vectors within
-cosine ~0.995 of the float model's (median over the Debian bench texts; retrieval quality
+Two precisions. :data:`INT8`, the default, runs each layer's dense products (query, key and
+value; output; feed-forward) on 7-bit weights derived from the float ones at load
+(deterministically, in memory: nothing is written or downloaded) and 8-bit inputs: about
+twice the throughput, vectors within cosine ~0.994 of the float model's (median over the Debian bench texts; retrieval quality
 measured unchanged, ``bench/RESULTS.md``), under their own model id (``...:int8``) so they
 are never mixed with float vectors. :data:`FLOAT32` agrees with sentence-transformers to
 float rounding (cosine >= 0.9999, tested) and keeps the model id sentence-transformers gives
@@ -57,7 +57,7 @@ CHUNK_TEXTS = 64
 """Texts at most in one forward pass."""
 
 INT8 = "int8"
-"""The default precision: the dense products after attention on 8-bit integers."""
+"""The default precision: the dense products on 8-bit integers."""
 
 FLOAT32 = "float32"
 """Every product in float32: sentence-transformers' vectors, under its model id."""
@@ -89,7 +89,7 @@ class MiniLMEmbedder:
             threads: Threads the embedder computes on (the session's own pool; the
                 process's settings are left alone): one text's pass, or several texts of a
                 batch at once. 1 embeds on the calling thread only.
-            precision: :data:`INT8` (the default: 8-bit products after attention, ~2x the
+            precision: :data:`INT8` (the default: 8-bit dense products, ~2x the
                 throughput, its own model id) or :data:`FLOAT32` (sentence-transformers'
                 vectors and model id).
 
