@@ -11,11 +11,12 @@ to ``max_seq_length`` word pieces, mean over the real tokens, unit length).
 Two precisions. :data:`INT8`, the default, runs each layer's dense products (query, key and
 value; output; feed-forward) on 7-bit weights derived from the float ones at load
 (deterministically, in memory: nothing is written or downloaded) and 8-bit inputs: about
-twice the throughput, vectors within cosine ~0.994 of the float model's (median over the Debian bench texts; retrieval quality
-measured unchanged, ``bench/RESULTS.md``), under their own model id (``...:int8``) so they
-are never mixed with float vectors. :data:`FLOAT32` agrees with sentence-transformers to
-float rounding (cosine >= 0.9999, tested) and keeps the model id sentence-transformers gives
-the same folder, so caches and indexes made with either stay valid.
+twice the throughput, vectors within cosine ~0.994 of the float model's (median over the
+Debian bench texts; retrieval quality on the bench question sets in ``bench/RESULTS.md``),
+under their own model id (``...:int8``) so they are never mixed with float vectors.
+:data:`FLOAT32` agrees with sentence-transformers to float rounding (cosine >= 0.9999,
+tested) and keeps the model id sentence-transformers gives the same folder, so caches and
+indexes made with either stay valid.
 
 Any folder of the same shape loads (a BERT ``config.json`` with absolute positions and GELU,
 a BERT WordPiece ``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only
