@@ -19,11 +19,14 @@ texts:
   over the example bundle, cold (empty vector cache) and warm, wall time of the process;
 * **install size**: the distributions each path installs beyond the core.
 
-Paths (``--paths``): ``this`` (this checkout's default), ``float32`` (this checkout's
-``default-float32``), ``one-thread`` (this checkout's default on one thread, queries only),
-``torch`` (sentence-transformers; ``--torch-python`` names an interpreter that has it) and,
-with ``--other CHECKOUT``, ``other`` (that checkout's default, e.g. a worktree of main). The
-ratio this / other is taken per round, from adjacent runs, and given with its spread.
+Paths (``--paths``): ``this`` (this checkout's default), ``int8`` (this checkout's
+``default-int8``: 8-bit dense products), ``one-thread`` (this checkout's default on one
+thread, queries only), ``torch`` (sentence-transformers; ``--torch-python`` names an
+interpreter that has it) and, with ``--other CHECKOUT``, ``other`` (that checkout's default,
+e.g. a worktree of main). Ratios (``int8``, else ``this``, against each other path) are
+taken per round, from adjacent runs, and given with their spread.
+``--first-search-embedder default-int8`` times this checkout's first search with the 8-bit
+model.
 
 Usage:
     python bench/embedder_bench.py                       # 300 concepts, 145 questions
@@ -54,9 +57,9 @@ import json, sys, time
 mode, job = sys.argv[1], json.loads(sys.stdin.read())
 started = time.perf_counter()
 from agentkernel.retrieval.embedders import default_model_path
-if mode in ("default", "float32"):
+if mode in ("default", "int8"):
     from agentkernel.retrieval.minilm import MiniLMEmbedder
-    options = {"precision": "float32"} if mode == "float32" else {}
+    options = {"precision": "int8"} if mode == "int8" else {}
     embedder = MiniLMEmbedder(default_model_path(), threads=job.get("threads", 2), **options)
 else:
     from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
@@ -173,10 +176,11 @@ def first_searches(bundle: Path, args: argparse.Namespace) -> list[str]:
         for name, src in trees:
             with tempfile.TemporaryDirectory() as scratch:
                 _log(f"round {round_ + 1}: first hybrid search, {name}")
+                spec = args.first_search_embedder if name == "this" else "default"
                 seconds, last = search_seconds(
                     Path(scratch) / "vectors",
                     "--embedder",
-                    "default",
+                    spec,
                     bundle=bundle,
                     src=src,
                     query="which package gives me a spell checker",
@@ -211,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-search", action="store_true", help="skip the end-to-end searches")
     parser.add_argument(
         "--first-search", action="store_true", help="time the first hybrid search at 10,000"
+    )
+    parser.add_argument(
+        "--first-search-embedder", default="default", help="this checkout's --embedder there"
     )
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
@@ -252,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
                     results[mode].append(run_worker("default", one_job))
                 elif mode == "torch":
                     results[mode].append(run_worker(mode, job, python=args.torch_python))
-                elif mode == "float32":
-                    results[mode].append(run_worker("float32", job))
+                elif mode == "int8":
+                    results[mode].append(run_worker("int8", job))
                 else:
                     results[mode].append(run_worker("default", job))
                 _log(f"  {results[mode][-1]['rate']:.1f} texts/s")
@@ -284,18 +291,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{rate} | {cpu:.0f} / {wall:.0f} |"
         )
     lines.append("")
-    for mode in ("other", "float32", "torch"):
-        pairs = list(zip(results.get("this", []), results.get(mode, []), strict=False))
+    base = "int8" if results.get("int8") else "this"
+    for mode in ("other", "this", "torch"):
+        if mode == base:
+            continue
+        pairs = list(zip(results.get(base, []), results.get(mode, []), strict=False))
         if pairs and all(o["rate"] for _, o in pairs):
             ratios = [t["rate"] / o["rate"] for t, o in pairs]
             cpus = [o["cpu"] / t["cpu"] for t, o in pairs]
             lines.append(
-                f"throughput this / {mode}: {_spread(ratios)}x per round; "
-                f"CPU {mode} / this: {_spread(cpus)}x"
+                f"throughput {base} / {mode}: {_spread(ratios)}x per round; "
+                f"CPU {mode} / {base}: {_spread(cpus)}x"
             )
         if pairs:
             ratios = [t["p50"] / o["p50"] for t, o in pairs]
-            lines.append(f"query p50 wall this / {mode}: {_spread(ratios)}x")
+            lines.append(f"query p50 wall {base} / {mode}: {_spread(ratios)}x")
     if args.first_search:
         lines += first_searches(corpus.bundle, args)
     if not args.no_search:

@@ -260,26 +260,32 @@ def test_no_embedding_function_warns_and_the_stored_one_is_used(
     reopened.close()
 
 
-def test_a_collection_of_the_float32_default_reopens_with_its_own_vectors(
+def test_a_collection_of_the_8_bit_default_reopens_with_its_own_vectors(
     tmp_path: Path, minilm_embedding_function: Any
 ) -> None:
     from agentkernel.knowledgebase.chroma_embedding import EmbedderFunction
     from agentkernel.retrieval.embedders import load_embedder
 
-    # made before the default ran on 8-bit products: its vectors are the float32 model's
-    float32 = EmbedderFunction(load_embedder("default-float32"))
-    created = ChromaManager(path=tmp_path / "db", collection="old", embedding_function=float32)
+    # made with the packaged model on 8-bit products: not the float32 default's vectors
+    int8 = EmbedderFunction(load_embedder("default-int8"))
+    created = ChromaManager(path=tmp_path / "db", collection="old", embedding_function=int8)
     created.write([{"text": INVOICES, "metadata": {"source": "finance"}}])
     created.write([{"text": CAT, "metadata": {"source": "office"}}])
     created.close()
-    config = float32.get_config()
+    config = int8.get_config()
     rebuilt = EmbedderFunction.build_from_config(config)
-    assert rebuilt.embedder.model_id == config["model_id"]  # not the 8-bit default's
+    assert (
+        rebuilt.embedder.model_id
+        == config["model_id"]
+        != (minilm_embedding_function.embedder.model_id)
+    )
+    assert rebuilt.embedder.model_id.endswith(":int8")
     reopened = ChromaManager(path=tmp_path / "db", collection="old")
     assert reopened.search("paying a bill", limit=1)[0]["text"] == INVOICES
     reopened.close()
-    eight_bit = minilm_embedding_function.get_config()
-    assert EmbedderFunction.build_from_config(eight_bit).embedder.model_id.endswith(":int8")
+    default = minilm_embedding_function.get_config()
+    rebuilt_default = EmbedderFunction.build_from_config(default)
+    assert rebuilt_default.embedder.model_id == minilm_embedding_function.embedder.model_id
     with pytest.raises(ValueError, match="re-embed"):
         EmbedderFunction.build_from_config({**config, "model_id": "st:another:384:0"})
 

@@ -100,38 +100,45 @@ def test_the_vectors_are_sentence_transformers_vectors(minilm: MiniLMEmbedder) -
     from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
 
     reference = SentenceTransformerEmbedder(default_model_path())
-    float32 = load_embedder("default-float32")
-    assert isinstance(float32, MiniLMEmbedder)
-    assert float32.model_id == reference.model_id  # caches and indexes stay valid
+    assert minilm.model_id == reference.model_id  # caches and indexes stay valid
     texts = [*bench_texts(), "", "  padded  ", "x" * 3000, "ÜBER straße 東京 🙂"]
     assert len(texts) > 150
-    ours = float32.embed_array(texts)
+    ours = minilm.embed_array(texts)
     theirs = np.asarray(reference.embed(texts), dtype=np.float32)
     cosines = np.sum(ours * theirs, axis=1)
     worst = int(np.argmin(cosines))
     assert float(cosines[worst]) >= 0.9999, texts[worst][:80]
 
 
-def test_the_8_bit_default_keeps_the_float_vectors_under_its_own_model_id() -> None:
-    default, float32 = load_embedder("default"), load_embedder("default-float32")
-    assert isinstance(default, MiniLMEmbedder) and default.precision == "int8"
+@pytest.fixture(scope="module")
+def int8() -> MiniLMEmbedder:
+    embedder = load_embedder("default-int8")
+    assert isinstance(embedder, MiniLMEmbedder)
+    return embedder
+
+
+def test_the_8_bit_embedder_keeps_the_float_vectors_under_its_own_model_id(
+    int8: MiniLMEmbedder,
+) -> None:
+    float32 = load_embedder("default")
+    assert int8.precision == "int8"
     assert isinstance(float32, MiniLMEmbedder) and float32.precision == "float32"
     # never mixed: a cache or an index of one is not the other's
-    assert default.model_id == float32.model_id + ":int8"
+    assert int8.model_id == float32.model_id + ":int8"
     texts = [*bench_texts(), "", "  padded  ", "x" * 3000, "ÜBER straße 東京 🙂"]
-    cosines = np.sum(default.embed_array(texts) * float32.embed_array(texts), axis=1)
+    cosines = np.sum(int8.embed_array(texts) * float32.embed_array(texts), axis=1)
     worst = int(np.argmin(cosines))
     assert float(cosines[worst]) >= 0.97, texts[worst][:80]
     assert float(np.median(cosines)) >= 0.99
 
 
-def test_an_8_bit_vector_depends_on_its_text_alone(minilm: MiniLMEmbedder) -> None:
+def test_an_8_bit_vector_depends_on_its_text_alone(int8: MiniLMEmbedder) -> None:
     # the 8-bit products scale their input by its largest value: a text in a pass with
     # others would take theirs into account (a long one, a padded one)
     texts = ["power users", "Highly active users\nUsers with 20 sessions", "y " * 400, ""]
-    alone = np.stack([minilm.embed_array([text])[0] for text in texts])
+    alone = np.stack([int8.embed_array([text])[0] for text in texts])
     for batch in (texts, texts[::-1], [*texts, "x" * 3000, "sales " * 50]):
-        got = minilm.embed_array(batch)
+        got = int8.embed_array(batch)
         for text, row in zip(batch, got, strict=False):
             if text in texts:
                 assert np.array_equal(row, alone[texts.index(text)]), text[:40]

@@ -25,8 +25,8 @@ from agentkernel.retrieval.embedders import Embedder, EmbedderError, default_mod
 DEFAULT = "default"
 """The one embedder a stored configuration may name, and rebuild: the packaged model."""
 
-FLOAT32_DEFAULT = "default-float32"
-"""The packaged model in float32, rebuilt for a collection whose vectors it made."""
+INT8_DEFAULT = "default-int8"
+"""The packaged model on 8-bit products, rebuilt for a collection whose vectors it made."""
 
 
 @register_embedding_function
@@ -94,8 +94,8 @@ class EmbedderFunction(EmbeddingFunction[Documents]):
                 f"the agentkernel embedder {stored!r} is passed to "
                 "ChromaManager(embedder=...), not rebuilt from the collection"
             )
-        # a collection made before the default ran on 8-bit products keeps its float32 model
-        candidates = [load_embedder(name) for name in (DEFAULT, FLOAT32_DEFAULT)]
+        # the packaged model in either precision (its model id tells them apart)
+        candidates = [load_embedder(name) for name in (DEFAULT, INT8_DEFAULT)]
         for embedder in candidates:
             if embedder.model_id == stored:
                 return EmbedderFunction(embedder)

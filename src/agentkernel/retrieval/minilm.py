@@ -8,15 +8,15 @@ from the folder's ``config.json`` (:mod:`agentkernel.retrieval._bertonnx`; no ON
 shipped or written). It computes what sentence-transformers does (strip each text, truncate
 to ``max_seq_length`` word pieces, mean over the real tokens, unit length).
 
-Two precisions. :data:`INT8`, the default, runs each layer's dense products (query, key and
-value; output; feed-forward) on 7-bit weights derived from the float ones at load
-(deterministically, in memory: nothing is written or downloaded) and 8-bit inputs: about
-twice the throughput, vectors within cosine ~0.994 of the float model's (median over the
-Debian bench texts; retrieval quality on the bench question sets in ``bench/RESULTS.md``),
-under their own model id (``...:int8``) so they are never mixed with float vectors.
-:data:`FLOAT32` agrees with sentence-transformers to float rounding (cosine >= 0.9999,
-tested) and keeps the model id sentence-transformers gives the same folder, so caches and
-indexes made with either stay valid.
+Two precisions. :data:`FLOAT32`, the default, agrees with sentence-transformers to float
+rounding (cosine >= 0.9999, tested) and keeps the model id sentence-transformers gives the
+same folder, so caches and indexes made with either stay valid. :data:`INT8` (opt-in) runs
+each layer's dense products (query, key and value; output; feed-forward) on 7-bit weights
+derived from the float ones at load (deterministically, in memory: nothing is written or
+downloaded) and 8-bit inputs: ~2.8x the throughput on the 10,000-concept bench, vectors
+within cosine ~0.994 of the float model's, under their own model id (``...:int8``) so they
+are never mixed with float vectors. Not the default: on the held-out paraphrase set its
+hybrid top-1 was 0.009 lower (``bench/RESULTS.md``).
 
 Any folder of the same shape loads (a BERT ``config.json`` with absolute positions and GELU,
 a BERT WordPiece ``tokenizer.json``, ``model.safetensors``, ``modules.json`` naming only
@@ -58,10 +58,10 @@ CHUNK_TEXTS = 64
 """Texts at most in one forward pass."""
 
 INT8 = "int8"
-"""The default precision: the dense products on 8-bit integers."""
+"""The opt-in precision: the dense products on 8-bit integers (faster, slightly lossy)."""
 
 FLOAT32 = "float32"
-"""Every product in float32: sentence-transformers' vectors, under its model id."""
+"""The default: every product in float32, sentence-transformers' vectors and model id."""
 
 PRECISIONS = (INT8, FLOAT32)
 
@@ -82,7 +82,7 @@ class MiniLMEmbedder:
         384
     """
 
-    def __init__(self, path: str | Path, *, threads: int = 2, precision: str = INT8) -> None:
+    def __init__(self, path: str | Path, *, threads: int = 2, precision: str = FLOAT32) -> None:
         """Judge the folder and read its configuration (the weights wait for the first embed).
 
         Args:
@@ -90,9 +90,9 @@ class MiniLMEmbedder:
             threads: Threads the embedder computes on (the session's own pool; the
                 process's settings are left alone): one text's pass, or several texts of a
                 batch at once. 1 embeds on the calling thread only.
-            precision: :data:`INT8` (the default: 8-bit dense products, ~2x the
-                throughput, its own model id) or :data:`FLOAT32` (sentence-transformers'
-                vectors and model id).
+            precision: :data:`FLOAT32` (the default: sentence-transformers' vectors and
+                model id) or :data:`INT8` (8-bit dense products: ~2.8x the throughput,
+                its own model id, slightly lower retrieval quality).
 
         Raises:
             EmbedderError: The folder is not a BERT mean-pooling model, could run code, or
