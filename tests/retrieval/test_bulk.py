@@ -57,7 +57,7 @@ def same_state(a: SearchIndex, b: SearchIndex) -> None:
     assert a._doc_length == b._doc_length and a._total_length == b._total_length
     assert a._title_key == b._title_key and a._pairs == b._pairs
     assert a._status == b._status
-    assert a._anchor == b._anchor
+    assert a._titles.anchor == b._titles.anchor
     assert set(a._postings) == set(b._postings)
     for term in a._postings:
         assert a._postings[term] == b._postings[term], term

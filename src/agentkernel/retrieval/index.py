@@ -51,6 +51,7 @@ from agentkernel.retrieval._bulk import (
 from agentkernel.retrieval._pairs import pairs_of, query_pairs, raise_by_pairs
 from agentkernel.retrieval._postings import Postings, TopQuery, top_pruned
 from agentkernel.retrieval._slots import Slots
+from agentkernel.retrieval._titles import TitleAnchors
 from agentkernel.retrieval.analysis import parse_query, title_key
 from agentkernel.retrieval.ranking import (
     DEFAULT_HEAD_BOOST,
@@ -63,7 +64,6 @@ from agentkernel.retrieval.ranking import (
     head_scorer,
     head_terms,
     rank,
-    title_match,
 )
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -106,7 +106,6 @@ cannot afford under its 1.5x target; a store's search of 1-2 ms can."""
 DEFAULT_PHRASE_POOL = 0
 WARM_DOCUMENTS = 64
 """Words held by this many documents get their arrays at :meth:`SearchIndex.warm_up`."""
-_TITLE_FANOUT = 1024
 _BULK_AT = 32  # queued documents counted with numpy in one pass from this many on
 _NO_TITLE: frozenset[str] = frozenset()
 
@@ -185,11 +184,7 @@ class SearchIndex:
         self._slots: Slots[Hashable] = Slots()
         # documents added but not yet counted (see flush): key -> (fields, status)
         self._pending: dict[Hashable, tuple[Fields, str | None]] = {}
-        # each title is filed under one of its words, its *anchor* (the word in fewest titles
-        # when it was added): a title inside a query is found from its anchor, once
-        self._title_count: dict[str, int] = {}  # title word -> titles holding it
-        self._anchored: dict[str, set[int]] = {}  # anchor word -> slots
-        self._anchor: dict[int, str] = {}
+        self._titles = TitleAnchors()
         self._total_length = 0.0
         self._scorer = TermArrays()  # numpy arrays per term, built on first use
 
@@ -358,7 +353,7 @@ class SearchIndex:
             self._status[slot] = state
         self._total_length += length
         if title_key:
-            self._file_title(slot, title_key)
+            self._titles.file(slot, title_key)
         self._scorer.set_length(slot, length)
         return slot
 
@@ -387,17 +382,9 @@ class SearchIndex:
         self._total_length += sum(counted.lengths)  # exact in any order (see _count)
         for slot, title in zip(slots, titles, strict=True):
             if title:
-                self._file_title(slot, title)
+                self._titles.file(slot, title)
             self._scorer.set_length(slot, counted.lengths[slot - slots.start])
         return slots
-
-    def _file_title(self, slot: int, title_key: frozenset[str]) -> None:
-        count = self._title_count
-        for term in title_key:
-            count[term] = count.get(term, 0) + 1
-        anchor = min(title_key, key=lambda term: (count[term], term))
-        self._anchor[slot] = anchor
-        self._anchored.setdefault(anchor, set()).add(slot)
 
     def _list_terms(self, slot: int) -> tuple[str, ...]:
         """The terms of a document filed without them, worked out for every such document."""
@@ -441,17 +428,7 @@ class SearchIndex:
         self._total_length -= self._doc_length[slot]
         self._doc_length[slot] = 0.0
         self._status.pop(slot, None)
-        anchor = self._anchor.pop(slot, None)
-        if anchor is not None:
-            holders = self._anchored[anchor]
-            holders.discard(slot)
-            if not holders:
-                del self._anchored[anchor]
-            count = self._title_count
-            for term in self._title_key[slot]:
-                count[term] -= 1
-                if not count[term]:
-                    del count[term]
+        self._titles.unfile(slot, self._title_key[slot])
         self._title_key[slot] = _NO_TITLE
         self._pairs[slot] = b""
         self._heads[slot] = ()
@@ -512,7 +489,7 @@ class SearchIndex:
         terms = {t: w for t, w in weights.items() if t in postings}
         if not terms:
             return []
-        exact, contained = self._title_matches(frozenset(query_key))
+        exact, contained = self._titles.matches(frozenset(query_key), self._title_key)
         needles = query_pairs(query) if self._phrase_boost else []
         pool = max(limit + 8, self._phrase_pool) if needles else limit + 8
         weighted: dict[str, float] = {}
@@ -548,33 +525,6 @@ class SearchIndex:
     def _count(self, fields: Fields) -> tuple[dict[str, float], float]:
         """Weighted term frequencies and the weighted length of one document."""
         return count_document(fields, self._weights)
-
-    def _title_matches(self, query_key: frozenset[str]) -> tuple[set[int], dict[int, float]]:
-        """Slots whose title says what the query says, and those whose title it contains.
-
-        A title is found from its anchor word in the query. An anchor shared by more than
-        ``_TITLE_FANOUT`` titles (titles made only of very common words) is not followed:
-        those titles are then ranked by BM25 alone.
-        """
-        exact: set[int] = set()
-        contained: dict[int, float] = {}
-        if not query_key or not self._anchored:
-            return exact, contained
-        title_key = self._title_key
-        for term in query_key:
-            holders = self._anchored.get(term)
-            if not holders or len(holders) > _TITLE_FANOUT:
-                continue
-            for slot in holders:
-                title = title_key[slot]
-                if not title <= query_key:
-                    continue  # the common case, decided in C before the rule is asked
-                tier, share = title_match(title, query_key)
-                if tier == TIER_TITLE:
-                    exact.add(slot)
-                elif share:
-                    contained[slot] = share
-        return exact, contained
 
     def _rank(
         self,
