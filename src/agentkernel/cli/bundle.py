@@ -75,7 +75,8 @@ def _runner(
         (manager,) = open_bundles(
             [args.bundle],
             args.names,
-            embedder=chosen_embedder(args),
+            # fetch and browse never search: no embedder (nor its index's phrase pairs)
+            embedder=chosen_embedder(args) if tool_name in _SEARCHING else None,
             cache_dir=args.vector_cache,
             index=args.index,
             index_option=args.index_option,
@@ -98,6 +99,8 @@ def _runner(
     return run
 
 
+# the commands whose answer depends on the search mode (schema says it, search uses it)
+_SEARCHING = frozenset({"get_schemas", "search_kb"})
 # the commands whose answer silently depends on every file having been read
 _NOTED = frozenset({"get_schemas", "search_kb"})
 
