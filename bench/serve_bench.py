@@ -148,7 +148,9 @@ def _arguments(name: str, index: int) -> tuple[str, dict[str, Any]]:
 def _judge(name: str, tool: str, text: str, failed: bool) -> str:
     """``ok``, ``honoured`` (a refusal the role demands) or ``error`` (anything unexpected)."""
     if tool == "write_kb" and name not in WRITERS:
-        return "honoured" if failed and "read-only access to 'notes'" in text else "error"
+        # a consumer everywhere is offered no write_kb at all: the call is refused by name
+        refused = "Unknown tool 'write_kb'" in text or "read-only access to 'notes'" in text
+        return "honoured" if failed and refused else "error"
     if failed:
         return "error"
     if tool == "write_kb":
