@@ -116,7 +116,7 @@ def test_the_document_that_says_what_it_is_ranks_above_one_that_mentions_it() ->
         {
             "title": "mirror-tools",
             "description": "keeps remote sites in sync",
-            "body": "Files changed on the web are retrieved from the web again.",  # in passing
+            "body": "Changed files on the web are retrieved from it again.",  # in passing
         },
     )
     for n in range(30):  # other packages, so that the words above are rare
