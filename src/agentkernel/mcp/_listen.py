@@ -69,7 +69,10 @@ class Listener:
         if tls is not None:
             _check_tls(tls)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named, so asyncio sets TCP_NODELAY on every connection it accepts: it
+        # checks the protocol, and with 0 a response's body waited ~40 ms for the client's
+        # delayed ACK of its headers on every request after a connection's first
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
