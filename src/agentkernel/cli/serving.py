@@ -90,7 +90,7 @@ def _bundle_builder(location: str, *, names: list[str] | None, writable: bool) -
     from agentkernel.cli._bundle import open_bundles
 
     try:
-        managers = open_bundles([location], names, writable=writable)
+        managers = open_bundles([location], names, writable=writable, background=True)
     except (OSError, ValueError, ImportError, KnowledgeError) as exc:
         if isinstance(exc, AKConfigError):
             raise
