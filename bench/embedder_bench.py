@@ -62,7 +62,7 @@ if mode in ("default", "int8"):
     options = {"precision": "int8"} if mode == "int8" else {}
     embedder = MiniLMEmbedder(default_model_path(), threads=job.get("threads", 2), **options)
 else:
-    from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
+    from agentkernel.retrieval._sentence import SentenceTransformerEmbedder
     embedder = SentenceTransformerEmbedder(default_model_path())
 getattr(embedder, "load", lambda: None)()  # the default loads at its first embed
 loaded = time.perf_counter() - started

@@ -459,5 +459,8 @@ def test_a_private_module_belongs_to_the_package_holding_it() -> None:
     }
     assert private_reaches(edges) == {
         ("agentkernel.cli.view", "agentkernel.storage._confine"),
-        ("agentkernel.knowledgebase.okf.lanceview", "agentkernel.knowledgebase.okf.bundleindex._x"),
+        (
+            "agentkernel.knowledgebase.okf.lanceview",
+            "agentkernel.knowledgebase.okf.bundleindex._x",
+        ),
     }

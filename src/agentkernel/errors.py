@@ -49,7 +49,7 @@
         │                              other indexers kept committing first
         ├── IndexBundleError           (agentkernel.knowledgebase.okf.bundleindex.identity) the
         │                              index belongs to another bundle; nothing written or served
-        ├── IndexUnavailable           (agentkernel.knowledgebase.okf.lanceview) the bundle index
+        ├── IndexUnavailable           (agentkernel.knowledgebase.okf._lanceview) the bundle index
         │                              cannot be opened
         └── KnowledgeStoreError        (agentkernel.knowledgestore) a curated store refused an
             │                          operation

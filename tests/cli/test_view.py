@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel.cli.viewer.markdown import Link, render
+from agentkernel.cli.viewer._markdown import Link, render
 from agentkernel.cli.viewer.page import embed_json
 from tests.support import REPO, okf_bundle
 from tests.support.chromium import Browser, Page

@@ -22,7 +22,7 @@ from agentkernel._tooling.result import ToolResult, is_error
 from agentkernel.knowledgebase import KnowledgeBuilder, OKFManager
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.model import Record
-from agentkernel.knowledgebase.okf.walkthrough import retrieval_run
+from agentkernel.knowledgebase.okf._walkthrough import retrieval_run
 from agentkernel.storage import LocalDocumentStore
 from tests.support import require_extra
 

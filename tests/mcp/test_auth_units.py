@@ -17,9 +17,9 @@ from tests.support import require_extra
 require_extra("mcp", "mcp")
 
 from agentkernel.errors import AKConfigError  # noqa: E402
+from agentkernel.mcp._audit import AuditLog  # noqa: E402
+from agentkernel.mcp._auth import Authenticators, JWTVerifier, TokenTable, issue_token  # noqa: E402
 from agentkernel.mcp._wire import answer_unparsed, bad_id  # noqa: E402
-from agentkernel.mcp.audit import AuditLog  # noqa: E402
-from agentkernel.mcp.auth import Authenticators, JWTVerifier, TokenTable, issue_token  # noqa: E402
 from tests.mcp import auth_support as a  # noqa: E402
 
 AUD = "https://kb.example.test/mcp"

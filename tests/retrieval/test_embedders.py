@@ -29,11 +29,11 @@ import numpy as np
 import pytest
 
 from agentkernel.retrieval import EmbedderError, default_model_path, load_embedder
+from agentkernel.retrieval._openai_embeddings import OpenAIEmbedder
+from agentkernel.retrieval._vectorcache import VectorCache
 from agentkernel.retrieval.embedders import document_texts
 from agentkernel.retrieval.minilm import MiniLMEmbedder
-from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
 from agentkernel.retrieval.semantic import SemanticIndex
-from agentkernel.retrieval.vectorcache import VectorCache
 from tests.support import OKF_BUNDLES, REPO, require_extra
 
 require_extra("onnxruntime", "embeddings")
@@ -97,7 +97,7 @@ def bench_texts() -> list[str]:
 @pytest.mark.model
 def test_the_vectors_are_sentence_transformers_vectors(minilm: MiniLMEmbedder) -> None:
     require_extra("sentence_transformers", "embeddings-torch")
-    from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
+    from agentkernel.retrieval._sentence import SentenceTransformerEmbedder
 
     reference = SentenceTransformerEmbedder(default_model_path())
     assert minilm.model_id == reference.model_id  # caches and indexes stay valid
@@ -325,7 +325,7 @@ def test_a_model_folder_that_could_run_code_is_refused(tmp_path: Path, damage: s
     with pytest.raises(EmbedderError, match=expected):
         load_embedder(str(folder))
     assert not marker.exists()
-    sentence = pytest.importorskip("agentkernel.retrieval.sentence")
+    sentence = pytest.importorskip("agentkernel.retrieval._sentence")
     with pytest.raises(EmbedderError, match=expected):
         sentence.SentenceTransformerEmbedder(folder)  # refused before sentence-transformers
     assert not marker.exists()

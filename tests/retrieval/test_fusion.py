@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from agentkernel.retrieval import EmbedderError
+from agentkernel.retrieval._vectorcache import COMPACT_AT, VectorCache
 from agentkernel.retrieval.ranking import TIER_TITLE, Hit
 from agentkernel.retrieval.semantic import blend, fuse, fuse_hits
-from agentkernel.retrieval.vectorcache import COMPACT_AT, VectorCache
 
 
 def test_a_dimension_change_under_the_same_model_id_is_refused(tmp_path: Path) -> None:

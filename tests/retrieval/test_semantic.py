@@ -24,8 +24,8 @@ import pytest
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
 from agentkernel.knowledgestore import FileKnowledgeStore, SQLiteKnowledgeStore
 from agentkernel.retrieval import Embedder, EmbedderError, load_embedder
+from agentkernel.retrieval._openai_embeddings import OpenAIEmbedder
 from agentkernel.retrieval.embedders import document_texts
-from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
 from agentkernel.retrieval.semantic import TEXT_WEIGHTS, SemanticIndex
 from tests.support import require_extra
 from tests.support.embeddings_server import EmbeddingsServer, serve

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agentkernel.retrieval import EmbedderError, openai_embeddings
-from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
+from agentkernel.retrieval._openai_embeddings import OpenAIEmbedder
 from tests.support.hostile_http import (
     Behaviour,
     HostileServer,

@@ -22,7 +22,7 @@ import pytest
 
 import agentkernel
 from agentkernel.knowledgebase import OKFManager
-from agentkernel.retrieval.vectorcache import VectorCache
+from agentkernel.retrieval._vectorcache import VectorCache
 from agentkernel.storage.local import LocalDocumentStore
 from agentkernel.storage.nodecache import namespace_for
 from tests.support import REPO, require_extra

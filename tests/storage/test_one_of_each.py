@@ -32,7 +32,7 @@ from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
 from agentkernel.knowledgebase.okf import warmstart
 from agentkernel.knowledgestore import FileKnowledgeStore
-from agentkernel.retrieval.vectorcache import VectorCache
+from agentkernel.retrieval._vectorcache import VectorCache
 from agentkernel.storage import frontmatter, fs, yamltext
 from agentkernel.storage.nodecache import FetchedObject, NodeCache
 from tests.support import okf_bundle

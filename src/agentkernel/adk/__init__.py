@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from agentkernel.adk._module import ADKModule
 from agentkernel.adk._tools import ADKToolBuilder, KnowledgeFunctionTool
-from agentkernel.adk.module import ADKModule
 
 __all__ = ["ADKModule", "ADKToolBuilder", "KnowledgeFunctionTool"]

@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from agentkernel.crewai._module import CrewAIModule
 from agentkernel.crewai._tools import CrewAIToolBuilder, KnowledgeTool
-from agentkernel.crewai.module import CrewAIModule
 
 __all__ = ["CrewAIModule", "CrewAIToolBuilder", "KnowledgeTool"]

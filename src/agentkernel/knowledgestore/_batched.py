@@ -1,7 +1,7 @@
 """The batch part of the bundle backend: records, hidden pages, finishing batches.
 
 :class:`Batches` is what makes a ``create_many`` of the
-:class:`~agentkernel.knowledgestore.bundle_backend.BundlePageBackend` all or none across a
+:class:`~agentkernel.knowledgestore._bundle_backend.BundlePageBackend` all or none across a
 crash (the protocol is :mod:`._batches`'s): it writes and drops a batch's record, says which
 page files belong to incomplete batches (their pages are not served), and finishes the
 batches of writers that are gone.

@@ -1,7 +1,7 @@
 """The writing part of the bundle backend: page files, ``index.md``, ``log.md``, the overview.
 
 :class:`BundleWrites` applies the commits of a
-:class:`~agentkernel.knowledgestore.bundle_backend.BundlePageBackend` (see its module for the
+:class:`~agentkernel.knowledgestore._bundle_backend.BundlePageBackend` (see its module for the
 rules): each file a compare-and-swap on its token, ``index.md`` rewritten after the pages
 from the lines the backend keeps (rendered by the bundle core's one renderer), a batch of new
 pages all or none (:mod:`._batched`), and what a failed change wrote taken back.
@@ -31,7 +31,7 @@ from agentkernel.storage.base import MAX_DOCUMENT_BYTES
 from agentkernel.storage.local import LocalDocumentStore
 
 if TYPE_CHECKING:
-    from agentkernel.knowledgestore.bundle_backend import BundlePageBackend
+    from agentkernel.knowledgestore._bundle_backend import BundlePageBackend
     from agentkernel.storage.base import DocumentStore, StoredFile
 
 logger = logging.getLogger(__name__)

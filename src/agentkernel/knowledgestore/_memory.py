@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentkernel.knowledgestore import _bundle, _catalog, _linkcheck, _pages
+from agentkernel.knowledgestore._search import PageSearch, require_query
 from agentkernel.knowledgestore.model import CheckReport, PageInfo, SearchHit, linked_ids
-from agentkernel.knowledgestore.search import PageSearch, require_query
 
 if TYPE_CHECKING:
     import os

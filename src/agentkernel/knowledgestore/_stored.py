@@ -1,6 +1,6 @@
 """The files of the bundle layout, read and written (for the bundle page backend).
 
-:class:`~agentkernel.knowledgestore.bundle_backend.BundlePageBackend` (a local folder, any
+:class:`~agentkernel.knowledgestore._bundle_backend.BundlePageBackend` (a local folder, any
 ``DocumentStore``, S3 included) keeps a store's records as these files: a page is YAML
 frontmatter (``type``, ``title``, its fields) and a body whose links are relative file paths;
 ``index.md`` starts with OKF's ``okf_version``; ``log.md`` entries are ``* **op**: what —

@@ -1,7 +1,7 @@
 """The curated store over any ``DocumentStore``: one implementation, local or on S3.
 
 :class:`BundleKnowledgeStore` is :class:`~agentkernel.knowledgestore.pages_store.PagesStore`
-over a :class:`~agentkernel.knowledgestore.bundle_backend.BundlePageBackend` on a document
+over a :class:`~agentkernel.knowledgestore._bundle_backend.BundlePageBackend` on a document
 store you pass: a :class:`~agentkernel.storage.local.LocalDocumentStore` folder, an S3 prefix
 (:class:`~agentkernel.storage.s3.S3DocumentStore`), or your own. Many writers (processes,
 pods, functions) can share it; what they may count on (compare-and-swap on every file, all or
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentkernel.knowledgestore.bundle_backend import BundlePageBackend
+from agentkernel.knowledgestore._bundle_backend import BundlePageBackend
 from agentkernel.knowledgestore.model import PageType
 from agentkernel.knowledgestore.pages_store import PagesStore
 

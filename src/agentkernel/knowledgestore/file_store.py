@@ -19,7 +19,7 @@ people follow, and are returned as ids (``concept/bowline``).
 
 The store is :class:`~agentkernel.knowledgestore.pages_store.PagesStore` over a
 :class:`FolderPageBackend`: the one page backend of markdown files
-(:class:`~agentkernel.knowledgestore.bundle_backend.BundlePageBackend`, on S3 under
+(:class:`~agentkernel.knowledgestore._bundle_backend.BundlePageBackend`, on S3 under
 :class:`~agentkernel.knowledgestore.bundle_store.BundleKnowledgeStore`) over a
 :class:`~agentkernel.storage.local.LocalDocumentStore` of the folder, which it owns: every
 file is written atomically (temporary file, flushed, then renamed) and is a compare-and-swap
@@ -54,7 +54,7 @@ from typing_extensions import override
 
 from agentkernel.bundle.listing import FolderListing, Listing
 from agentkernel.knowledgestore import _ownership
-from agentkernel.knowledgestore.bundle_backend import BundlePageBackend
+from agentkernel.knowledgestore._bundle_backend import BundlePageBackend
 from agentkernel.knowledgestore.model import PageType, is_slug
 from agentkernel.knowledgestore.pages_store import PagesStore
 from agentkernel.storage.fs import atomic_write, locked
@@ -151,7 +151,7 @@ class FileKnowledgeStore(PagesStore):
             embedder: An :class:`~agentkernel.retrieval.Embedder`, or a name, model folder
                 or endpoint URL, which makes ``search()`` hybrid (lexical and dense scores
                 fused); ``None`` keeps it lexical and imports no embedding code.
-            cache_dir: Where vectors are cached (:mod:`agentkernel.retrieval.vectorcache`).
+            cache_dir: Where vectors are cached (:mod:`agentkernel.retrieval._vectorcache`).
 
         Raises:
             KnowledgeStoreError: An invalid page type declaration.

@@ -87,7 +87,7 @@ class PagesStore(KnowledgeStore):
             embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL. ``None``: lexical only, and no embedding code is imported.
-            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
+            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval._vectorcache`).
             author: Who this store's changes are by, passed with each commit.
 
         Raises:

@@ -487,7 +487,7 @@ class PostgreSQLKnowledgeStore(PagesStore):
             url: ``postgresql://user:password@host:port/database``.
             page_types: Declared page types, besides the built-ins.
             embedder: Makes ``search()`` hybrid (see :class:`PagesStore`).
-            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
+            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval._vectorcache`).
             author: Who this store's changes are by, kept with each page and log entry.
             statement_timeout: Seconds one statement may take (``0``: no bound).
 

@@ -395,7 +395,7 @@ class SQLiteKnowledgeStore(PagesStore):
             embedder: Makes ``search()`` hybrid (lexical and dense scores fused): an
                 :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint
                 URL. ``None``: lexical only, and no embedding code is imported.
-            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval.vectorcache`).
+            cache_dir: The vector cache root (see :mod:`agentkernel.retrieval._vectorcache`).
 
         Raises:
             KnowledgeStoreError: An invalid page type declaration, a file that is no SQLite

@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from agentkernel.langgraph._module import LangGraphModule
 from agentkernel.langgraph._tools import LangGraphToolBuilder
-from agentkernel.langgraph.module import LangGraphModule
 
 __all__ = ["LangGraphModule", "LangGraphToolBuilder"]

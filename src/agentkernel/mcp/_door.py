@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentkernel._loopback import host_names, is_loopback, normal_host
-from agentkernel.mcp.audit import AuditLog
+from agentkernel.mcp._audit import AuditLog
 
 logger = logging.getLogger(__name__)
 

@@ -28,12 +28,12 @@ import anyio
 
 from agentkernel._loopback import is_loopback
 from agentkernel.errors import AKConfigError
+from agentkernel.mcp._audit import AuditLog
+from agentkernel.mcp._auth import Authenticator, Authenticators, JWTVerifier, TokenTable
 from agentkernel.mcp._conn import ConnectionLimits
 from agentkernel.mcp._limits import SharedLimiter
 from agentkernel.mcp._listen import Listener, TLSFiles
-from agentkernel.mcp.audit import AuditLog
-from agentkernel.mcp.auth import Authenticator, Authenticators, JWTVerifier, TokenTable
-from agentkernel.mcp.observe import Observer
+from agentkernel.mcp._observe import Observer
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)
@@ -227,7 +227,7 @@ def run(
             access = "authentication off (loopback only)"
         else:
             authenticator, access, issuers = _authenticator(args, resource)
-            from agentkernel.mcp.gate import gated_app
+            from agentkernel.mcp._gate import gated_app
 
             app = gated_app(
                 lambda identity: make_server(identity, options(identity)),

@@ -34,10 +34,12 @@ from agentkernel._loopback import is_loopback
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
 from agentkernel.mcp import _sdk
+from agentkernel.mcp._audit import AuditLog
 from agentkernel.mcp._conn import ConnectionLimits
 from agentkernel.mcp._door import DEFAULT_MAX_REQUEST_BYTES, BodyBound, guard_host
 from agentkernel.mcp._limits import SharedLimiter
 from agentkernel.mcp._listen import Listener, TLSFiles
+from agentkernel.mcp._observe import Observer, Probes
 from agentkernel.mcp._tools import (
     Annotate,
     ToolDefinition,
@@ -46,8 +48,6 @@ from agentkernel.mcp._tools import (
     define_tools,
     tool_annotations,
 )
-from agentkernel.mcp.audit import AuditLog
-from agentkernel.mcp.observe import Observer, Probes
 
 logger = logging.getLogger(__name__)
 
@@ -270,7 +270,7 @@ class KnowledgeServer:
                 round-robin balancer need no affinity.
 
         With an ``observer``, ``/healthz``, ``/readyz`` and ``/metrics`` are answered too
-        (see :mod:`agentkernel.mcp.observe`).
+        (see :mod:`agentkernel.mcp._observe`).
 
         Returns:
             An ASGI application (it runs its own lifespan); run it with any ASGI server.
@@ -299,7 +299,7 @@ class KnowledgeServer:
         """Serve streamable HTTP with uvicorn until cancelled, without authentication.
 
         For a server many callers share, with tokens and per-identity tools, see
-        :func:`agentkernel.mcp.gate.gated_app` (what ``serve --http`` with an auth option runs).
+        :func:`agentkernel.mcp._gate.gated_app` (what ``serve --http`` with an auth option runs).
 
         Args:
             host: The interface to bind.

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from agentkernel.errors import AKConfigError
-from agentkernel.mcp.auth import issue_token
+from agentkernel.mcp._auth import issue_token
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,7 @@ Example:
 Dense and hybrid retrieval (optional): an :class:`Embedder` (texts in, unit vectors out;
 :func:`load_embedder` builds one from ``"default"``, a model folder or an endpoint URL),
 :class:`agentkernel.retrieval.semantic.SemanticIndex` (vectors cached by content in
-:mod:`agentkernel.retrieval.vectorcache`) and reciprocal-rank fusion. Nothing here imports a
+:mod:`agentkernel.retrieval._vectorcache`) and reciprocal-rank fusion. Nothing here imports a
 model SDK until an embedder is built.
 """
 

@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
+from agentkernel.retrieval._embedding import EmbedderError
 from agentkernel.retrieval._modelfolder import parse_json
 from agentkernel.retrieval._onnxgraph import FLOAT, INT32, GraphBuilder
-from agentkernel.retrieval.embedding import EmbedderError
 
 _MS = "com.microsoft"
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32}

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agentkernel.retrieval.embedding import EmbedderError
+from agentkernel.retrieval._embedding import EmbedderError
 
 CONFIGS = ("modules.json", "config.json", "sentence_bert_config.json", "1_Pooling/config.json")
 WEIGHTS = ("model.safetensors", "pytorch_model.bin")

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from agentkernel.retrieval import _bert_chars as chars
+from agentkernel.retrieval._embedding import EmbedderError
 from agentkernel.retrieval._modelfolder import read_json
-from agentkernel.retrieval.embedding import EmbedderError
 
 MAX_TOKENIZER_BYTES = 64 * 1024 * 1024
 """The largest ``tokenizer.json`` read (BERT's is under 1 MB; the largest vocabularies ~20 MB)."""

@@ -7,11 +7,11 @@ The vector cache keys every vector by that id, so vectors of two models are neve
 Three implementations live in their own modules, each importing its SDK only when built:
 :class:`~agentkernel.retrieval.minilm.MiniLMEmbedder` (``default``: the packaged
 all-MiniLM-L6-v2 on ONNX Runtime, no torch; the ``embeddings`` extra),
-:class:`~agentkernel.retrieval.sentence.SentenceTransformerEmbedder` (any other local
+:class:`~agentkernel.retrieval._sentence.SentenceTransformerEmbedder` (any other local
 sentence-transformers model from a folder; the ``embeddings-torch`` extra) and
-:class:`~agentkernel.retrieval.openai_embeddings.OpenAIEmbedder` (an OpenAI-compatible
+:class:`~agentkernel.retrieval._openai_embeddings.OpenAIEmbedder` (an OpenAI-compatible
 ``POST /v1/embeddings`` endpoint; the standard library only). The protocol and the error live
-in :mod:`~agentkernel.retrieval.embedding`, which none of them imports back.
+in :mod:`~agentkernel.retrieval._embedding`, which none of them imports back.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentkernel.retrieval.embedding import (
+from agentkernel.retrieval._embedding import (
     MAX_EMBED_CHARS,
     Embedder,
     EmbedderError,
@@ -152,7 +152,7 @@ def load_embedder(
         raise EmbedderError(f"An embedder must be a name, a path or an Embedder, got {spec!r}.")
     text = spec.strip()
     if text.startswith(("http://", "https://")):
-        from agentkernel.retrieval.openai_embeddings import OpenAIEmbedder
+        from agentkernel.retrieval._openai_embeddings import OpenAIEmbedder
 
         url, _, model = text.partition("#")
         return OpenAIEmbedder(
@@ -172,6 +172,6 @@ def load_embedder(
         check_folder(folder)
         if not minilm.unsupported(folder):
             return minilm.MiniLMEmbedder(folder, **options)
-    from agentkernel.retrieval.sentence import SentenceTransformerEmbedder
+    from agentkernel.retrieval._sentence import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(folder)

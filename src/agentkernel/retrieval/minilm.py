@@ -45,9 +45,9 @@ from typing import Any
 
 import numpy as np
 
+from agentkernel.retrieval._embedding import EmbedderError
 from agentkernel.retrieval._modelfolder import check_folder, fingerprint, model_name, read_config
 from agentkernel.retrieval._wordpiece import WordPiece, file_refusals
-from agentkernel.retrieval.embedding import EmbedderError
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 :class:`SemanticIndex` holds one unit vector per live document (along the weighted sum of the
 unit vectors of its texts, :meth:`SemanticIndex.document_vectors`), embeds through a
-:class:`~agentkernel.retrieval.vectorcache.VectorCache` (a text already embedded by this model,
+:class:`~agentkernel.retrieval._vectorcache.VectorCache` (a text already embedded by this model,
 in any process, is never embedded again), ranks by cosine similarity and fuses a dense ranking
 with a lexical one (:func:`blend`). When the embedder fails after construction (an endpoint
 down), the index says so in :attr:`SemanticIndex.degraded`, logs a WARNING, and its owner
@@ -31,9 +31,9 @@ from typing import Protocol
 import numpy as np
 
 from agentkernel.retrieval._slots import SlotKeyed, Slots
+from agentkernel.retrieval._vectorcache import VectorCache, default_cache_dir
 from agentkernel.retrieval.embedders import Embedder, EmbedderError, load_embedder, text_hash
 from agentkernel.retrieval.ranking import Hit, fused
-from agentkernel.retrieval.vectorcache import VectorCache, default_cache_dir
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from agentkernel._tooling.result import ToolResult
 from agentkernel.config import AKConfig, OKFConfig, OKFDatabaseConfig, load_config
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.knowledgebuilder import KnowledgeBuilder
-from agentkernel.roles import prompts
+from agentkernel.roles import _prompts as prompts
 from agentkernel.roles._lazy import LazyBundle
 from agentkernel.roles._stores import Stores, check_roles
 

@@ -20,15 +20,15 @@ from urllib.parse import unquote
 from agentkernel.errors import AKConfigError, DocumentTooLargeError, echo
 
 # the path and record-name rules live in ``paths``; their names stay importable from here
-from agentkernel.storage.paths import MAX_RECORD_BYTES as MAX_RECORD_BYTES
-from agentkernel.storage.paths import RECORDS_FOLDER as RECORDS_FOLDER
-from agentkernel.storage.paths import bundle_label as bundle_label
-from agentkernel.storage.paths import bundle_name as bundle_name
-from agentkernel.storage.paths import clean_file_path as clean_file_path
-from agentkernel.storage.paths import clean_path as clean_path
-from agentkernel.storage.paths import is_record_name as is_record_name
-from agentkernel.storage.paths import is_walkable as is_walkable
-from agentkernel.storage.paths import require_record_name as require_record_name
+from agentkernel.storage._paths import MAX_RECORD_BYTES as MAX_RECORD_BYTES
+from agentkernel.storage._paths import RECORDS_FOLDER as RECORDS_FOLDER
+from agentkernel.storage._paths import bundle_label as bundle_label
+from agentkernel.storage._paths import bundle_name as bundle_name
+from agentkernel.storage._paths import clean_file_path as clean_file_path
+from agentkernel.storage._paths import clean_path as clean_path
+from agentkernel.storage._paths import is_record_name as is_record_name
+from agentkernel.storage._paths import is_walkable as is_walkable
+from agentkernel.storage._paths import require_record_name as require_record_name
 
 logger = logging.getLogger(__name__)
 

@@ -34,7 +34,7 @@ from agentkernel.errors import (
     echo,
     missing_extra,
 )
-from agentkernel.storage import paths
+from agentkernel.storage import _paths as paths
 from agentkernel.storage.base import DocumentStore, StoredFile
 
 try:

@@ -166,7 +166,7 @@ def test_a_result_edited_after_the_run_fails(runner: Computations) -> None:
     assert not verdict.ok
     assert {c.name for c in verdict.checks if not c.ok} == {"seal", "result digest"}
     # recomputing the digest to match the edit does not help: the seal covers it
-    from agentkernel.knowledgebase.okf.computation.receipt import result_digest
+    from agentkernel.knowledgebase.okf.computation._receipt import result_digest
 
     forged = dataclasses.replace(edited, result_digest=result_digest(["revenue"], [["9999999.00"]]))
     verdict = runner.attest(forged)

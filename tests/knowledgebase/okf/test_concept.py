@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agentkernel.knowledgebase.okf.authoring import draft, slugify, title_from_text, with_suffix
+from agentkernel.knowledgebase.okf._authoring import draft, slugify, title_from_text, with_suffix
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_id,

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from agentkernel.knowledgebase import KnowledgeBuilder, LocalDocumentStore, OKFManager
-from agentkernel.knowledgebase.okf.walkthrough import best_id, render, retrieval_run
+from agentkernel.knowledgebase.okf._walkthrough import best_id, render, retrieval_run
 from agentkernel.knowledgebase.testing import assert_backend_contract
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples/cli/knowledgebase/openai/okf"

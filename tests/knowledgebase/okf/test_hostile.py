@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agentkernel.bundle.links import resolve_target
 from agentkernel.knowledgebase import OKFManager
 from agentkernel.knowledgebase.errors import KnowledgeError
-from agentkernel.knowledgebase.okf.links import resolve_links
+from agentkernel.knowledgebase.okf._links import resolve_links
 from agentkernel.storage.local import LocalDocumentStore
 from tests.knowledgebase.okf.helpers import Clock, concept, write_bundle
 from tests.support import examples

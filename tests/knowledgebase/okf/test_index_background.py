@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentkernel.knowledgebase import LocalDocumentStore, OKFManager
-from agentkernel.knowledgebase.okf.background import BackgroundRefresh, poll_interval
+from agentkernel.knowledgebase.okf._background import BackgroundRefresh, poll_interval
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept, write_bundle
 from tests.support import require_extra
 

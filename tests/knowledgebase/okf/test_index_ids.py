@@ -20,7 +20,7 @@ import pyarrow as pa  # noqa: E402
 
 from agentkernel.knowledgebase import OKFManager  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex import view as view_module  # noqa: E402
-from agentkernel.knowledgebase.okf.bundleindex.ids import ConceptIds  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex._ids import ConceptIds  # noqa: E402
 from agentkernel.knowledgebase.okf.bundleindex.indexer import index_bundle  # noqa: E402
 from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept, write_bundle  # noqa: E402

@@ -18,13 +18,13 @@ from tests.support import require_extra
 require_extra("lancedb", "lancedb")
 
 from agentkernel.knowledgebase import OKFManager  # noqa: E402
-from agentkernel.knowledgebase.okf.bundleindex import indexer  # noqa: E402
-from agentkernel.knowledgebase.okf.bundleindex.lancesdk import open_dataset  # noqa: E402
-from agentkernel.knowledgebase.okf.bundleindex.opener import fully_indexed  # noqa: E402
-from agentkernel.knowledgebase.okf.lanceview import (  # noqa: E402
+from agentkernel.knowledgebase.okf._lanceview import (  # noqa: E402
     INDEXING_GRACE_SECONDS,
     INDEXING_RETRY_SECONDS,
 )
+from agentkernel.knowledgebase.okf.bundleindex import indexer  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex.lancesdk import open_dataset  # noqa: E402
+from agentkernel.knowledgebase.okf.bundleindex.opener import fully_indexed  # noqa: E402
 from agentkernel.storage.local import LocalDocumentStore  # noqa: E402
 from tests.knowledgebase.okf.helpers import SMALL_BUNDLE, Clock, concept, write_bundle  # noqa: E402
 from tests.knowledgebase.okf.test_bundleindex_processes import note  # noqa: E402

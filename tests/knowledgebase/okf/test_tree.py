@@ -5,7 +5,7 @@ Real: the DocumentTree class itself (pure Python, no I/O); no part of it is repl
 
 from __future__ import annotations
 
-from agentkernel.knowledgebase.okf.tree import DocumentTree
+from agentkernel.knowledgebase.okf._tree import DocumentTree
 
 
 def test_concepts_and_other_documents_keep_their_tokens_through_add_and_remove() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentkernel.bundle.links import resolve_target
-from agentkernel.cli.viewer.markdown import Link, Resolver, external_only, render
+from agentkernel.cli.viewer._markdown import Link, Resolver, external_only, render
 from agentkernel.knowledgebase.model import Record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
 from agentkernel.knowledgebase.okf.manager import OKFManager

@@ -1,18 +1,18 @@
 """``OKFManager``: an Open Knowledge Format bundle served from any ``DocumentStore``.
 
-The manager serves one :class:`~agentkernel.knowledgebase.okf.views.BundleView` and never asks
-which: the walk (:mod:`~agentkernel.knowledgebase.okf.walkview`, an in-process manifest and
+The manager serves one :class:`~agentkernel.knowledgebase.okf._views.BundleView` and never asks
+which: the walk (:mod:`~agentkernel.knowledgebase.okf._walkview`, an in-process manifest and
 retrieval index; search and browse answer from it and only fetch reads a whole document) or,
-with ``index=URI``, a shared bundle index (:mod:`~agentkernel.knowledgebase.okf.lanceview`, a
+with ``index=URI``, a shared bundle index (:mod:`~agentkernel.knowledgebase.okf._lanceview`, a
 Lance dataset built by ``agentkernel-kb index``). ``connect()`` opens the view once, from
 ``__init__`` (or on a thread with ``background=True``, and only search fills the vectors:
-:mod:`~agentkernel.knowledgebase.okf.loading`); afterwards an operation costs one clock
+:mod:`~agentkernel.knowledgebase.okf._loading`); afterwards an operation costs one clock
 comparison, except the call crossing the ``refresh_seconds`` boundary, which refreshes the
 walk (re-reading only the documents whose change token moved). An index is refreshed by a
-background thread (:mod:`~agentkernel.knowledgebase.okf.background`), within
+background thread (:mod:`~agentkernel.knowledgebase.okf._background`), within
 ``refresh_seconds``. A failed refresh keeps the last good state and records a diagnostic.
 Writes go through to the store, then to the view, before they are acknowledged
-(:mod:`~agentkernel.knowledgebase.okf.writing`).
+(:mod:`~agentkernel.knowledgebase.okf._writing`).
 """
 
 from __future__ import annotations
@@ -30,41 +30,42 @@ from typing import TYPE_CHECKING, Any
 from agentkernel.knowledgebase.document import DocumentKnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Readiness, Record
-from agentkernel.knowledgebase.okf import authoring, warmstart
-from agentkernel.knowledgebase.okf import browse as navigation
-from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
-from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.declared import okf_capabilities
-from agentkernel.knowledgebase.okf.describing import (
+from agentkernel.knowledgebase.okf import _authoring as authoring
+from agentkernel.knowledgebase.okf import _browse as navigation
+from agentkernel.knowledgebase.okf import warmstart
+from agentkernel.knowledgebase.okf._describing import (
     OKF_VERSION,
     SCHEMA_USAGE,
     bundle_schema,
     describe_bundle,
 )
-from agentkernel.knowledgebase.okf.fetching import fetched_record
-from agentkernel.knowledgebase.okf.loading import Loading, with_search_note
-from agentkernel.knowledgebase.okf.manifest import BundleContents
-from agentkernel.knowledgebase.okf.options import check_options
-from agentkernel.knowledgebase.okf.records import (
+from agentkernel.knowledgebase.okf._fetching import fetched_record
+from agentkernel.knowledgebase.okf._loading import Loading, with_search_note
+from agentkernel.knowledgebase.okf._options import check_options
+from agentkernel.knowledgebase.okf._records import (
     directory_record,
     format_records,
     reserved_record,
     summary_record,
 )
-from agentkernel.knowledgebase.okf.refreshing import RefreshSchedule
-from agentkernel.knowledgebase.okf.scan import ScanLimits
-from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats, ViewContext
-from agentkernel.knowledgebase.okf.walkview import WalkView
-from agentkernel.knowledgebase.okf.warming import Warming
-from agentkernel.knowledgebase.okf.writing import (
+from agentkernel.knowledgebase.okf._refreshing import RefreshSchedule
+from agentkernel.knowledgebase.okf._views import BundleView, RefreshStats, ViewContext
+from agentkernel.knowledgebase.okf._walkview import WalkView
+from agentkernel.knowledgebase.okf._warming import Warming
+from agentkernel.knowledgebase.okf._writing import (
     refuse_over_capacity,
     refuse_unservable,
     write_one,
 )
+from agentkernel.knowledgebase.okf.computation.contract import computations_of, is_computation
+from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.declared import okf_capabilities
+from agentkernel.knowledgebase.okf.manifest import BundleContents
+from agentkernel.knowledgebase.okf.scan import ScanLimits
 from agentkernel.storage.base import MAX_DOCUMENT_BYTES, DocumentStore, clean_path
 
 if TYPE_CHECKING:
-    from agentkernel.knowledgebase.okf.background import BackgroundRefresh
+    from agentkernel.knowledgebase.okf._background import BackgroundRefresh
     from agentkernel.retrieval.embedders import Embedder
     from agentkernel.retrieval.semantic import SemanticIndex
 
@@ -214,7 +215,7 @@ class OKFManager(DocumentKnowledgeBase):
             warming.begin("index")
             if self._open_index():
                 if self._schedule.seconds is not None:
-                    from agentkernel.knowledgebase.okf.background import BackgroundRefresh
+                    from agentkernel.knowledgebase.okf._background import BackgroundRefresh
 
                     self._schedule.start()
                     self._poller = BackgroundRefresh(
@@ -536,7 +537,7 @@ class OKFManager(DocumentKnowledgeBase):
 
     def _open_index(self) -> bool:
         """Open the bundle index; ``False`` when falling back to the walk (as asked)."""
-        from agentkernel.knowledgebase.okf.lanceview import open_index
+        from agentkernel.knowledgebase.okf._lanceview import open_index
 
         uri, fallback = self._index_uri or "", self._index_fallback
         view = open_index(self._context, uri, self._index_options, fallback, self.backend_name)

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from agentkernel.knowledgebase.okf._tree import Children, DocumentTree
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval import SearchIndex
 from agentkernel.retrieval.index import PHRASE_BOOST
 
@@ -61,7 +61,7 @@ class Skipped:
 class BundleContents(Protocol):
     """What search, browse and the schema read: the walked manifest, or a bundle index's view.
 
-    Both are a :class:`~agentkernel.knowledgebase.okf.tree.DocumentTree` (paths, tokens,
+    Both are a :class:`~agentkernel.knowledgebase.okf._tree.DocumentTree` (paths, tokens,
     directories) holding concepts, reserved files and skipped documents.
     """
 

@@ -23,7 +23,7 @@ from agentkernel.knowledgebase import (
     LocalDocumentStore,
     OKFManager,
 )
-from agentkernel.knowledgebase.okf.walkthrough import render, retrieval_run
+from agentkernel.knowledgebase.okf._walkthrough import render, retrieval_run
 
 _SPEC = importlib.util.spec_from_file_location(
     "kb_router_shared", Path(__file__).resolve().parents[1] / "_shared.py"

@@ -126,7 +126,7 @@ def index_bundle(
             :class:`~agentkernel.retrieval.Embedder`, or a name, model folder or endpoint URL
             for :func:`~agentkernel.retrieval.load_embedder` (as ``search --embedder``).
         cache_dir: The vector cache root; ``None`` for the default (see
-            :func:`~agentkernel.retrieval.vectorcache.default_cache_dir`).
+            :func:`~agentkernel.retrieval._vectorcache.default_cache_dir`).
         replace: Rebuild an index that was built from another bundle (every document is
             read; the other bundle's rows are deleted in the same version). Without it such
             an index is refused.

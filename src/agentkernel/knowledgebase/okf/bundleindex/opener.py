@@ -1,7 +1,7 @@
 """Where a pod reads its bundle index from: the object store directly, or the node cache.
 
 :func:`index_opener` decides from the URI and the options. An ``s3://`` index is read from
-the node cache (:class:`~agentkernel.knowledgebase.okf.bundleindex.mirror.MirroredIndex`)
+the node cache (:class:`~agentkernel.knowledgebase.okf.bundleindex._mirror.MirroredIndex`)
 unless the options say ``node_cache=off``; a local folder is read in place. Two options are
 this layer's own and never reach Lance:
 
@@ -168,7 +168,7 @@ class CachedOpener:
             root: The node cache folder.
             max_bytes: The cache's size bound.
         """
-        from agentkernel.knowledgebase.okf.bundleindex.mirror import MirroredIndex
+        from agentkernel.knowledgebase.okf.bundleindex._mirror import MirroredIndex
         from agentkernel.storage.nodecache import NodeCache
 
         self.mirror = MirroredIndex(uri, options, NodeCache(root, max_bytes))

@@ -2,7 +2,7 @@
 
 Opening streams three short columns of every row (path, kind, type) in batches and derives
 the directory tree, the type counts and the concept ids from them, held compactly
-(:class:`~agentkernel.knowledgebase.okf.bundleindex.ids.ConceptIds`: one buffer of ids, not a
+(:class:`~agentkernel.knowledgebase.okf.bundleindex._ids.ConceptIds`: one buffer of ids, not a
 Python string each); everything else (titles, descriptions, trust, change tokens, ...) is read per
 row when a listing, a search or a refresh asks for it. Reserved
 files and skipped documents (few) are held whole. The view answers the same questions as the
@@ -27,11 +27,11 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from agentkernel.knowledgebase.okf._tree import Children, DocumentTree
 from agentkernel.knowledgebase.okf.bundleindex import rows
-from agentkernel.knowledgebase.okf.bundleindex.ids import ConceptIds
+from agentkernel.knowledgebase.okf.bundleindex._ids import ConceptIds
 from agentkernel.knowledgebase.okf.concept import Concept
 from agentkernel.knowledgebase.okf.manifest import ReservedFile, Skipped
-from agentkernel.knowledgebase.okf.tree import Children, DocumentTree
 from agentkernel.retrieval.analysis import parse_query
 from agentkernel.retrieval.ranking import (
     HEAD_POOL,

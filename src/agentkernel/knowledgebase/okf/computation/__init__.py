@@ -6,19 +6,19 @@ backends an operator binds to their ``runtime``; see :mod:`.runner`. The pieces:
 attesters (:mod:`.attest`). No code a bundle names is ever run.
 """
 
+from agentkernel.knowledgebase.okf.computation._binding import BindingError
+from agentkernel.knowledgebase.okf.computation._receipt import Receipt
+from agentkernel.knowledgebase.okf.computation._runner import (
+    ComputationError,
+    Computations,
+    Outcome,
+)
 from agentkernel.knowledgebase.okf.computation.attest import Check, Verdict
-from agentkernel.knowledgebase.okf.computation.binding import BindingError
 from agentkernel.knowledgebase.okf.computation.contract import (
     COMPUTATION_TYPE,
     Contract,
     ContractError,
     Parameter,
-)
-from agentkernel.knowledgebase.okf.computation.receipt import Receipt
-from agentkernel.knowledgebase.okf.computation.runner import (
-    ComputationError,
-    Computations,
-    Outcome,
 )
 
 __all__ = [

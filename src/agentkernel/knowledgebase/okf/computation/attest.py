@@ -23,14 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentkernel.knowledgebase.okf.computation.binding import Binding
-from agentkernel.knowledgebase.okf.computation.contract import Contract
-from agentkernel.knowledgebase.okf.computation.receipt import (
+from agentkernel.knowledgebase.okf.computation._binding import Binding
+from agentkernel.knowledgebase.okf.computation._receipt import (
     Receipt,
     canonical,
     result_digest,
     verify_seal,
 )
+from agentkernel.knowledgebase.okf.computation.contract import Contract
 
 BUILTIN = "binding-equality"
 

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentkernel.retrieval._embedding import EmbedderError
 from agentkernel.retrieval._modelfolder import check_folder, fingerprint, model_name
-from agentkernel.retrieval.embedding import EmbedderError
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ The first refresh walks the whole store; later ones list it and re-read only the
 whose change token moved (:func:`~agentkernel.knowledgebase.okf.scan.scan`). A failed refresh
 keeps the last good manifest and records a diagnostic. A refresh embeds nothing: a new or
 changed concept holds no vector until :meth:`WalkView.fill_vectors` (when search needs them,
-:mod:`~agentkernel.knowledgebase.okf.loading`). With every vector held, search is hybrid: the
+:mod:`~agentkernel.knowledgebase.okf._loading`). With every vector held, search is hybrid: the
 lexical hits (with their tiers) fused with the concepts' cosine similarity.
 """
 
@@ -15,15 +15,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.manifest import Manifest
-from agentkernel.knowledgebase.okf.scan import ScanResult, scan
-from agentkernel.knowledgebase.okf.views import (
+from agentkernel.knowledgebase.okf._views import (
     RefreshStats,
     ViewContext,
     ViewState,
     lexical_description,
 )
+from agentkernel.knowledgebase.okf.concept import Concept
+from agentkernel.knowledgebase.okf.manifest import Manifest
+from agentkernel.knowledgebase.okf.scan import ScanResult, scan
 
 if TYPE_CHECKING:
     import numpy as np

@@ -1,7 +1,7 @@
 """The ``Embedder`` protocol, its error, and the texts and keys every embedder shares.
 
-The implementations (:mod:`~agentkernel.retrieval.minilm`, :mod:`~agentkernel.retrieval.sentence`,
-:mod:`~agentkernel.retrieval.openai_embeddings`) import from here, and the factory
+The implementations (:mod:`~agentkernel.retrieval.minilm`, :mod:`~agentkernel.retrieval._sentence`,
+:mod:`~agentkernel.retrieval._openai_embeddings`) import from here, and the factory
 (:mod:`~agentkernel.retrieval.embedders`) imports them: no module imports its importer.
 """
 

@@ -1,8 +1,8 @@
 """How ``OKFManager`` reads a bundle: one protocol over the walk and the bundle index.
 
 A :class:`BundleView` is what the manager serves from. Two implement it:
-:class:`~agentkernel.knowledgebase.okf.walkview.WalkView` (the store walked into an in-process
-manifest and retrieval index) and :class:`~agentkernel.knowledgebase.okf.lanceview.LanceView`
+:class:`~agentkernel.knowledgebase.okf._walkview.WalkView` (the store walked into an in-process
+manifest and retrieval index) and :class:`~agentkernel.knowledgebase.okf._lanceview.LanceView`
 (a Lance bundle index built by ``agentkernel-kb index``). The manager holds one and never asks
 which: search, browse, fetch, write, refresh, the schema and the diagnostics go through the
 protocol, so every operation works alike in both modes.

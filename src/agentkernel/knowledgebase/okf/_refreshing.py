@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Callable
 
-from agentkernel.knowledgebase.okf.views import BundleView, RefreshStats
+from agentkernel.knowledgebase.okf._views import BundleView, RefreshStats
 
 __all__ = ["RefreshSchedule"]
 

@@ -49,7 +49,7 @@ import httpcore
 
 from agentkernel import _http
 from agentkernel._loopback import is_loopback
-from agentkernel.retrieval.embedding import EmbedderError
+from agentkernel.retrieval._embedding import EmbedderError
 
 logger = logging.getLogger(__name__)
 

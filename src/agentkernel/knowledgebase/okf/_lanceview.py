@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from agentkernel.knowledgebase.errors import KnowledgeError
-from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.views import (
+from agentkernel.knowledgebase.okf._views import (
     RefreshStats,
     ViewContext,
     ViewState,
 )
+from agentkernel.knowledgebase.okf.concept import Concept
 
 if TYPE_CHECKING:
     import numpy as np

@@ -40,10 +40,10 @@ import anyio.abc
 import anyio.to_thread
 
 from agentkernel.mcp import _sdk
+from agentkernel.mcp._audit import AuditLog
+from agentkernel.mcp._auth import Authenticator, Authenticators, Verdict
 from agentkernel.mcp._door import DEFAULT_MAX_REQUEST_BYTES, BodyBound, guard_host, send_json
-from agentkernel.mcp.audit import AuditLog
-from agentkernel.mcp.auth import Authenticator, Authenticators, Verdict
-from agentkernel.mcp.observe import METRICS, PROBE_PATHS, Observer, answer_probe
+from agentkernel.mcp._observe import METRICS, PROBE_PATHS, Observer, answer_probe
 from agentkernel.mcp.server import KnowledgeServer
 
 logger = logging.getLogger(__name__)

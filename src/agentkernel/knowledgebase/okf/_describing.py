@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from agentkernel.knowledgebase.okf import browse as navigation
+from agentkernel.knowledgebase.okf import _browse as navigation
 from agentkernel.knowledgebase.okf.manifest import BundleContents
 
 __all__ = ["OKF_VERSION", "SCHEMA_USAGE", "bundle_schema", "describe_bundle"]

@@ -33,6 +33,18 @@ from agentkernel.errors import AKConfigError, AKError, echo
 from agentkernel.knowledgebase._sql.records import cell_text
 from agentkernel.knowledgebase.base import KnowledgeBase
 from agentkernel.knowledgebase.errors import KnowledgeError
+from agentkernel.knowledgebase.okf.computation._binding import (
+    Binding,
+    BindingError,
+    bind,
+    positional,
+)
+from agentkernel.knowledgebase.okf.computation._receipt import (
+    Receipt,
+    result_digest,
+    sealed,
+    unavailable_fields,
+)
 from agentkernel.knowledgebase.okf.computation.attest import (
     BUILTIN,
     Attester,
@@ -40,24 +52,12 @@ from agentkernel.knowledgebase.okf.computation.attest import (
     builtin_checks,
     operator_checks,
 )
-from agentkernel.knowledgebase.okf.computation.binding import (
-    Binding,
-    BindingError,
-    bind,
-    positional,
-)
 from agentkernel.knowledgebase.okf.computation.contract import (
     Contract,
     ContractError,
     is_computation,
     load_contract,
     summary,
-)
-from agentkernel.knowledgebase.okf.computation.receipt import (
-    Receipt,
-    result_digest,
-    sealed,
-    unavailable_fields,
 )
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from datetime import datetime
 
 from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf._links import resolve_links
+from agentkernel.knowledgebase.okf._records import full_record
 from agentkernel.knowledgebase.okf.computation.contract import is_computation
 from agentkernel.knowledgebase.okf.concept import Concept, ConceptError, parse_concept
-from agentkernel.knowledgebase.okf.links import resolve_links
 from agentkernel.knowledgebase.okf.manifest import BundleContents
-from agentkernel.knowledgebase.okf.records import full_record
 
 __all__ = ["fetched_record"]
 

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 
 from agentkernel.errors import echo
 from agentkernel.knowledgebase.errors import KnowledgeError, KnowledgePathError
-from agentkernel.knowledgebase.okf import authoring
+from agentkernel.knowledgebase.okf import _authoring as authoring
+from agentkernel.knowledgebase.okf._views import BundleView, ViewContext
 from agentkernel.knowledgebase.okf.concept import (
     ConceptError,
     concept_id,
     parse_concept,
 )
 from agentkernel.knowledgebase.okf.scan import concept_from_head, path_refusal, size_refusal
-from agentkernel.knowledgebase.okf.views import BundleView, ViewContext
 from agentkernel.storage.base import StoredFile
 
 MAX_SUFFIX = 1000

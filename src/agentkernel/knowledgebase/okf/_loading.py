@@ -8,7 +8,7 @@ part, and only search needs them: nothing embeds before the first search (fetch,
 schema never embed). Then, in the foreground, that search fills every missing vector before it
 answers (the command line's first search, with its progress bar); in the background, a thread
 fills them while searches answer lexically, each saying so, until every concept holds its
-vector. Each step logs its progress (:mod:`~agentkernel.knowledgebase.okf.warming`).
+vector. Each step logs its progress (:mod:`~agentkernel.knowledgebase.okf._warming`).
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from agentkernel.knowledgebase.errors import KnowledgeError
 from agentkernel.knowledgebase.model import Readiness, Record
-from agentkernel.knowledgebase.okf.warming import Warming
+from agentkernel.knowledgebase.okf._warming import Warming
 
 if TYPE_CHECKING:
+    from agentkernel.knowledgebase.okf._views import BundleView
     from agentkernel.knowledgebase.okf.concept import Concept
-    from agentkernel.knowledgebase.okf.views import BundleView
     from agentkernel.retrieval.semantic import SemanticIndex
 
 logger = logging.getLogger(__name__)

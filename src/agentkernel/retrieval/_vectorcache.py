@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from agentkernel.retrieval.embedding import EmbedderError
+from agentkernel.retrieval._embedding import EmbedderError
 from agentkernel.storage.cachedir import PRIVATE_FILE, cache_root, private_folder
 from agentkernel.storage.fs import atomic_write
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf._records import directory_record, summary_record
 from agentkernel.knowledgebase.okf.concept import concept_id, is_document, is_reserved
 from agentkernel.knowledgebase.okf.manifest import BundleContents
-from agentkernel.knowledgebase.okf.records import directory_record, summary_record
 from agentkernel.storage import frontmatter
 from agentkernel.storage.base import clean_path
 

@@ -14,9 +14,9 @@ from datetime import datetime
 from typing import Any
 
 from agentkernel.knowledgebase.model import Record
+from agentkernel.knowledgebase.okf._links import Links
 from agentkernel.knowledgebase.okf.computation.contract import is_computation, summary
 from agentkernel.knowledgebase.okf.concept import Concept
-from agentkernel.knowledgebase.okf.links import Links
 
 KIND_INDEX = "index"
 KIND_LOG = "log"
