@@ -102,7 +102,8 @@ def main(args: argparse.Namespace) -> dict[str, Any]:
         import lance  # noqa: F401
 
         stages["import lance"] = _memory()
-    from agentkernel.knowledgebase.okf.bundleindex import mirror, view
+    from agentkernel.knowledgebase.okf.bundleindex import _mirror as mirror
+    from agentkernel.knowledgebase.okf.bundleindex import view
 
     _timed(parts, mirror.MirroredIndex, "latest", "version listing")
     _timed(parts, mirror.MirroredIndex, "_complete", "complete in node cache")

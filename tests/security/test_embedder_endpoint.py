@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from agentkernel.retrieval import EmbedderError, openai_embeddings
+from agentkernel.retrieval import EmbedderError
+from agentkernel.retrieval import _openai_embeddings as openai_embeddings
 from agentkernel.retrieval._openai_embeddings import OpenAIEmbedder
 from tests.support.hostile_http import (
     Behaviour,

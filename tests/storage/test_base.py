@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from agentkernel.errors import AKConfigError
 from agentkernel.knowledgebase.errors import KnowledgePathError
-from agentkernel.storage import paths as store_paths
+from agentkernel.storage import _paths as store_paths
 from agentkernel.storage.base import (
     DocumentStore,
     StoredFile,

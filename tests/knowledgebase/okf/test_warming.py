@@ -212,7 +212,7 @@ def test_a_background_load_that_fails_says_why_and_every_call_refuses(tmp_path: 
 def test_the_fill_logs_progress_with_counts_rate_and_time_left(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentkernel.knowledgebase.okf import warming
+    from agentkernel.knowledgebase.okf import _warming as warming
 
     monkeypatch.setattr(warming, "PROGRESS_EVERY", 0.0)  # a line for every batch
     root = write_bundle(tmp_path / "kb", SMALL_BUNDLE)
