@@ -183,3 +183,10 @@ def test_rewriting_every_target_changes_only_what_markdown_it_calls_a_link(
 def test_strip_links_reads_as_a_sentence() -> None:
     assert strip_links("See [the moon](concept/moon) and `[x](y)`.") == "See the moon and `[x](y)`."
     assert strip_links("A [ref] here.\n\n[ref]: a.md") == "A ref here.\n\n[ref]: a.md"
+
+
+def test_a_long_paragraph_opening_with_a_bracket_is_read_once() -> None:
+    # a page of 20,000 lines after a link: each line used to re-read the whole paragraph for
+    # reference definitions (the square of its lines); markdown-it agrees on the one link
+    markdown = "[a](b.md)\n" + "x\n" * 20_000 + "[c]: d.md\n"
+    assert parsed_links(markdown) == rendered_links(markdown) == ["b.md"]

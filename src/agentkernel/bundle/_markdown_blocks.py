@@ -22,6 +22,9 @@ _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BULLET = re.compile(r"([-+*])(?=[ \t]|$)")
 _ORDERED = re.compile(r"([0-9]{1,9})([.)])(?=[ \t]|$)")
+# how many lines of a paragraph are re-read for reference definitions (a title may span
+# lines; unbounded, a hostile paragraph opening with "[" costs the square of its lines)
+_DEFINITION_LINES = 64
 _MAY_START_BLOCK = frozenset(" \t>#-*+_=`~0123456789")
 
 
@@ -249,8 +252,8 @@ class Blocks:
         the line carries on one of them (a title, a destination on its own line): markdown-it
         reads each definition as a block of its own, so what follows starts a new block.
         """
-        if not self.para[0][0].startswith("["):
-            return True
+        if not self.para[0][0].startswith("[") or len(self.para) > _DEFINITION_LINES:
+            return True  # past that many lines a paragraph is no run of definitions: no re-read
         text = "\n".join(text for text, _ in self.para)
         if _definitions_end(text) < len(text):
             return True

@@ -31,7 +31,9 @@ _EMAIL = re.compile(
 _ENTITY = re.compile(r"&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
 _SPECIAL = re.compile(r"[\[\]\\`<&!]")
 _IN_LABEL = re.compile(r"[\[\]\\`!<&]")
-_MAX_NESTING = 64  # brackets inside brackets: a bound, as markdown-it's own
+_MAX_NESTING = (
+    20  # brackets inside brackets: markdown-it's own bound (maxNesting, CommonMark preset)
+)
 
 
 class Inline:
